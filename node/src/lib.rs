@@ -1,0 +1,7 @@
+//! gp_node: the library behind the `gp-node` binary.
+//!
+//! Boundaries (see `DESIGN.md` in the shared folder): `robot` knows rigid-body dynamics
+//! and nothing of learning or ROS; the model crates know nothing of robots.
+#![warn(missing_docs)]
+
+pub mod robot;

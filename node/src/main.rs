@@ -1,0 +1,42 @@
+//! `gp-node`: the command-line front end of gp-learning-node.
+//!
+//! A short `main`: parse the subcommand, call the library, print one actionable error line
+//! and return an exit code. Each subcommand lives in its own file under `cli/`.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Learn a robot's unmodelled dynamics online with Gaussian-process plugins.
+#[derive(Parser)]
+#[command(name = "gp-node", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rigid-body dynamics tools (check the engine against reference values).
+    #[command(subcommand)]
+    Dynamics(cli::dynamics::DynamicsCommand),
+    /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
+    Eval(cli::eval::EvalArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dynamics(cmd) => cli::dynamics::run(cmd),
+        Command::Eval(args) => cli::eval::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! gpn_gp_core: Gaussian-process numerics shared by the model plugins.
+//!
+//! Kernels, incremental and full Cholesky factorisations, triangular solves, the expert
+//! aggregation rules, marginal-likelihood hyperparameter fitting, the prequential metrics
+//! and the SkyGP error bound. It knows nothing of robots or ROS: models see x ∈ R^d and
+//! y ∈ R^p. Statically linked into each plugin.
+#![warn(missing_docs)]
+
+pub mod aggregate;
+pub mod bound;
+pub mod cholesky;
+pub mod hyperfit;
+pub mod kernel;
+pub mod metrics;
+pub mod model;

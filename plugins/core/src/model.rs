@@ -1,0 +1,65 @@
+//! The streaming-model contract every learner in this workspace implements.
+//!
+//! It mirrors the plugin ABI (create / update / predict / stats) in safe Rust, so the
+//! evaluator, the control loop and the tests drive in-process crates and plugins the same way.
+
+/// Errors a streaming model reports to its caller.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A slice had the wrong length.
+    #[error("{what}: expected length {expected}, found {found}")]
+    Dimension {
+        /// Which argument.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Length found.
+        found: usize,
+    },
+    /// An input or target was NaN or infinite.
+    #[error("{what} contains a non-finite value at index {index}")]
+    NonFinite {
+        /// Which argument.
+        what: &'static str,
+        /// First offending index.
+        index: usize,
+    },
+    /// The configuration was rejected.
+    #[error("invalid config: {0}")]
+    Config(String),
+    /// Any other failure, with a message.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Counters a model reports (for eval tables, diagnostics and the ABI's `stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModelStats {
+    /// Samples passed to `update` so far.
+    pub samples_seen: u64,
+    /// Samples currently stored (after any eviction).
+    pub samples_stored: u64,
+    /// Local experts (or components) in use; 1 for a single GP.
+    pub experts: u64,
+    /// Bytes of model state held (buffers, not the code).
+    pub memory_bytes: u64,
+}
+
+/// A multi-output streaming regression model: predict at a point, then learn from it.
+///
+/// Real-time contract: in steady state neither `predict` nor `update` allocates, locks or
+/// does I/O; heavy work belongs on the model's own background thread.
+pub trait OnlineModel: Send {
+    /// Input dimension d.
+    fn input_dim(&self) -> usize;
+    /// Output dimension p.
+    fn output_dim(&self) -> usize;
+    /// Posterior mean and **latent** variance (noise not added) of every output at `x`.
+    /// `x.len() == d`, `mean.len() == var.len() == p`.
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError>;
+    /// Learn one sample: input `x` (d), targets `y` (p), its time stamp in seconds and the
+    /// noise variance of each output (p; a model may ignore it and use its own σ_n²).
+    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError>;
+    /// Counters for tables and diagnostics.
+    fn stats(&self) -> ModelStats;
+}
