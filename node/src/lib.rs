@@ -4,4 +4,10 @@
 //! and nothing of learning or ROS; the model crates know nothing of robots.
 #![warn(missing_docs)]
 
+pub mod control;
+pub mod eval;
+pub mod learn;
+pub mod model;
 pub mod robot;
+pub mod sim;
+pub mod simulate;

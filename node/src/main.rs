@@ -24,6 +24,8 @@ enum Command {
     Dynamics(cli::dynamics::DynamicsCommand),
     /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
     Eval(cli::eval::EvalArgs),
+    /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
+    Sim(cli::sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dynamics(cmd) => cli::dynamics::run(cmd),
         Command::Eval(args) => cli::eval::run(args),
+        Command::Sim(args) => cli::sim::run(args),
     };
     match result {
         Ok(code) => code,

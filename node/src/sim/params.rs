@@ -152,7 +152,11 @@ pub struct GlitchParams {
 
 impl Default for GlitchParams {
     fn default() -> Self {
-        Self { probability_per_sample: 0.0, torque_spike_nm: [5.0, 20.0], encoder_spike_rad: 0.05 }
+        Self {
+            probability_per_sample: 0.0,
+            torque_spike_nm: [5.0, 20.0],
+            encoder_spike_rad: 0.05,
+        }
     }
 }
 
@@ -203,38 +207,89 @@ impl Default for SimParams {
 }
 
 fn require(ok: bool, key: &'static str, reason: impl Into<String>) -> SimResult<()> {
-    if ok { Ok(()) } else { Err(SimError::Param { key, reason: reason.into() }) }
+    if ok {
+        Ok(())
+    } else {
+        Err(SimError::Param {
+            key,
+            reason: reason.into(),
+        })
+    }
 }
 
 impl SimParams {
     /// Checks every scalar for range; per-joint values are checked against the model later.
     pub fn check(&self) -> SimResult<()> {
         let finite_nonneg = |v: f64| v.is_finite() && v >= 0.0;
-        require(self.rate_hz.is_finite() && self.rate_hz > 0.0, "rate_hz", "must be > 0")?;
-        require(self.substeps >= 1, "substeps", "must be ≥ 1")?;
-        require(finite_nonneg(self.payload.mass_kg), "payload.mass_kg", "must be ≥ 0")?;
-        require(self.payload.com_m.iter().all(|v| v.is_finite()), "payload.com_m", "must be finite")?;
         require(
-            self.payload.inertia_diag_kgm2.iter().all(|v| finite_nonneg(*v)),
+            self.rate_hz.is_finite() && self.rate_hz > 0.0,
+            "rate_hz",
+            "must be > 0",
+        )?;
+        require(self.substeps >= 1, "substeps", "must be ≥ 1")?;
+        require(
+            finite_nonneg(self.payload.mass_kg),
+            "payload.mass_kg",
+            "must be ≥ 0",
+        )?;
+        require(
+            self.payload.com_m.iter().all(|v| v.is_finite()),
+            "payload.com_m",
+            "must be finite",
+        )?;
+        require(
+            self.payload
+                .inertia_diag_kgm2
+                .iter()
+                .all(|v| finite_nonneg(*v)),
             "payload.inertia_diag_kgm2",
             "must be ≥ 0",
         )?;
         if let Some(step) = &self.payload.step {
-            require(finite_nonneg(step.at_secs), "payload.step.at_secs", "must be ≥ 0")?;
-            require(finite_nonneg(step.mass_kg), "payload.step.mass_kg", "must be ≥ 0")?;
+            require(
+                finite_nonneg(step.at_secs),
+                "payload.step.at_secs",
+                "must be ≥ 0",
+            )?;
+            require(
+                finite_nonneg(step.mass_kg),
+                "payload.step.mass_kg",
+                "must be ≥ 0",
+            )?;
         }
         require(
-            self.friction.coulomb_smoothing_rad_s.is_finite() && self.friction.coulomb_smoothing_rad_s > 0.0,
+            self.friction.coulomb_smoothing_rad_s.is_finite()
+                && self.friction.coulomb_smoothing_rad_s > 0.0,
             "friction.coulomb_smoothing_rad_s",
             "must be > 0",
         )?;
         if let Some(drift) = &self.friction.drift {
-            require(finite_nonneg(drift.factor_at_end), "friction.drift.factor_at_end", "must be ≥ 0")?;
-            require(drift.over_secs.is_finite() && drift.over_secs > 0.0, "friction.drift.over_secs", "must be > 0")?;
+            require(
+                finite_nonneg(drift.factor_at_end),
+                "friction.drift.factor_at_end",
+                "must be ≥ 0",
+            )?;
+            require(
+                drift.over_secs.is_finite() && drift.over_secs > 0.0,
+                "friction.drift.over_secs",
+                "must be > 0",
+            )?;
         }
-        require(finite_nonneg(self.torque_noise_std_nm), "torque_noise_std_nm", "must be ≥ 0")?;
-        require(finite_nonneg(self.encoder_noise_std_rad), "encoder_noise_std_rad", "must be ≥ 0")?;
-        require(finite_nonneg(self.velocity_noise_std_rad_s), "velocity_noise_std_rad_s", "must be ≥ 0")?;
+        require(
+            finite_nonneg(self.torque_noise_std_nm),
+            "torque_noise_std_nm",
+            "must be ≥ 0",
+        )?;
+        require(
+            finite_nonneg(self.encoder_noise_std_rad),
+            "encoder_noise_std_rad",
+            "must be ≥ 0",
+        )?;
+        require(
+            finite_nonneg(self.velocity_noise_std_rad_s),
+            "velocity_noise_std_rad_s",
+            "must be ≥ 0",
+        )?;
         let g = &self.glitches;
         require(
             (0.0..=1.0).contains(&g.probability_per_sample),
@@ -242,11 +297,17 @@ impl SimParams {
             "must be in [0, 1]",
         )?;
         require(
-            finite_nonneg(g.torque_spike_nm[0]) && g.torque_spike_nm[1].is_finite() && g.torque_spike_nm[0] <= g.torque_spike_nm[1],
+            finite_nonneg(g.torque_spike_nm[0])
+                && g.torque_spike_nm[1].is_finite()
+                && g.torque_spike_nm[0] <= g.torque_spike_nm[1],
             "glitches.torque_spike_nm",
             "must be [min, max] with 0 ≤ min ≤ max",
         )?;
-        require(finite_nonneg(g.encoder_spike_rad), "glitches.encoder_spike_rad", "must be ≥ 0")?;
+        require(
+            finite_nonneg(g.encoder_spike_rad),
+            "glitches.encoder_spike_rad",
+            "must be ≥ 0",
+        )?;
         Ok(())
     }
 

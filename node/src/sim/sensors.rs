@@ -27,7 +27,13 @@ pub struct Measurement {
 
 impl Measurement {
     pub(super) fn zeros(nv: usize) -> Self {
-        Self { t_secs: 0.0, q: vec![0.0; nv], v: vec![0.0; nv], tau: vec![0.0; nv], glitches: 0 }
+        Self {
+            t_secs: 0.0,
+            q: vec![0.0; nv],
+            v: vec![0.0; nv],
+            tau: vec![0.0; nv],
+            glitches: 0,
+        }
     }
 }
 
@@ -67,7 +73,14 @@ impl Sensors {
     }
 
     /// Fills `out` from the true q, v and applied torque. Real-time: no allocation.
-    pub(super) fn measure(&mut self, t_secs: f64, q: &[f64], v: &[f64], tau_applied: &[f64], out: &mut Measurement) {
+    pub(super) fn measure(
+        &mut self,
+        t_secs: f64,
+        q: &[f64],
+        v: &[f64],
+        tau_applied: &[f64],
+        out: &mut Measurement,
+    ) {
         out.t_secs = t_secs;
         out.glitches = 0;
         for j in 0..q.len() {

@@ -1,1 +1,290 @@
-//! (being written)
+//! Cholesky factors on fixed-capacity packed storage: full factorisation, rank-one
+//! extension (append a row and column) and in-place triangular solves.
+//!
+//! Shaped like nalgebra's `Cholesky`: the constructors return `Result`, the hot path uses
+//! in-place `_mut` methods. **Allocation:** only [`PackedCholesky::with_capacity`],
+//! [`PackedCholesky::from_matrix`] and [`PackedCholesky::to_matrix`] allocate. Every other
+//! method works inside the buffer reserved at construction.
+//!
+//! Storage: the lower triangle L of an n×n factor, n ≤ capacity, packed row by row
+//! (row i holds L_i0 … L_ii at offset i(i+1)/2). Rows are contiguous, so the forward solve,
+//! the back solve (column-oriented) and the rank-one extension all stream through memory.
+
+use nalgebra::DMatrix;
+
+/// Errors from factorising or extending.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CholeskyError {
+    /// A pivot was not positive (or not finite): the matrix is not numerically SPD.
+    #[error("matrix not positive definite: pivot {pivot} at row {row}")]
+    NotPositiveDefinite {
+        /// Row of the failed pivot.
+        row: usize,
+        /// The pivot value before the square root.
+        pivot: f64,
+    },
+    /// The requested size exceeds the reserved capacity.
+    #[error("factor size {requested} exceeds capacity {capacity}")]
+    Capacity {
+        /// Size asked for.
+        requested: usize,
+        /// Capacity reserved at construction.
+        capacity: usize,
+    },
+    /// The matrix given to [`PackedCholesky::from_matrix`] was not square.
+    #[error("matrix is {rows}×{cols}, not square")]
+    NotSquare {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
+}
+
+/// Dot product of two equal-length slices with four independent accumulators.
+#[inline]
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let n4 = a.len() / 4 * 4;
+    let (a4, ar) = a.split_at(n4);
+    let (b4, br) = b.split_at(n4);
+    let mut s = [0.0f64; 4];
+    for (x, y) in a4.chunks_exact(4).zip(b4.chunks_exact(4)) {
+        s[0] += x[0] * y[0];
+        s[1] += x[1] * y[1];
+        s[2] += x[2] * y[2];
+        s[3] += x[3] * y[3];
+    }
+    let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+    for (x, y) in ar.iter().zip(br) {
+        t += x * y;
+    }
+    t
+}
+
+#[inline]
+fn row_start(i: usize) -> usize {
+    i * (i + 1) / 2
+}
+
+/// A lower-triangular Cholesky factor L (K = L·Lᵀ) of size n ≤ capacity, packed by rows
+/// into a buffer reserved once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedCholesky {
+    cap: usize,
+    n: usize,
+    data: Vec<f64>,
+}
+
+impl PackedCholesky {
+    /// An empty factor (n = 0) able to grow to `capacity` rows. **Allocates**
+    /// capacity·(capacity+1)/2 doubles.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            cap: capacity,
+            n: 0,
+            data: vec![0.0; row_start(capacity)],
+        }
+    }
+
+    /// Factorises a dense SPD matrix (plus `jitter`·I). **Allocates** a factor whose
+    /// capacity is the matrix size.
+    pub fn from_matrix(k: &DMatrix<f64>, jitter: f64) -> Result<Self, CholeskyError> {
+        if k.nrows() != k.ncols() {
+            return Err(CholeskyError::NotSquare {
+                rows: k.nrows(),
+                cols: k.ncols(),
+            });
+        }
+        let mut f = Self::with_capacity(k.nrows());
+        f.factor_mut(k.nrows(), jitter, |i, j| k[(i, j)])?;
+        Ok(f)
+    }
+
+    /// Maximum size.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Current size n.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True when n = 0.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Drops all rows (n = 0). No allocation.
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Bytes of the reserved buffer.
+    pub fn memory_bytes(&self) -> usize {
+        self.data.len() * std::mem::size_of::<f64>()
+    }
+
+    /// Row i of L: the entries L_i0 … L_ii (length i + 1).
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        debug_assert!(i < self.n);
+        let s = row_start(i);
+        &self.data[s..s + i + 1]
+    }
+
+    /// L_ij (zero above the diagonal).
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        if j > i {
+            0.0
+        } else {
+            self.data[row_start(i) + j]
+        }
+    }
+
+    /// Full factorisation in place: K_ij = `k(i, j)` for j ≤ i (only the lower triangle is
+    /// read), plus `jitter` on the diagonal. No allocation. On error the factor is left
+    /// empty (n = 0).
+    pub fn factor_mut(
+        &mut self,
+        n: usize,
+        jitter: f64,
+        mut k: impl FnMut(usize, usize) -> f64,
+    ) -> Result<(), CholeskyError> {
+        if n > self.cap {
+            return Err(CholeskyError::Capacity {
+                requested: n,
+                capacity: self.cap,
+            });
+        }
+        self.n = 0;
+        for i in 0..n {
+            let ri = row_start(i);
+            for j in 0..=i {
+                self.data[ri + j] = k(i, j);
+            }
+            self.data[ri + i] += jitter;
+        }
+        // Cholesky–Banachiewicz, row by row, in place.
+        for i in 0..n {
+            let ri = row_start(i);
+            let (head, tail) = self.data.split_at_mut(ri);
+            let row_i = &mut tail[..=i];
+            for j in 0..i {
+                let rj = row_start(j);
+                let row_j = &head[rj..=rj + j];
+                let s = row_i[j] - dot(&row_i[..j], &row_j[..j]);
+                row_i[j] = s / row_j[j];
+            }
+            let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
+            if !(s > 0.0 && s.is_finite()) {
+                return Err(CholeskyError::NotPositiveDefinite { row: i, pivot: s });
+            }
+            row_i[i] = s.sqrt();
+        }
+        self.n = n;
+        Ok(())
+    }
+
+    /// Rank-one extension: append the row and column of a new point to K.
+    ///
+    /// `b` holds K's new off-diagonal column [K_0n … K_(n−1)n] on entry and l = L⁻¹b on
+    /// exit. `c` is the new diagonal entry K_nn. The new pivot is
+    /// d = sqrt(max(c − lᵀl, `pivot_floor`)), and L becomes [[L, 0], [lᵀ, d]].
+    /// Returns d. No allocation.
+    pub fn extend_mut(
+        &mut self,
+        b: &mut [f64],
+        c: f64,
+        pivot_floor: f64,
+    ) -> Result<f64, CholeskyError> {
+        self.solve_lower_mut(b);
+        self.extend_with_solved_mut(b, c, pivot_floor)
+    }
+
+    /// Rank-one extension when l = L⁻¹b is already known (e.g. cached from a prediction,
+    /// where it is the v of the predictive variance). See [`Self::extend_mut`].
+    pub fn extend_with_solved_mut(
+        &mut self,
+        l: &[f64],
+        c: f64,
+        pivot_floor: f64,
+    ) -> Result<f64, CholeskyError> {
+        let n = self.n;
+        if n + 1 > self.cap {
+            return Err(CholeskyError::Capacity {
+                requested: n + 1,
+                capacity: self.cap,
+            });
+        }
+        debug_assert_eq!(l.len(), n);
+        let d2 = c - dot(l, l);
+        if d2.is_nan() || !c.is_finite() {
+            return Err(CholeskyError::NotPositiveDefinite { row: n, pivot: d2 });
+        }
+        let d = d2.max(pivot_floor).sqrt();
+        if d.is_nan() || d <= 0.0 {
+            return Err(CholeskyError::NotPositiveDefinite { row: n, pivot: d2 });
+        }
+        let rn = row_start(n);
+        self.data[rn..rn + n].copy_from_slice(l);
+        self.data[rn + n] = d;
+        self.n = n + 1;
+        Ok(d)
+    }
+
+    /// Forward substitution in place: b ← L⁻¹ b (b has length n). No allocation.
+    #[inline]
+    pub fn solve_lower_mut(&self, b: &mut [f64]) {
+        debug_assert_eq!(b.len(), self.n);
+        for i in 0..b.len() {
+            let rs = row_start(i);
+            let row = &self.data[rs..=rs + i];
+            let s = b[i] - dot(&row[..i], &b[..i]);
+            b[i] = s / row[i];
+        }
+    }
+
+    /// Back substitution in place: b ← L⁻ᵀ b (b has length n). Column-oriented so that it
+    /// reads rows of the packed storage. No allocation.
+    #[inline]
+    pub fn solve_upper_mut(&self, b: &mut [f64]) {
+        debug_assert_eq!(b.len(), self.n);
+        for i in (0..b.len()).rev() {
+            let rs = row_start(i);
+            let row = &self.data[rs..=rs + i];
+            let wi = b[i] / row[i];
+            b[i] = wi;
+            for (bk, &lik) in b[..i].iter_mut().zip(&row[..i]) {
+                *bk -= lik * wi;
+            }
+        }
+    }
+
+    /// b ← K⁻¹ b = L⁻ᵀ L⁻¹ b by two triangular solves. No allocation.
+    pub fn solve_mut(&self, b: &mut [f64]) {
+        self.solve_lower_mut(b);
+        self.solve_upper_mut(b);
+    }
+
+    /// ln det K = 2 Σ ln L_ii.
+    pub fn ln_det(&self) -> f64 {
+        (0..self.n)
+            .map(|i| self.data[row_start(i) + i].ln())
+            .sum::<f64>()
+            * 2.0
+    }
+
+    /// L as a dense n×n matrix. **Allocates**; for tests and diagnostics.
+    pub fn to_matrix(&self) -> DMatrix<f64> {
+        DMatrix::from_fn(self.n, self.n, |i, j| self.get(i, j))
+    }
+
+    /// Swaps contents with another factor of the same capacity (used to commit a
+    /// factorisation done in scratch space). No allocation.
+    pub fn swap(&mut self, other: &mut Self) {
+        debug_assert_eq!(self.cap, other.cap);
+        std::mem::swap(self, other);
+    }
+}

@@ -92,7 +92,10 @@ pub struct MetricsConfig {
 impl MetricsConfig {
     /// The reference settings (`var_floor` = 1e-3) with the given σ_n² per target.
     pub fn new(noise_var: Vec<f64>) -> Self {
-        Self { noise_var, var_floor: 1e-3 }
+        Self {
+            noise_var,
+            var_floor: 1e-3,
+        }
     }
 
     /// The same with another variance floor.
@@ -195,7 +198,12 @@ impl Prequential {
     /// A new accumulator; the number of targets is `config.noise_var.len()`.
     pub fn new(config: MetricsConfig) -> Self {
         let p = config.noise_var.len();
-        Self { config, count: 0, acc: vec![TargetAcc::default(); p], record: None }
+        Self {
+            config,
+            count: 0,
+            acc: vec![TargetAcc::default(); p],
+            record: None,
+        }
     }
 
     /// A new accumulator that also records the per-step curves; `capacity` samples are
@@ -213,9 +221,16 @@ impl Prequential {
     /// Checks the configuration.
     pub fn check(&self) -> Result<()> {
         if self.config.noise_var.is_empty() {
-            return Err(MetricsError::Config("no targets (noise_var is empty)".into()));
+            return Err(MetricsError::Config(
+                "no targets (noise_var is empty)".into(),
+            ));
         }
-        if let Some(t) = self.config.noise_var.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        if let Some(t) = self
+            .config
+            .noise_var
+            .iter()
+            .position(|v| !(v.is_finite() && *v >= 0.0))
+        {
             return Err(MetricsError::Config(format!(
                 "noise_var[{t}] = {} must be finite and >= 0",
                 self.config.noise_var[t]
@@ -257,26 +272,50 @@ impl Prequential {
         let p = self.acc.len();
         let i = self.count;
         if y.len() != p {
-            return Err(MetricsError::Dimension { what: "targets", expected: p, found: y.len() });
+            return Err(MetricsError::Dimension {
+                what: "targets",
+                expected: p,
+                found: y.len(),
+            });
         }
         if let Some(t) = y.iter().position(|v| !v.is_finite()) {
-            return Err(MetricsError::NonFinite { what: "target", step: i, target: t });
+            return Err(MetricsError::NonFinite {
+                what: "target",
+                step: i,
+                target: t,
+            });
         }
         let pred = if i == 0 {
             None
         } else {
             let (mean, var) = prediction.ok_or(MetricsError::MissingPrediction { step: i })?;
             if mean.len() != p {
-                return Err(MetricsError::Dimension { what: "mean", expected: p, found: mean.len() });
+                return Err(MetricsError::Dimension {
+                    what: "mean",
+                    expected: p,
+                    found: mean.len(),
+                });
             }
             if var.len() != p {
-                return Err(MetricsError::Dimension { what: "variance", expected: p, found: var.len() });
+                return Err(MetricsError::Dimension {
+                    what: "variance",
+                    expected: p,
+                    found: var.len(),
+                });
             }
             if let Some(t) = mean.iter().position(|v| !v.is_finite()) {
-                return Err(MetricsError::NonFinite { what: "predicted mean", step: i, target: t });
+                return Err(MetricsError::NonFinite {
+                    what: "predicted mean",
+                    step: i,
+                    target: t,
+                });
             }
             if let Some(t) = var.iter().position(|v| !v.is_finite()) {
-                return Err(MetricsError::NonFinite { what: "predicted variance", step: i, target: t });
+                return Err(MetricsError::NonFinite {
+                    what: "predicted variance",
+                    step: i,
+                    target: t,
+                });
             }
             Some((mean, var))
         };
@@ -306,7 +345,11 @@ impl Prequential {
                 1.0
             } else {
                 let var_pop = a.m2 / n;
-                if var_pop > 0.0 { a.sse / (i as f64 * var_pop) } else { 1.0 }
+                if var_pop > 0.0 {
+                    a.sse / (i as f64 * var_pop)
+                } else {
+                    1.0
+                }
             };
             a.smse_sum += a.smse_last;
 
@@ -347,11 +390,13 @@ impl Prequential {
             // MSLL_i = A_i/(i+1) − ½log(2πv) − (S2_i − 2 d S1_i + (i+1) d²)/(2v(i+1)).
             let msll_final = msll_value(a.nll_sum, a.s1, a.s2, n, v, d, half_log);
             // Curve mean: the same affine map applied to the averaged sums.
-            let msll_curve_mean = (a.c_nll - n * half_log
-                - (a.c_s2 - 2.0 * d * a.c_s1 + n * d * d) / (2.0 * v))
-                / n;
-            let (msll_final, msll_curve_mean) =
-                if v > 0.0 { (msll_final, msll_curve_mean) } else { (f64::NAN, f64::NAN) };
+            let msll_curve_mean =
+                (a.c_nll - n * half_log - (a.c_s2 - 2.0 * d * a.c_s1 + n * d * d) / (2.0 * v)) / n;
+            let (msll_final, msll_curve_mean) = if v > 0.0 {
+                (msll_final, msll_curve_mean)
+            } else {
+                (f64::NAN, f64::NAN)
+            };
             targets.push(TargetMetrics {
                 smse_final: a.smse_last,
                 smse_curve_mean: a.smse_sum / n,
@@ -376,9 +421,17 @@ impl Prequential {
                     }
                 })
                 .collect();
-            Curves { n_targets: p, smse: rec.smse.clone(), msll }
+            Curves {
+                n_targets: p,
+                smse: rec.smse.clone(),
+                msll,
+            }
         });
-        Ok(MetricsReport { n_samples: self.count, targets, curves })
+        Ok(MetricsReport {
+            n_samples: self.count,
+            targets,
+            curves,
+        })
     }
 }
 

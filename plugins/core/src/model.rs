@@ -59,7 +59,13 @@ pub trait OnlineModel: Send {
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError>;
     /// Learn one sample: input `x` (d), targets `y` (p), its time stamp in seconds and the
     /// noise variance of each output (p; a model may ignore it and use its own σ_n²).
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError>;
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError>;
     /// Counters for tables and diagnostics.
     fn stats(&self) -> ModelStats;
 }

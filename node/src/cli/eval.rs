@@ -1,0 +1,183 @@
+//! `gp-node eval`: stream a CSV through a model (predict, then update) and report accuracy,
+//! speed and, with truth columns, the calibrated error-bound coverage. Argument parsing and
+//! printing only; the work is in `gp_node::eval`.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use gp_node::eval::{
+    config,
+    dataset::{Centering, ColumnSelection, Dataset},
+    plugins,
+    runner::{self, CalibrateOn, RunOptions},
+};
+
+/// Arguments of `gp-node eval`.
+#[derive(clap::Args, Debug)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct EvalArgs {
+    /// Model plugin name (available: skygp).
+    #[arg(long, default_value = "skygp")]
+    pub plugin: String,
+    /// Model configuration, a JSON object (keys depend on the plugin).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// CSV file with a header row; rows are streamed in file order.
+    #[arg(long, value_name = "FILE.csv")]
+    pub data: PathBuf,
+    /// Input columns (COLS). Default: every column that is not a target or truth column.
+    #[arg(long, value_name = "COLS")]
+    pub inputs: Option<String>,
+    /// Target columns (COLS), one model output each. Default: the last column.
+    #[arg(long, value_name = "COLS")]
+    pub targets: Option<String>,
+    /// Noise-free truth columns (COLS), one per target: adds truth RMSE and bound coverage.
+    #[arg(long, value_name = "COLS")]
+    pub truth: Option<String>,
+    /// Hyperparameter file: `datasets.<NAME>.{sigma_f, sigma_n, lengthscales}` or a top-level
+    /// `{sigma_f, sigma_n, lengthscales}`; merged into the config's "hyper".
+    #[arg(long, value_name = "FILE")]
+    pub hyper: Option<PathBuf>,
+    /// Which entry of the hyperparameter file's `datasets` to use.
+    #[arg(long, value_name = "NAME", requires = "hyper")]
+    pub hyper_key: Option<String>,
+    /// Centring before streaming: whole-file means of inputs and targets (reference
+    /// protocol), or none.
+    #[arg(long, value_enum, default_value_t = CenterArg::WholeFile)]
+    pub center: CenterArg,
+    /// Print one JSON object (DESIGN.md §6 keys) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Override a config key: `--set variant=dense --set n_cal=4`; the value is parsed as
+    /// JSON, else taken as a string; `a.b=v` sets a nested key. Applied last.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Samples used to fit hyperparameters when none are given.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub fit_samples: usize,
+    /// Time between samples passed to the model's update (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub dt_secs: f64,
+    /// Floor on the latent variance in the MSLL.
+    #[arg(long, value_name = "VAR", default_value_t = 1e-3)]
+    pub var_floor: f64,
+    /// Quantile level of the calibrated bound η_cal = β_cal·σ.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
+    pub bound_level: f64,
+    /// Calibrate β_cal on the observed targets (as deployed) or on the truth columns.
+    #[arg(long, value_enum, default_value_t = CalibrateArg::Target)]
+    pub calibrate_on: CalibrateArg,
+}
+
+/// `--center` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CenterArg {
+    /// Subtract whole-file means of inputs and targets.
+    WholeFile,
+    /// Raw values.
+    None,
+}
+
+/// `--calibrate-on` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalibrateArg {
+    /// The observed targets.
+    Target,
+    /// The truth columns.
+    Truth,
+}
+
+const AFTER_HELP: &str = "\
+COLS: comma-separated items, each a header name (x1), a 0-based column index (3), or an
+inclusive range of names or indices in header order (x1..x8, 0..7). Example:
+  --inputs x1..x8 --targets y      --inputs 0..7,9 --targets 8
+
+Protocol: step 0 is not predicted (SMSE_0 = 1, NLL_0 = 0); each later row is predicted, then
+learned. SMSE and MSLL are prequential (anchors/README.md §1.4): \"final\" is the last value of
+the running curve, \"mean\" the mean of the whole curve. The MSLL uses s² = max(σ², VAR) + σ_n²
+with σ_n from the hyperparameters in use. Without --hyper and without \"hyper\" in the config,
+hyperparameters are fitted by marginal likelihood on the first N samples (--fit-samples,
+lengthscales shared across targets). With --truth: RMSE of μ against the truth, and the
+fraction of the second half of the stream where |truth − μ| ≤ η_cal = β_cal·σ (σ the latent
+standard deviation; β_cal the LEVEL quantile of |y − μ|/σ over the first half).
+
+Example (the SkyGP reference protocol on KIN40K):
+  gp-node eval --plugin skygp --data kin40k.csv --hyper hyperparams.json --hyper-key kin40k \\
+      --set preset=reference --set variant=dense";
+
+/// Runs `gp-node eval`.
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    let selection = ColumnSelection {
+        inputs: args.inputs.clone(),
+        targets: args.targets.clone(),
+        truth: args.truth.clone(),
+    };
+    let mut data = Dataset::from_path(&args.data, &selection)?;
+    data.center(match args.center {
+        CenterArg::WholeFile => Centering::WholeFile,
+        CenterArg::None => Centering::None,
+    });
+    let (d, p) = (data.input_dim(), data.output_dim());
+
+    let mut cfg = config::load_config(args.config.as_deref())?;
+    if let Some(path) = &args.hyper {
+        config::merge_hyper(
+            &mut cfg,
+            config::load_hyper_file(path, args.hyper_key.as_deref())?,
+        )?;
+    }
+    for s in &args.set {
+        config::apply_set(&mut cfg, s)?;
+    }
+    if !config::has_hyper(&cfg) {
+        let n_fit = args.fit_samples.min(data.len());
+        eprintln!(
+            "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, lengthscales shared across targets…"
+        );
+        let kind = config::kernel_kind(&cfg)?;
+        let (hyper, fit) =
+            config::fit_hyper(&data, kind, args.fit_samples).context("fitting hyperparameters")?;
+        eprintln!(
+            "fitted (NLML {:.3} from {:.3}): {hyper}",
+            fit.nlml, fit.nlml_init
+        );
+        config::merge_hyper(&mut cfg, hyper)?;
+    }
+    let noise_var = config::noise_vars(&cfg, p)?;
+    let mut model = plugins::create_model(&args.plugin, &cfg, d, p)?;
+
+    let opts = RunOptions {
+        noise_var,
+        var_floor: args.var_floor,
+        dt_secs: args.dt_secs,
+        bound_level: args.bound_level,
+        calibrate_on: match args.calibrate_on {
+            CalibrateArg::Target => CalibrateOn::Target,
+            CalibrateArg::Truth => CalibrateOn::Truth,
+        },
+    };
+    let bar = if args.json || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(data.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} samples  {elapsed} (eta {eta})",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let report = runner::run_stream(&args.plugin, model.as_mut(), &data, &opts, &mut |done| {
+        bar.set_position(done as u64)
+    })?;
+    bar.finish_and_clear();
+
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_table());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,63 @@
+//! The control tick: the learning computed-torque law, its error bounds, torque limits and
+//! the safety supervisor (STYLE.md "Control tick").
+//!
+//! Boundary: a plain function of (measured state, reference, learner) → command. Knows the
+//! nominal robot model and the learner; nothing of transport (ROS, the simulator).
+//!
+//! ```no_run
+//! # use gp_node::{control::*, learn::*, robot::Model};
+//! # fn demo(robot: &Model, learner: &mut Learner) -> Result<(), ControlError> {
+//! let mut tick = Tick::new(robot, &ControlParams::default())?;
+//! let mut out = TickOutput::new(robot.nv());
+//! let (q, v, tau) = (vec![0.0; 7], vec![0.0; 7], vec![0.0; 7]);
+//! let input = TickInput { t_secs: 0.0, q: &q, v: &v, tau: &tau, q_d: &q, qd_d: &v, qdd_d: &v };
+//! let status = tick.step(&input, learner, &mut out);
+//! println!("u = {:?} ({:?})", out.u, status.result);
+//! # Ok(()) }
+//! ```
+
+mod bounds;
+mod law;
+mod params;
+mod supervisor;
+mod tick;
+
+pub use bounds::TheoremBound;
+pub use law::{ControlLaw, Gains};
+pub use params::{BoundParams, ControlParams, SupervisorParams};
+pub use supervisor::{Fallback, Supervisor, SupervisorCounts};
+pub use tick::{Tick, TickInput, TickOutput, TickResult, TickStatus};
+
+use crate::robot::RobotError;
+use crate::sim::SimError;
+
+/// Why the control law could not be set up or evaluated.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// A parameter is out of range.
+    #[error("invalid control parameter `{key}`: {reason}")]
+    Param {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The inertia matrix was not positive definite (bad state).
+    #[error("the inertia matrix is not positive definite at this state")]
+    SingularInertia,
+    /// A dynamics call failed.
+    #[error(transparent)]
+    Robot(#[from] RobotError),
+}
+
+impl From<SimError> for ControlError {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Param { key, reason } => ControlError::Param { key, reason },
+            other => ControlError::Param {
+                key: "joint values",
+                reason: other.to_string(),
+            },
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `ControlParams`: gains, the robustness margin ε, error-bound constants and the
+//! supervisor's budget, with units and defaults.
+
+use crate::sim::JointValues;
+
+/// Constants of the Lemma-1 bound η_thm = β·σ + γ (SkyGP spec §4 with its [R] choices).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoundParams {
+    /// Failure probability δ per output (the union bound over experts needs δ < 1/Ncal).
+    pub delta: f64,
+    /// Grid constant τ of the covering argument, in input units.
+    pub grid_tau: f64,
+    /// RKHS-norm bound Γ of the standardised residual.
+    pub rkhs_norm: f64,
+    /// Largest |standardised target| assumed when bounding the mean's Lipschitz constant.
+    pub target_bound: f64,
+    /// Points per local model assumed in the constants (SkyGP: N̄).
+    pub points_per_model: f64,
+    /// Largest |q̈| of the input box, rad/s² (q and q̇ come from the URDF limits).
+    pub accel_box_rad_s2: f64,
+}
+
+impl Default for BoundParams {
+    fn default() -> Self {
+        Self {
+            delta: 0.01,
+            grid_tau: 1e-4,
+            rkhs_norm: 1.0,
+            target_bound: 5.0,
+            points_per_model: 50.0,
+            accel_box_rad_s2: 100.0,
+        }
+    }
+}
+
+/// The safety supervisor's settings.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SupervisorParams {
+    /// Budget for the model's work in one tick (learn + predict), µs; over it, the tick's
+    /// prediction is discarded (nominal law).
+    pub budget_micros: f64,
+    /// Consecutive overruns or failures after which the model is quarantined.
+    pub max_consecutive_faults: u32,
+    /// Ticks a quarantined model is left alone (neither learning nor predicting).
+    pub quarantine_ticks: u32,
+}
+
+impl Default for SupervisorParams {
+    fn default() -> Self {
+        Self {
+            budget_micros: 500.0,
+            max_consecutive_faults: 5,
+            quarantine_ticks: 1000,
+        }
+    }
+}
+
+/// Everything the control law needs besides the robot model.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControlParams {
+    /// Proportional gain K_p per joint, s⁻².
+    pub kp_per_s2: JointValues,
+    /// Derivative gain K_d per joint, s⁻¹.
+    pub kd_per_s: JointValues,
+    /// ε of the robustifying term −M⁻¹(P₂₁e + P₂₂ė)/(2ε) (> 0; larger is gentler).
+    pub epsilon: f64,
+    /// Use the learned residual μ in the law (false: the nominal computed-torque law).
+    pub use_model: bool,
+    /// Error-bound constants.
+    pub bound: BoundParams,
+    /// Supervisor.
+    pub supervisor: SupervisorParams,
+}
+
+impl Default for ControlParams {
+    fn default() -> Self {
+        Self {
+            kp_per_s2: JointValues::All(100.0),
+            kd_per_s: JointValues::All(20.0),
+            epsilon: 1.0,
+            use_model: true,
+            bound: BoundParams::default(),
+            supervisor: SupervisorParams::default(),
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The control tick: one plain function from (measured state, reference, learner) to the
+//! command, called the same way by the embedded simulator, the ROS node, replay and tests.
+//!
+//! Order within a tick: adopt a model the learner finished (`poll`); learn from the
+//! interval that just ended (`observe`); tracking errors and q̈_cmd; predict the residual at
+//! x* = [q, q̇, q̈_cmd] under the supervisor; the law; the bounds.
+//!
+//! Real-time: no allocation, lock or I/O (every buffer is in [`TickOutput`] or the tick).
+
+use std::time::Instant;
+
+use super::ControlError;
+use super::bounds::TheoremBound;
+use super::law::ControlLaw;
+use super::params::ControlParams;
+use super::supervisor::{Fallback, Supervisor, SupervisorCounts};
+use crate::learn::Learner;
+use crate::robot::Model;
+
+/// One tick's inputs (joint order of the robot model; every slice has nv entries).
+#[derive(Debug, Clone, Copy)]
+pub struct TickInput<'a> {
+    /// Stamp of the joint-state sample, s.
+    pub t_secs: f64,
+    /// Measured positions.
+    pub q: &'a [f64],
+    /// Measured velocities.
+    pub v: &'a [f64],
+    /// Torque that acted since the previous sample (measured, or the command held), N·m.
+    pub tau: &'a [f64],
+    /// Reference position, velocity and acceleration.
+    pub q_d: &'a [f64],
+    /// Reference velocity.
+    pub qd_d: &'a [f64],
+    /// Reference acceleration.
+    pub qdd_d: &'a [f64],
+}
+
+/// Everything a tick computes (allocated once by [`TickOutput::new`]).
+#[derive(Debug, Clone)]
+pub struct TickOutput {
+    /// The command, N·m (saturated at the effort limits).
+    pub u: Vec<f64>,
+    /// Position error e = q − q_d.
+    pub e: Vec<f64>,
+    /// Velocity error ė.
+    pub ed: Vec<f64>,
+    /// Commanded acceleration.
+    pub qdd_cmd: Vec<f64>,
+    /// τ_RBD(q, q̇, q̈_cmd).
+    pub tau_rbd: Vec<f64>,
+    /// Residual used in the law (0 on fallback), N·m.
+    pub mu: Vec<f64>,
+    /// Latent posterior standard deviation of the residual, N·m.
+    pub sigma: Vec<f64>,
+    /// η_thm per joint, N·m (NaN without a model).
+    pub eta_thm: Vec<f64>,
+    /// η_cal per joint, N·m (NaN until calibrated).
+    pub eta_cal: Vec<f64>,
+    /// Theorem-2 ultimate bound on ‖[e; ė]‖ from η̄ so far.
+    pub tracking_bound: f64,
+    /// The query point x* = [q, q̇, q̈_cmd].
+    pub x_query: Vec<f64>,
+    var: Vec<f64>,
+}
+
+impl TickOutput {
+    /// Buffers for `nv` joints.
+    pub fn new(nv: usize) -> Self {
+        let z = || vec![0.0; nv];
+        Self {
+            u: z(),
+            e: z(),
+            ed: z(),
+            qdd_cmd: z(),
+            tau_rbd: z(),
+            mu: z(),
+            sigma: z(),
+            eta_thm: vec![f64::NAN; nv],
+            eta_cal: vec![f64::NAN; nv],
+            tracking_bound: f64::NAN,
+            x_query: vec![0.0; 3 * nv],
+            var: z(),
+        }
+    }
+}
+
+/// What happened in a tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TickResult {
+    /// The learned law ran on every joint.
+    Learned,
+    /// The nominal law ran on some or all joints, for this reason.
+    Nominal(Fallback),
+    /// The input was unusable (wrong length or non-finite); the output holds gravity
+    /// compensation at the last good position, or zero torque if there was none.
+    BadInput,
+}
+
+/// Result, execution time and period of a tick (ros2_control's `ControllerUpdateStatus`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TickStatus {
+    /// What happened.
+    pub result: TickResult,
+    /// Wall time of the whole tick, µs.
+    pub exec_micros: f64,
+    /// Wall time of the model's work (learn + predict), µs.
+    pub model_micros: f64,
+    /// Stamp difference to the previous tick, s (0 on the first).
+    pub period_secs: f64,
+    /// Joints whose command hit the effort limit.
+    pub saturated: usize,
+    /// A new model was adopted at this tick.
+    pub adopted_model: bool,
+}
+
+/// The tick: the law, the bounds, the supervisor, and the nominal robot model.
+pub struct Tick {
+    robot: Model,
+    law: ControlLaw,
+    bound: TheoremBound,
+    supervisor: Supervisor,
+    use_model: bool,
+    last_t: Option<f64>,
+    last_good_q: Vec<f64>,
+    has_good_q: bool,
+}
+
+impl Tick {
+    /// A tick for `robot` with these parameters.
+    pub fn new(robot: &Model, params: &ControlParams) -> Result<Self, ControlError> {
+        let law = ControlLaw::new(robot, params)?;
+        let bound = TheoremBound::new(robot, &params.bound, law.gains().tracking_factor())?;
+        Ok(Self {
+            robot: robot.clone(),
+            law,
+            bound,
+            supervisor: Supervisor::new(params.supervisor.clone()),
+            use_model: params.use_model,
+            last_t: None,
+            last_good_q: vec![0.0; robot.nv()],
+            has_good_q: false,
+        })
+    }
+
+    /// Degrees of freedom.
+    pub fn nv(&self) -> usize {
+        self.robot.nv()
+    }
+
+    /// The law (gains).
+    pub fn law(&self) -> &ControlLaw {
+        &self.law
+    }
+
+    /// The Lemma-1 bound state (β, η̄).
+    pub fn theorem_bound(&self) -> &TheoremBound {
+        &self.bound
+    }
+
+    /// Supervisor counters.
+    pub fn supervisor_counts(&self) -> SupervisorCounts {
+        self.supervisor.counts()
+    }
+
+    fn input_ok(&self, input: &TickInput<'_>) -> bool {
+        let nv = self.nv();
+        let slices = [
+            input.q,
+            input.v,
+            input.tau,
+            input.q_d,
+            input.qd_d,
+            input.qdd_d,
+        ];
+        input.t_secs.is_finite()
+            && slices
+                .iter()
+                .all(|s| s.len() == nv && s.iter().all(|x| x.is_finite()))
+    }
+
+    /// One control tick. Real-time: no allocation, lock or I/O.
+    pub fn step(
+        &mut self,
+        input: &TickInput<'_>,
+        learner: &mut Learner,
+        out: &mut TickOutput,
+    ) -> TickStatus {
+        let start = Instant::now();
+        let period_secs = self.last_t.map_or(0.0, |t| input.t_secs - t);
+        let mut status = TickStatus {
+            result: TickResult::Learned,
+            exec_micros: 0.0,
+            model_micros: 0.0,
+            period_secs,
+            saturated: 0,
+            adopted_model: false,
+        };
+        if !self.input_ok(input) {
+            self.hold(out);
+            status.result = TickResult::BadInput;
+            status.exec_micros = start.elapsed().as_secs_f64() * 1e6;
+            return status;
+        }
+        self.last_t = Some(input.t_secs);
+        self.last_good_q.copy_from_slice(input.q);
+        self.has_good_q = true;
+        let nv = self.nv();
+
+        if learner.poll() {
+            status.adopted_model = true;
+            self.bound.reset_eta_bar();
+            if let Some(hyper) = learner.hyper() {
+                self.bound.set_hyper(hyper, learner.output_scale());
+            }
+        }
+        self.law.commanded_accel(
+            input.q,
+            input.v,
+            input.q_d,
+            input.qd_d,
+            input.qdd_d,
+            &mut out.e,
+            &mut out.ed,
+            &mut out.qdd_cmd,
+        );
+        out.x_query[..nv].copy_from_slice(input.q);
+        out.x_query[nv..2 * nv].copy_from_slice(input.v);
+        out.x_query[2 * nv..].copy_from_slice(&out.qdd_cmd);
+
+        let model_start = Instant::now();
+        let verdict = if self.use_model && self.supervisor.model_allowed() {
+            learner.observe(input.t_secs, input.q, input.v, input.tau);
+            match learner.predict(&out.x_query, &mut out.mu, &mut out.var) {
+                Ok(false) => {
+                    self.supervisor.no_model();
+                    Some(Fallback::NoModel)
+                }
+                Ok(true) => {
+                    let mut non_finite = false;
+                    for j in 0..nv {
+                        if !(out.mu[j].is_finite() && out.var[j].is_finite()) {
+                            non_finite = true;
+                            out.mu[j] = 0.0;
+                            out.var[j] = f64::NAN;
+                        }
+                    }
+                    let elapsed = model_start.elapsed().as_secs_f64() * 1e6;
+                    self.supervisor.judge(false, non_finite, elapsed)
+                }
+                Err(_) => {
+                    let elapsed = model_start.elapsed().as_secs_f64() * 1e6;
+                    self.supervisor.judge(true, false, elapsed)
+                }
+            }
+        } else {
+            if self.use_model {
+                Some(Fallback::Quarantined)
+            } else {
+                self.supervisor.no_model();
+                Some(Fallback::NoModel)
+            }
+        };
+        status.model_micros = model_start.elapsed().as_secs_f64() * 1e6;
+        match verdict {
+            None | Some(Fallback::NonFinite) => {}
+            Some(_) => {
+                out.mu.fill(0.0);
+                out.var.fill(f64::NAN);
+            }
+        }
+        if let Some(reason) = verdict {
+            status.result = TickResult::Nominal(reason);
+        }
+
+        for j in 0..nv {
+            out.sigma[j] = out.var[j].max(0.0).sqrt();
+            out.eta_cal[j] = if out.var[j].is_finite() {
+                learner
+                    .calibrated_bound(j, out.sigma[j])
+                    .unwrap_or(f64::NAN)
+            } else {
+                f64::NAN
+            };
+        }
+        self.bound.eta(&out.sigma, &mut out.eta_thm);
+        out.tracking_bound = self.bound.tracking_bound();
+
+        match self.law.torque(
+            &self.robot,
+            input.q,
+            input.v,
+            &out.qdd_cmd,
+            &out.e,
+            &out.ed,
+            &out.mu,
+            &mut out.tau_rbd,
+            &mut out.u,
+        ) {
+            Ok(saturated) => status.saturated = saturated,
+            Err(_) => {
+                self.hold(out);
+                status.result = TickResult::BadInput;
+            }
+        }
+        status.exec_micros = start.elapsed().as_secs_f64() * 1e6;
+        status
+    }
+
+    fn hold(&mut self, out: &mut TickOutput) {
+        if !self.has_good_q
+            || self
+                .law
+                .hold(&self.robot, &self.last_good_q, &mut out.u)
+                .is_err()
+        {
+            out.u.fill(0.0);
+        }
+        out.mu.fill(0.0);
+    }
+}

@@ -1,0 +1,228 @@
+//! The model configuration of an evaluation run: the JSON config file, `--set` overrides,
+//! hyperparameters from a file or fitted on the stream, and the per-target noise variances
+//! the MSLL needs.
+//!
+//! Order of application: config file (a JSON object; none = `{}`), then the hyperparameter
+//! file merged into the config's `"hyper"`, then every `--set key=value` in order (last wins).
+//! If `"hyper"` is still missing, [`fit_hyper`] fits it on the stream.
+//!
+//! Hyperparameters use the workspace-wide format (standard deviations):
+//! `{"sigma_f": σ_f, "sigma_n": σ_n, "lengthscales": [ℓ_1, …, ℓ_d]}` shared by all outputs,
+//! or an array of p such objects.
+
+use std::path::Path;
+
+use gpn_gp_core::hyperfit::{FitMode, FitOptions, FitResult, fit};
+use gpn_gp_core::kernel::{ArdKernel, KernelKind};
+use serde_json::{Map, Value, json};
+
+use super::EvalError;
+use super::dataset::Dataset;
+
+/// Reads a JSON config file; it must hold an object. `None` gives `{}`.
+pub fn load_config(path: Option<&Path>) -> Result<Value, EvalError> {
+    let Some(path) = path else {
+        return Ok(Value::Object(Map::new()));
+    };
+    let v = read_json(path, "cannot read config file")?;
+    if !v.is_object() {
+        return Err(EvalError::Config(format!(
+            "config file must hold a JSON object: {}",
+            path.display()
+        )));
+    }
+    Ok(v)
+}
+
+fn read_json(path: &Path, what: &'static str) -> Result<Value, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EvalError::Io {
+        what,
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| EvalError::Config(format!("{what}: invalid JSON ({e}): {}", path.display())))
+}
+
+/// Applies one `key=value` override. The value is parsed as JSON (`4`, `true`, `[1,2]`,
+/// `"x"`), else taken as a string (`variant=dense`). A dotted key (`hyper.sigma_n=0.1`)
+/// walks into nested objects, creating them as needed.
+pub fn apply_set(config: &mut Value, assignment: &str) -> Result<(), EvalError> {
+    let (key, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| EvalError::Config(format!("--set \"{assignment}\": expected key=value")))?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(str::is_empty) {
+        return Err(EvalError::Config(format!(
+            "--set \"{assignment}\": empty key"
+        )));
+    }
+    let value = serde_json::from_str::<Value>(raw.trim())
+        .unwrap_or_else(|_| Value::String(raw.to_string()));
+    let mut node = config;
+    let parts: Vec<&str> = key.split('.').collect();
+    for (k, part) in parts.iter().enumerate() {
+        let Value::Object(map) = node else {
+            return Err(EvalError::Config(format!(
+                "--set {key}: \"{}\" is not an object",
+                parts[..k].join(".")
+            )));
+        };
+        if k + 1 == parts.len() {
+            map.insert((*part).to_string(), value);
+            return Ok(());
+        }
+        node = map
+            .entry((*part).to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    Ok(())
+}
+
+/// Reads hyperparameters from a JSON file: either `datasets.<key>.{sigma_f, sigma_n,
+/// lengthscales}` (the shared `hyperparams.json` format; `key` required unless there is a
+/// single dataset) or a top-level `{sigma_f, sigma_n, lengthscales}`. Only those three keys
+/// (and `kernel`, if present) are kept.
+pub fn load_hyper_file(path: &Path, key: Option<&str>) -> Result<Value, EvalError> {
+    let v = read_json(path, "cannot read hyperparameter file")?;
+    let place = path.display();
+    let entry = if let Some(datasets) = v.get("datasets").and_then(Value::as_object) {
+        let names: Vec<&str> = datasets.keys().map(String::as_str).collect();
+        let key = match key {
+            Some(k) => k,
+            None if names.len() == 1 => names[0],
+            None => {
+                return Err(EvalError::Hyper(format!(
+                    "{place} holds several datasets; choose one with --hyper-key (one of: {})",
+                    names.join(", ")
+                )));
+            }
+        };
+        datasets.get(key).ok_or_else(|| {
+            EvalError::Hyper(format!(
+                "no dataset \"{key}\" in {place}; available: {}",
+                names.join(", ")
+            ))
+        })?
+    } else if v.get("sigma_f").is_some() {
+        &v
+    } else {
+        return Err(EvalError::Hyper(format!(
+            "{place}: expected \"datasets\".<name> or top-level sigma_f, sigma_n, lengthscales"
+        )));
+    };
+    let mut out = Map::new();
+    for k in ["sigma_f", "sigma_n", "lengthscales", "kernel"] {
+        if let Some(x) = entry.get(k) {
+            out.insert(k.to_string(), x.clone());
+        } else if k != "kernel" {
+            return Err(EvalError::Hyper(format!(
+                "{place}: hyperparameters lack \"{k}\""
+            )));
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// Merges `hyper` into `config["hyper"]`: key by key when both are objects, otherwise
+/// replacing it.
+pub fn merge_hyper(config: &mut Value, hyper: Value) -> Result<(), EvalError> {
+    let Value::Object(map) = config else {
+        return Err(EvalError::Config("config must be a JSON object".into()));
+    };
+    match (map.get_mut("hyper"), hyper) {
+        (Some(Value::Object(old)), Value::Object(new)) => old.extend(new),
+        (_, new) => {
+            map.insert("hyper".into(), new);
+        }
+    }
+    Ok(())
+}
+
+/// True if the config has a `"hyper"` key.
+pub fn has_hyper(config: &Value) -> bool {
+    config.get("hyper").is_some_and(|h| !h.is_null())
+}
+
+/// σ_n² of each of the p targets from `config["hyper"]` (an object shared by all outputs or
+/// an array of p objects).
+pub fn noise_vars(config: &Value, p: usize) -> Result<Vec<f64>, EvalError> {
+    let sigma_n = |h: &Value, at: &str| -> Result<f64, EvalError> {
+        let s = h.get("sigma_n").and_then(Value::as_f64).ok_or_else(|| {
+            EvalError::Hyper(format!("{at}: \"sigma_n\" missing or not a number"))
+        })?;
+        if s.is_finite() && s >= 0.0 {
+            Ok(s * s)
+        } else {
+            Err(EvalError::Hyper(format!(
+                "{at}: sigma_n must be finite and >= 0, found {s}"
+            )))
+        }
+    };
+    match config.get("hyper") {
+        Some(Value::Array(list)) => {
+            if list.len() != p {
+                return Err(EvalError::Hyper(format!(
+                    "hyper has {} entries, expected one per target ({p})",
+                    list.len()
+                )));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(o, h)| sigma_n(h, &format!("hyper[{o}]")))
+                .collect()
+        }
+        Some(h @ Value::Object(_)) => Ok(vec![sigma_n(h, "hyper")?; p]),
+        Some(other) => Err(EvalError::Hyper(format!(
+            "hyper must be an object or an array, found {other}"
+        ))),
+        None => Err(EvalError::Hyper(
+            "no hyperparameters (\"hyper\") in the model config".into(),
+        )),
+    }
+}
+
+/// The kernel formula named by the config's `"kernel"` key (`se`, `matern32`, `matern52`;
+/// default `se`).
+pub fn kernel_kind(config: &Value) -> Result<KernelKind, EvalError> {
+    match config.get("kernel").and_then(Value::as_str) {
+        None | Some("se") => Ok(KernelKind::SquaredExponential),
+        Some("matern32") => Ok(KernelKind::Matern32),
+        Some("matern52") => Ok(KernelKind::Matern52),
+        Some(other) => Err(EvalError::Config(format!(
+            "kernel \"{other}\" unknown; expected se, matern32 or matern52"
+        ))),
+    }
+}
+
+/// Fits hyperparameters on the first `max_samples` samples of `data` (as streamed, i.e.
+/// after centring) by maximising the marginal likelihood with lengthscales shared across
+/// outputs; returns the `"hyper"` value (one object per output if p > 1) and the fit.
+pub fn fit_hyper(
+    data: &Dataset,
+    kind: KernelKind,
+    max_samples: usize,
+) -> Result<(Value, FitResult), EvalError> {
+    let d = data.input_dim();
+    let kernel =
+        ArdKernel::new(kind, 1.0, &vec![1.0; d]).map_err(|e| EvalError::Config(e.to_string()))?;
+    let opts = FitOptions {
+        mode: FitMode::SharedLengthscales,
+        max_samples,
+        ..FitOptions::default()
+    };
+    let result = fit(&kernel, &data.x, &data.y, d, data.output_dim(), &opts)?;
+    let entries: Vec<Value> = result
+        .outputs
+        .iter()
+        .map(
+            |h| json!({"sigma_f": h.sigma_f, "sigma_n": h.sigma_n, "lengthscales": h.lengthscales}),
+        )
+        .collect();
+    let value = if entries.len() == 1 {
+        entries[0].clone()
+    } else {
+        Value::Array(entries)
+    };
+    Ok((value, result))
+}

@@ -1,0 +1,200 @@
+//! The result of an evaluation run, as a text table or as the JSON of `gp-node eval --json`
+//! (keys fixed by DESIGN.md §6; keys are only ever added).
+
+use std::fmt::Write as _;
+
+use gpn_gp_core::metrics::TargetMetrics;
+use gpn_gp_core::model::ModelStats;
+use serde_json::{Value, json};
+
+/// Per-call timing summary in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Timing {
+    /// Number of calls.
+    pub count: usize,
+    /// Mean.
+    pub mean_us: f64,
+    /// 50th percentile (nearest rank).
+    pub p50_us: f64,
+    /// 99th percentile (nearest rank).
+    pub p99_us: f64,
+    /// Maximum.
+    pub max_us: f64,
+}
+
+impl Timing {
+    /// Summarises per-call durations in ns (sorts the buffer in place). Empty → all zeros.
+    pub fn from_ns(ns: &mut [u64]) -> Self {
+        if ns.is_empty() {
+            return Self::default();
+        }
+        ns.sort_unstable();
+        let n = ns.len();
+        let rank = |q: f64| ns[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64 / 1e3;
+        let sum: u128 = ns.iter().map(|&v| u128::from(v)).sum();
+        Self {
+            count: n,
+            mean_us: sum as f64 / n as f64 / 1e3,
+            p50_us: rank(0.5),
+            p99_us: rank(0.99),
+            max_us: ns[n - 1] as f64 / 1e3,
+        }
+    }
+}
+
+/// Truth-based numbers (with `--truth`), one entry per target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TruthReport {
+    /// RMSE of μ against the truth over the predicted steps.
+    pub rmse: Vec<f64>,
+    /// Fraction of the second half with |truth − μ| ≤ η_cal (NaN if never calibrated).
+    pub coverage: Vec<f64>,
+    /// The frozen β_cal (NaN if never calibrated).
+    pub beta_cal: Vec<f64>,
+    /// Samples the coverage was measured on.
+    pub n_tested: usize,
+}
+
+/// Everything an evaluation run reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalReport {
+    /// Plugin name.
+    pub plugin: String,
+    /// Samples streamed N.
+    pub n_samples: usize,
+    /// Target names.
+    pub targets: Vec<String>,
+    /// SMSE/MSLL per target.
+    pub metrics: Vec<TargetMetrics>,
+    /// Predict timing (N − 1 calls).
+    pub predict: Timing,
+    /// Update timing (N calls).
+    pub update: Timing,
+    /// With truth columns.
+    pub truth: Option<TruthReport>,
+    /// Model counters at the end.
+    pub stats: ModelStats,
+    /// Wall time of the streaming loop in seconds.
+    pub wall_s: f64,
+}
+
+impl EvalReport {
+    /// The `--json` object: DESIGN.md §6 keys (`plugin`, `n_samples`, `targets`,
+    /// `smse_final`, `smse_curve_mean`, `msll_final`, `msll_curve_mean`, with truth
+    /// `truth_rmse` and `bound_coverage`, `predict_us_mean`, `predict_us_p99`,
+    /// `update_us_mean`, `update_us_p99`, `experts`, `memory_bytes`) plus `predict_us_p50`,
+    /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s` and,
+    /// with truth, `beta_cal`. Non-finite numbers become `null`.
+    pub fn to_json(&self) -> Value {
+        let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
+            self.metrics.iter().map(|m| num(f(m))).collect()
+        };
+        let mut v = json!({
+            "plugin": self.plugin,
+            "n_samples": self.n_samples,
+            "targets": self.targets,
+            "smse_final": per(|m| m.smse_final),
+            "smse_curve_mean": per(|m| m.smse_curve_mean),
+            "msll_final": per(|m| m.msll_final),
+            "msll_curve_mean": per(|m| m.msll_curve_mean),
+            "predict_us_mean": num(self.predict.mean_us),
+            "predict_us_p50": num(self.predict.p50_us),
+            "predict_us_p99": num(self.predict.p99_us),
+            "predict_us_max": num(self.predict.max_us),
+            "update_us_mean": num(self.update.mean_us),
+            "update_us_p50": num(self.update.p50_us),
+            "update_us_p99": num(self.update.p99_us),
+            "update_us_max": num(self.update.max_us),
+            "experts": self.stats.experts,
+            "memory_bytes": self.stats.memory_bytes,
+            "samples_stored": self.stats.samples_stored,
+            "wall_s": num(self.wall_s),
+        });
+        if let (Some(t), Value::Object(map)) = (&self.truth, &mut v) {
+            let list = |xs: &[f64]| Value::Array(xs.iter().map(|&x| num(x)).collect());
+            map.insert("truth_rmse".into(), list(&t.rmse));
+            map.insert("bound_coverage".into(), list(&t.coverage));
+            map.insert("beta_cal".into(), list(&t.beta_cal));
+        }
+        v
+    }
+
+    /// A human-readable table (one row per target, then timings and model counters).
+    pub fn to_table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "plugin {}  samples {}", self.plugin, self.n_samples);
+        let width = self
+            .targets
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = write!(
+            s,
+            "{:<width$}  {:>10}  {:>10}  {:>10}  {:>10}",
+            "target", "SMSE fin", "SMSE mean", "MSLL fin", "MSLL mean"
+        );
+        if self.truth.is_some() {
+            let _ = write!(
+                s,
+                "  {:>10}  {:>8}  {:>8}",
+                "RMSE truth", "β_cal", "coverage"
+            );
+        }
+        s.push('\n');
+        for (k, (name, m)) in self.targets.iter().zip(&self.metrics).enumerate() {
+            let _ = write!(
+                s,
+                "{name:<width$}  {:>10.4}  {:>10.4}  {:>10.3}  {:>10.3}",
+                m.smse_final, m.smse_curve_mean, m.msll_final, m.msll_curve_mean
+            );
+            if let Some(t) = &self.truth {
+                let _ = write!(
+                    s,
+                    "  {:>10.4}  {:>8.3}  {:>8.3}",
+                    t.rmse[k], t.beta_cal[k], t.coverage[k]
+                );
+            }
+            s.push('\n');
+        }
+        let _ = writeln!(
+            s,
+            "predict µs/sample: mean {:.2}  p50 {:.2}  p99 {:.2}  max {:.1}  ({} calls)",
+            self.predict.mean_us,
+            self.predict.p50_us,
+            self.predict.p99_us,
+            self.predict.max_us,
+            self.predict.count
+        );
+        let _ = writeln!(
+            s,
+            "update  µs/sample: mean {:.2}  p50 {:.2}  p99 {:.2}  max {:.1}  ({} calls)",
+            self.update.mean_us,
+            self.update.p50_us,
+            self.update.p99_us,
+            self.update.max_us,
+            self.update.count
+        );
+        let _ = writeln!(
+            s,
+            "experts {}  samples stored {}  memory {:.2} MB  wall {:.2} s",
+            self.stats.experts,
+            self.stats.samples_stored,
+            self.stats.memory_bytes as f64 / 1e6,
+            self.wall_s
+        );
+        if let Some(t) = &self.truth {
+            let _ = writeln!(
+                s,
+                "coverage measured on the second half ({} samples), η_cal = β_cal·σ_latent",
+                t.n_tested
+            );
+        }
+        s
+    }
+}
+
+fn num(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}

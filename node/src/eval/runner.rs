@@ -1,0 +1,216 @@
+//! The evaluation loop: stream a [`Dataset`] through an [`OnlineModel`] in file order,
+//! predict then update, and collect metrics, timings and (with truth) the calibrated-bound
+//! coverage.
+//!
+//! Protocol (anchors/README.md §1.4): step 0 is not predicted and enters the metrics as
+//! SMSE_0 = 1, NLL_0 = 0; every step i ≥ 1 calls `predict(x_i)` then `update(x_i, y_i)`.
+//! Each call is timed alone with `Instant` (ns, into buffers preallocated for the stream);
+//! the reported mean and p99 (nearest rank) are over the N − 1 predict calls and the N update
+//! calls. `update` gets `t_secs = i · dt_secs` and σ_n² of each target.
+//!
+//! With truth columns (one per target):
+//! * `truth_rmse`: RMSE of μ against the truth over the predicted steps i = 1..N−1;
+//! * bound coverage: a [`CalibratedBound`] per target records r = |y − μ|/σ, σ = sqrt(latent
+//!   variance), at the predicted steps of the first half (1 ≤ i < ⌊N/2⌋; y = the observed
+//!   target by default, the truth with [`CalibrateOn::Truth`]), then freezes β_cal at the
+//!   `bound_level` quantile; coverage is the fraction of the second half (i ≥ ⌊N/2⌋) with
+//!   |truth − μ| ≤ η_cal = β_cal·σ. Calibrating on the observed targets is what a deployed
+//!   robot can do; it includes the noise, so coverage of the truth tends to exceed the level.
+
+use std::time::Instant;
+
+use gpn_gp_core::bound::CalibratedBound;
+use gpn_gp_core::metrics::{MetricsConfig, Prequential};
+use gpn_gp_core::model::OnlineModel;
+
+use super::EvalError;
+use super::dataset::Dataset;
+use super::report::{EvalReport, Timing, TruthReport};
+
+/// What the calibrated bound is calibrated on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CalibrateOn {
+    /// The observed (noisy) targets, as in deployment.
+    #[default]
+    Target,
+    /// The truth columns.
+    Truth,
+}
+
+/// Settings of [`run_stream`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    /// σ_n² per target (MSLL and `update`'s `noise_var`).
+    pub noise_var: Vec<f64>,
+    /// Variance floor of the MSLL (1e-3 in the reference).
+    pub var_floor: f64,
+    /// Time between samples, for `update`'s `t_secs`.
+    pub dt_secs: f64,
+    /// Quantile level of the calibrated bound (0.95).
+    pub bound_level: f64,
+    /// What the calibrated bound is calibrated on.
+    pub calibrate_on: CalibrateOn,
+}
+
+impl RunOptions {
+    /// Reference settings with the given σ_n² per target.
+    pub fn new(noise_var: Vec<f64>) -> Self {
+        Self {
+            noise_var,
+            var_floor: 1e-3,
+            dt_secs: 1.0,
+            bound_level: 0.95,
+            calibrate_on: CalibrateOn::Target,
+        }
+    }
+}
+
+/// How often (in samples) the progress callback is called.
+pub const PROGRESS_EVERY: usize = 256;
+
+/// Streams `data` through `model` (see the module doc) and reports under the name `plugin`.
+/// `progress` is called with the number of samples done every [`PROGRESS_EVERY`] samples and
+/// at the end.
+pub fn run_stream(
+    plugin: &str,
+    model: &mut dyn OnlineModel,
+    data: &Dataset,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(usize),
+) -> Result<EvalReport, EvalError> {
+    let n = data.len();
+    let d = data.input_dim();
+    let p = data.output_dim();
+    if model.input_dim() != d || model.output_dim() != p {
+        return Err(EvalError::Config(format!(
+            "model {plugin} has dimensions {}→{}, the data {d}→{p}",
+            model.input_dim(),
+            model.output_dim()
+        )));
+    }
+    if opts.noise_var.len() != p {
+        return Err(EvalError::Config(format!(
+            "{} noise variances for {p} targets",
+            opts.noise_var.len()
+        )));
+    }
+    let mut metrics =
+        Prequential::new(MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor));
+    metrics.check()?;
+    let mut predict_ns: Vec<u64> = Vec::with_capacity(n.saturating_sub(1));
+    let mut update_ns: Vec<u64> = Vec::with_capacity(n);
+    let (mut mean, mut var) = (vec![0.0; p], vec![0.0; p]);
+
+    let half = n / 2;
+    let has_truth = data.truth.is_some();
+    let mut calib: Vec<CalibratedBound> = Vec::new();
+    if has_truth {
+        for _ in 0..p {
+            calib.push(CalibratedBound::new(
+                half.saturating_sub(1).max(1),
+                opts.bound_level,
+            )?);
+        }
+    }
+    let mut sq_err = vec![0.0; p];
+    let (mut covered, mut tested) = (vec![0usize; p], 0usize);
+
+    let wall = Instant::now();
+    for i in 0..n {
+        let x = data.x_row(i);
+        let y = data.y_row(i);
+        if i == 0 {
+            metrics.push(y, None)?;
+        } else {
+            let t0 = Instant::now();
+            model
+                .predict(x, &mut mean, &mut var)
+                .map_err(|e| EvalError::Model {
+                    step: i,
+                    phase: "predict",
+                    source: e,
+                })?;
+            predict_ns.push(elapsed_ns(t0));
+            metrics
+                .push(y, Some((&mean, &var)))
+                .map_err(|e| EvalError::Prediction { step: i, source: e })?;
+            if let Some(truth) = data.truth_row(i) {
+                for t in 0..p {
+                    let err = truth[t] - mean[t];
+                    sq_err[t] += err * err;
+                    let sigma = var[t].max(0.0).sqrt();
+                    if i < half {
+                        let observed = match opts.calibrate_on {
+                            CalibrateOn::Target => y[t],
+                            CalibrateOn::Truth => truth[t],
+                        };
+                        calib[t].observe(observed, mean[t], sigma);
+                    } else {
+                        if i == half {
+                            calib[t].freeze();
+                        }
+                        if calib[t].eta(sigma).is_some_and(|eta| err.abs() <= eta) {
+                            covered[t] += 1;
+                        }
+                    }
+                }
+                if i >= half {
+                    tested += 1;
+                }
+            }
+        }
+        let t0 = Instant::now();
+        model
+            .update(x, y, i as f64 * opts.dt_secs, &opts.noise_var)
+            .map_err(|e| EvalError::Model {
+                step: i,
+                phase: "update",
+                source: e,
+            })?;
+        update_ns.push(elapsed_ns(t0));
+        if (i + 1) % PROGRESS_EVERY == 0 {
+            progress(i + 1);
+        }
+    }
+    progress(n);
+    let wall_s = wall.elapsed().as_secs_f64();
+    let report = metrics.finish()?;
+    let truth = has_truth.then(|| {
+        let n_pred = n.saturating_sub(1).max(1) as f64;
+        TruthReport {
+            rmse: sq_err.iter().map(|s| (s / n_pred).sqrt()).collect(),
+            coverage: covered
+                .iter()
+                .zip(&calib)
+                .map(|(&c, cb)| {
+                    if tested > 0 && cb.beta_cal().is_some() {
+                        c as f64 / tested as f64
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect(),
+            beta_cal: calib
+                .iter()
+                .map(|c| c.beta_cal().unwrap_or(f64::NAN))
+                .collect(),
+            n_tested: tested,
+        }
+    });
+    let stats = model.stats();
+    Ok(EvalReport {
+        plugin: plugin.to_string(),
+        n_samples: n,
+        targets: data.target_names.clone(),
+        metrics: report.targets,
+        predict: Timing::from_ns(&mut predict_ns),
+        update: Timing::from_ns(&mut update_ns),
+        truth,
+        stats,
+        wall_s,
+    })
+}
+
+fn elapsed_ns(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}

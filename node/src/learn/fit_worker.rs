@@ -1,0 +1,244 @@
+//! The learner's background thread: fits hyperparameters on the first admitted samples,
+//! creates the model, warms it on those samples, and hands it to the control thread; it
+//! also drops models the control thread retires, so no model is freed on the tick.
+//!
+//! Messages move buffers that already exist (`Vec`s, boxed models) through bounded
+//! channels; the control thread only `try_send`s and `try_recv`s, never waits.
+
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use gpn_gp_core::hyperfit::{FitMode, FitOptions, fit};
+use gpn_gp_core::kernel::ArdKernel;
+use gpn_gp_core::model::OnlineModel;
+
+use super::standardize::Standardizer;
+
+/// Creates a model from its hyperparameters (the model config's `"hyper"` value: an array
+/// with one `{sigma_f, sigma_n, lengthscales}` object per output). Runs off the control thread.
+pub type ModelFactory =
+    Box<dyn FnMut(&serde_json::Value) -> Result<Box<dyn OnlineModel>, String> + Send>;
+
+/// How fitted hyperparameters are shared across outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HyperSharing {
+    /// Lengthscales shared, (σ_f, σ_n) per output (maximum likelihood).
+    SharedLengthscales,
+    /// Lengthscales shared by maximum likelihood, then σ_f and σ_n replaced by their
+    /// geometric means over the (standardised) outputs, so all outputs share one kernel and
+    /// noise ratio and a model can keep one factorisation for all of them.
+    Tied,
+}
+
+/// Sample buffers of a fit (allocated once by the learner, moved to the worker and back).
+pub(super) struct FitBuffers {
+    /// Inputs, row-major n×d.
+    pub x: Vec<f64>,
+    /// Raw targets, row-major n×p.
+    pub y: Vec<f64>,
+    /// Time stamps, n.
+    pub t_secs: Vec<f64>,
+    /// Raw noise variances, row-major n×p.
+    pub noise_var: Vec<f64>,
+}
+
+impl FitBuffers {
+    pub(super) fn with_capacity(n: usize, d: usize, p: usize) -> Self {
+        Self { x: Vec::with_capacity(n * d), y: Vec::with_capacity(n * p), t_secs: Vec::with_capacity(n), noise_var: Vec::with_capacity(n * p) }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.x.clear();
+        self.y.clear();
+        self.t_secs.clear();
+        self.noise_var.clear();
+    }
+
+    pub(super) fn push(&mut self, x: &[f64], y: &[f64], noise_var: &[f64], t_secs: f64) {
+        self.x.extend_from_slice(x);
+        self.y.extend_from_slice(y);
+        self.noise_var.extend_from_slice(noise_var);
+        self.t_secs.push(t_secs);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.t_secs.len()
+    }
+}
+
+/// Samples to fit on, moved to the worker.
+pub(super) struct FitJob {
+    pub samples: FitBuffers,
+    pub d: usize,
+    pub p: usize,
+    /// At most this many samples (evenly spaced) enter the likelihood.
+    pub max_points: usize,
+    pub sharing: HyperSharing,
+}
+
+/// A model ready for adoption.
+pub struct FitOutcome {
+    /// The warmed model (learns standardised targets).
+    pub model: Box<dyn OnlineModel>,
+    /// The output map it was trained with.
+    pub standardizer: Standardizer,
+    /// The hyperparameters used, as the model config's `"hyper"` value.
+    pub hyper: serde_json::Value,
+    /// Wall time of fit + create + warm, s.
+    pub fit_secs: f64,
+}
+
+pub(super) enum Job {
+    Fit(FitJob),
+    Retire(Box<dyn OnlineModel>),
+}
+
+pub(super) enum Reply {
+    Ready(Box<FitOutcome>, FitBuffers),
+    Failed(String, FitBuffers),
+}
+
+/// Handle of the worker thread; dropping it stops and joins the thread.
+pub(super) struct FitWorker {
+    jobs: Option<SyncSender<Job>>,
+    replies: Receiver<Reply>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl FitWorker {
+    pub(super) fn spawn(mut factory: ModelFactory) -> std::io::Result<Self> {
+        let (jobs, job_rx) = sync_channel::<Job>(4);
+        let (reply_tx, replies) = sync_channel::<Reply>(1);
+        let handle = std::thread::Builder::new()
+            .name("gpn-fit".into())
+            .spawn(move || {
+                while let Ok(job) = job_rx.recv() {
+                    match job {
+                        Job::Retire(model) => drop(model),
+                        Job::Fit(job) => {
+                            let reply = match run_fit(&job, &mut factory) {
+                                Ok(outcome) => Reply::Ready(Box::new(outcome), job.samples),
+                                Err(message) => Reply::Failed(message, job.samples),
+                            };
+                            if reply_tx.send(reply).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            })?;
+        Ok(Self {
+            jobs: Some(jobs),
+            replies,
+            handle: Some(handle),
+        })
+    }
+
+    /// Queues a job without waiting; gives it back if the queue is full.
+    pub(super) fn try_send(&self, job: Job) -> Result<(), Job> {
+        match &self.jobs {
+            Some(tx) => tx.try_send(job).map_err(|e| match e {
+                TrySendError::Full(j) | TrySendError::Disconnected(j) => j,
+            }),
+            None => Err(job),
+        }
+    }
+
+    /// Waits up to `timeout` for a finished job (not real-time: for simulation and tests).
+    pub(super) fn recv_timeout(&self, timeout: std::time::Duration) -> Option<Reply> {
+        self.replies.recv_timeout(timeout).ok()
+    }
+
+    /// A finished job, if any, without waiting.
+    pub(super) fn try_recv(&self) -> Option<Reply> {
+        match self.replies.try_recv() {
+            Ok(reply) => Some(reply),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
+        }
+    }
+}
+
+impl Drop for FitWorker {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn per_output_json(outputs: &[gpn_gp_core::hyperfit::OutputHyper]) -> serde_json::Value {
+    serde_json::Value::Array(
+        outputs
+            .iter()
+            .map(|o| serde_json::json!({"sigma_f": o.sigma_f, "sigma_n": o.sigma_n, "lengthscales": o.lengthscales}))
+            .collect(),
+    )
+}
+
+fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, String> {
+    let start = Instant::now();
+    let (d, p) = (job.d, job.p);
+    let samples = &job.samples;
+    let n = samples.len();
+    if n < 2 {
+        return Err(format!(
+            "need at least 2 samples to fit hyperparameters, have {n}"
+        ));
+    }
+    let standardizer = Standardizer::fit(&samples.y, p);
+    let mut y_std = samples.y.clone();
+    for row in y_std.chunks_mut(p) {
+        standardizer.forward_mut(row);
+    }
+    // Evenly spaced subset: consecutive samples of a 1 kHz stream are nearly identical and
+    // the likelihood costs O(n³).
+    let m = job.max_points.clamp(2, n);
+    let (mut xs, mut ys) = (Vec::with_capacity(m * d), Vec::with_capacity(m * p));
+    for i in 0..m {
+        let k = i * (n - 1) / (m - 1).max(1);
+        xs.extend_from_slice(&samples.x[k * d..(k + 1) * d]);
+        ys.extend_from_slice(&y_std[k * p..(k + 1) * p]);
+    }
+    let kernel = ArdKernel::se(1.0, &vec![1.0; d]).map_err(|e| e.to_string())?;
+    let opts = FitOptions {
+        mode: FitMode::SharedLengthscales,
+        max_samples: m,
+        ..FitOptions::default()
+    };
+    let mut result = fit(&kernel, &xs, &ys, d, p, &opts)
+        .map_err(|e| format!("hyperparameter fit failed: {e}"))?;
+    if job.sharing == HyperSharing::Tied {
+        let geo = |f: &dyn Fn(&gpn_gp_core::hyperfit::OutputHyper) -> f64| {
+            (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / p as f64).exp()
+        };
+        let (sf, sn) = (geo(&|o| o.sigma_f), geo(&|o| o.sigma_n));
+        for o in &mut result.outputs {
+            o.sigma_f = sf;
+            o.sigma_n = sn;
+        }
+    }
+    let hyper = per_output_json(&result.outputs);
+    let mut model = factory(&hyper)?;
+    let mut var = vec![0.0; p];
+    for i in 0..n {
+        var.copy_from_slice(&samples.noise_var[i * p..(i + 1) * p]);
+        standardizer.forward_var_mut(&mut var);
+        model
+            .update(
+                &samples.x[i * d..(i + 1) * d],
+                &y_std[i * p..(i + 1) * p],
+                samples.t_secs[i],
+                &var,
+            )
+            .map_err(|e| format!("warming the new model failed at sample {i}: {e}"))?;
+    }
+    Ok(FitOutcome {
+        model,
+        standardizer,
+        hyper,
+        fit_secs: start.elapsed().as_secs_f64(),
+    })
+}

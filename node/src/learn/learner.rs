@@ -1,0 +1,592 @@
+//! `Learner`: turns the joint-state stream into learning samples and owns the model.
+//!
+//! Per joint-state sample (t_k, q_k, q̇_k, τ_k), where τ_k is the torque that acted over the
+//! interval [t_{k−1}, t_k] (the measured joint torque, or the command held over it):
+//! 1. q̈ over the interval from the velocity difference ([`AccelEstimator`]);
+//! 2. the sample of the *previous* tick: x = [q_{k−1}, q̇_{k−1}, q̈], y = τ_k − τ_RBD(x);
+//! 3. the gate ([`Gate`]) refuses impossible samples; decimation admits every n-th;
+//! 4. before a model exists, admitted samples are collected; when `fit_samples` are in,
+//!    the background worker fits hyperparameters (shared lengthscales), creates and warms
+//!    the model, and the control thread adopts it at a tick boundary ([`Learner::poll`]);
+//! 5. with a model: predict at x (prequential: for the calibrated bound), then update.
+//!
+//! Targets are standardised per output; [`Learner::predict`] answers in N·m. Noise
+//! variance per sample: σ_τ² + M_jj²·Var(q̈_j) — the torque noise plus the q̈ estimate's
+//! variance seen through the diagonal of the nominal inertia matrix (larger where q̈ came
+//! from a noisy difference); the second term is computed only when a velocity noise is
+//! configured.
+//!
+//! Real-time: after construction, `observe`, `predict` and `poll` allocate nothing and
+//! never wait (the worker is reached through bounded channels with `try_send`).
+
+use std::time::Instant;
+
+use gpn_gp_core::bound::CalibratedBound;
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+
+use super::accel::{AccelEstimator, AccelParams, AccelUpdate};
+use super::fit_worker::{FitBuffers, FitJob, FitWorker, HyperSharing, Job, ModelFactory, Reply};
+use super::gate::{Gate, GateCounts, GateParams, Rejection};
+use super::replay::ReplayBuffer;
+use super::standardize::Standardizer;
+use crate::robot::{Data, Model, crba, rnea};
+
+/// Settings of the learning pipeline.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LearnParams {
+    /// Admit every n-th sample that passes the gate (1: all).
+    pub admit_every: u32,
+    /// Admitted samples collected before hyperparameters are fitted (if not given).
+    pub fit_samples: usize,
+    /// Evenly spaced samples of those that enter the likelihood (cost O(n³)).
+    pub fit_max_points: usize,
+    /// How hyperparameters are shared across outputs.
+    pub hyper_sharing: HyperSharing,
+    /// Samples kept for warming a replacement model (and for refits).
+    pub replay_capacity: usize,
+    /// Refit the hyperparameters after the model has learned this many samples, on the
+    /// replay buffer, and swap in a model warmed on it (0: never). The first fit sees only
+    /// the nominal law's motion; a refit sees the motion the learned law produces.
+    pub refit_after_samples: usize,
+    /// How many refits at most.
+    pub max_refits: u32,
+    /// Standard deviation of the torque measurement, N·m (noise variance of the targets).
+    pub torque_noise_std_nm: f64,
+    /// Acceleration estimation.
+    pub accel: AccelParams,
+    /// Gating of impossible samples.
+    pub gate: GateParams,
+    /// Quantile of |y − μ|/σ that calibrates η_cal.
+    pub calibration_level: f64,
+    /// Admitted samples (with a model) that calibrate η_cal before it is frozen.
+    pub calibration_samples: usize,
+}
+
+impl Default for LearnParams {
+    fn default() -> Self {
+        Self {
+            admit_every: 1,
+            fit_samples: 1000,
+            fit_max_points: 300,
+            hyper_sharing: HyperSharing::Tied,
+            replay_capacity: 10_000,
+            refit_after_samples: 3000,
+            max_refits: 1,
+            torque_noise_std_nm: 0.05,
+            accel: AccelParams::default(),
+            gate: GateParams::default(),
+            calibration_level: 0.95,
+            calibration_samples: 5000,
+        }
+    }
+}
+
+/// Where the learner is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LearnPhase {
+    /// Collecting samples for the hyperparameter fit; the nominal law runs.
+    Collecting,
+    /// The fit runs on the background thread; the nominal law runs.
+    Fitting,
+    /// A model is learning and predicting.
+    Active,
+    /// Fitting or creating the model failed (see [`Learner::failure`]); nominal law only.
+    Failed,
+}
+
+/// What one `observe` call did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Observation {
+    /// The stream is (re)starting or the stamp did not advance; nothing learned.
+    NoSample(AccelUpdate),
+    /// The sample was refused by the gate.
+    Rejected(Rejection),
+    /// Passed the gate, skipped by decimation.
+    Decimated,
+    /// Collected for the hyperparameter fit.
+    Collected,
+    /// Learned by the model.
+    Learned,
+    /// The model failed to learn it (error or non-finite output).
+    ModelFailed,
+}
+
+/// Counters of the learner.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LearnCounts {
+    /// Gate counters.
+    pub gate: GateCounts,
+    /// Samples the model learned.
+    pub learned: u64,
+    /// Model calls that failed.
+    pub model_failures: u64,
+    /// Duration of the last model update, µs.
+    pub last_update_micros: f64,
+    /// Duration of the last prequential predict, µs.
+    pub last_learn_predict_micros: f64,
+    /// Wall time of the hyperparameter fit + warm-up, s (0 until done).
+    pub fit_secs: f64,
+}
+
+struct Previous {
+    valid: bool,
+    q: Vec<f64>,
+    v: Vec<f64>,
+}
+
+/// The learning pipeline and its model. See the module doc.
+pub struct Learner {
+    nv: usize,
+    params: LearnParams,
+    robot: Model,
+    data: Data,
+    accel: AccelEstimator,
+    gate: Gate,
+    previous: Previous,
+    model: Option<Box<dyn OnlineModel>>,
+    standardizer: Standardizer,
+    worker: Option<FitWorker>,
+    phase: LearnPhase,
+    failure: Option<String>,
+    hyper: Option<serde_json::Value>,
+    /// Sample buffers of the fit (at the worker while a fit runs).
+    fit_buffers: Option<FitBuffers>,
+    /// Samples learned by the current model.
+    learned_by_model: usize,
+    refits_done: u32,
+    replay: ReplayBuffer,
+    calibration: Vec<CalibratedBound>,
+    decimation: u32,
+    counts: LearnCounts,
+    // Scratch, one sample.
+    x: Vec<f64>,
+    y: Vec<f64>,
+    noise_var: Vec<f64>,
+    y_std: Vec<f64>,
+    noise_var_std: Vec<f64>,
+    mu: Vec<f64>,
+    var: Vec<f64>,
+    /// A learning sample was formed by the last `observe` (x, y hold it, raw units).
+    sample_formed: bool,
+    /// A reply taken by `wait_for_model`, adopted by the next `poll`.
+    pending: Option<Reply>,
+}
+
+/// Why a learner could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    /// A setting is out of range.
+    #[error("invalid learning parameter `{key}`: {reason}")]
+    Param {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The model could not be created from the given hyperparameters.
+    #[error("creating the model failed: {0}")]
+    Model(String),
+    /// The background thread could not be started.
+    #[error("starting the fit thread failed: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+impl Learner {
+    /// A learner for `robot` (nominal model). With `hyper` (the model config's `"hyper"`
+    /// value, for raw N·m targets) the model is created now; without, hyperparameters are
+    /// fitted on the first `fit_samples` admitted samples by a background thread.
+    pub fn new(
+        robot: &Model,
+        params: LearnParams,
+        hyper: Option<serde_json::Value>,
+        mut factory: ModelFactory,
+    ) -> Result<Self, LearnError> {
+        let nv = robot.nv();
+        let (d, p) = (3 * nv, nv);
+        if params.admit_every == 0 {
+            return Err(LearnError::Param {
+                key: "admit_every",
+                reason: "must be ≥ 1".into(),
+            });
+        }
+        if params.calibration_samples == 0 || params.calibration_samples > 10_000_000 {
+            return Err(LearnError::Param { key: "calibration_samples", reason: "must be in 1..=10000000".into() });
+        }
+        if params.fit_samples > 1_000_000 || params.replay_capacity > 10_000_000 {
+            return Err(LearnError::Param { key: "fit_samples/replay_capacity", reason: "too large (≤ 1e6 / 1e7)".into() });
+        }
+        if params.fit_samples < 2 {
+            return Err(LearnError::Param {
+                key: "fit_samples",
+                reason: "must be ≥ 2".into(),
+            });
+        }
+        let calibration = (0..p)
+            .map(|_| {
+                CalibratedBound::new(params.calibration_samples.max(1), params.calibration_level)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LearnError::Param {
+                key: "calibration_level",
+                reason: e.to_string(),
+            })?;
+        let (model, phase, worker) = match &hyper {
+            Some(h) => (
+                Some(factory(h).map_err(LearnError::Model)?),
+                LearnPhase::Active,
+                None,
+            ),
+            None => (
+                None,
+                LearnPhase::Collecting,
+                Some(FitWorker::spawn(factory)?),
+            ),
+        };
+        let fit_n = params.fit_samples;
+        Ok(Self {
+            nv,
+            accel: AccelEstimator::new(nv, params.accel.clone()),
+            gate: Gate::new(robot.limits(), params.gate.clone()),
+            previous: Previous {
+                valid: false,
+                q: vec![0.0; nv],
+                v: vec![0.0; nv],
+            },
+            model,
+            standardizer: Standardizer::identity(p),
+            worker,
+            phase,
+            failure: None,
+            hyper,
+            fit_buffers: Some(FitBuffers::with_capacity(fit_n.max(params.replay_capacity), d, p)),
+            learned_by_model: 0,
+            refits_done: 0,
+            replay: ReplayBuffer::new(d, p, params.replay_capacity),
+            calibration,
+            decimation: 0,
+            counts: LearnCounts::default(),
+            x: vec![0.0; d],
+            y: vec![0.0; p],
+            noise_var: vec![0.0; p],
+            y_std: vec![0.0; p],
+            noise_var_std: vec![0.0; p],
+            sample_formed: false,
+            pending: None,
+            mu: vec![0.0; p],
+            var: vec![0.0; p],
+            data: Data::new(robot),
+            robot: robot.clone(),
+            params,
+        })
+    }
+
+    /// Learns from one joint-state sample; `tau` is the torque that acted since the previous
+    /// sample. Real-time: no allocation, no waiting.
+    pub fn observe(&mut self, t_secs: f64, q: &[f64], v: &[f64], tau: &[f64]) -> Observation {
+        self.sample_formed = false;
+        let update = self.accel.push(t_secs, v);
+        if update != AccelUpdate::Estimate || !self.previous.valid {
+            if update != AccelUpdate::StaleStamp {
+                self.remember(q, v);
+            }
+            return Observation::NoSample(update);
+        }
+        let observation = self.learn_interval(q, v, tau, t_secs);
+        self.remember(q, v);
+        observation
+    }
+
+    fn remember(&mut self, q: &[f64], v: &[f64]) {
+        self.previous.q.copy_from_slice(q);
+        self.previous.v.copy_from_slice(v);
+        self.previous.valid = q.iter().chain(v).all(|x| x.is_finite());
+    }
+
+    fn learn_interval(&mut self, q: &[f64], v: &[f64], tau: &[f64], t_secs: f64) -> Observation {
+        let nv = self.nv;
+        let a = self.accel.accel();
+        if let Err(rejection) = self.gate.check(
+            &self.previous.q,
+            &self.previous.v,
+            q,
+            v,
+            self.accel.dt_secs(),
+            a,
+            tau,
+        ) {
+            return Observation::Rejected(rejection);
+        }
+        self.decimation += 1;
+        if self.decimation < self.params.admit_every {
+            return Observation::Decimated;
+        }
+        self.decimation = 0;
+        self.x[..nv].copy_from_slice(&self.previous.q);
+        self.x[nv..2 * nv].copy_from_slice(&self.previous.v);
+        self.x[2 * nv..].copy_from_slice(a);
+        let Ok(tau_rbd) = rnea(
+            &self.robot,
+            &mut self.data,
+            &self.previous.q,
+            &self.previous.v,
+            a,
+        ) else {
+            return Observation::Rejected(Rejection::NonFinite);
+        };
+        for j in 0..nv {
+            self.y[j] = tau[j] - tau_rbd[j];
+        }
+        let base = self.params.torque_noise_std_nm.powi(2);
+        self.noise_var.fill(base);
+        if self.params.accel.velocity_noise_std_rad_s > 0.0 {
+            if let Ok(m) = crba(&self.robot, &mut self.data, &self.previous.q) {
+                for (j, var) in self.noise_var.iter_mut().enumerate() {
+                    *var += (m[(j, j)]).powi(2) * self.accel.variance()[j];
+                }
+            }
+        }
+        let sample_t = t_secs - self.accel.dt_secs();
+        self.sample_formed = true;
+        self.replay
+            .push(&self.x, &self.y, &self.noise_var, sample_t);
+        match self.phase {
+            LearnPhase::Collecting => self.collect(sample_t),
+            LearnPhase::Active => self.learn_sample(sample_t),
+            LearnPhase::Fitting | LearnPhase::Failed => Observation::Decimated,
+        }
+    }
+
+    fn collect(&mut self, t_secs: f64) -> Observation {
+        let Some(buffers) = self.fit_buffers.as_mut() else {
+            return Observation::Decimated;
+        };
+        buffers.push(&self.x, &self.y, &self.noise_var, t_secs);
+        if buffers.len() >= self.params.fit_samples {
+            if self.send_fit() {
+                self.phase = LearnPhase::Fitting;
+            } else {
+                self.phase = LearnPhase::Failed;
+                self.failure = Some("the fit thread is not running".to_owned());
+            }
+        }
+        Observation::Collected
+    }
+
+    /// Moves the fit buffers to the worker; false if it is gone.
+    fn send_fit(&mut self) -> bool {
+        let (Some(worker), Some(samples)) = (self.worker.as_ref(), self.fit_buffers.take()) else {
+            return false;
+        };
+        let job = FitJob { samples, d: 3 * self.nv, p: self.nv, max_points: self.params.fit_max_points, sharing: self.params.hyper_sharing };
+        match worker.try_send(Job::Fit(job)) {
+            Ok(()) => true,
+            Err(Job::Fit(job)) => {
+                self.fit_buffers = Some(job.samples);
+                false
+            }
+            Err(Job::Retire(_)) => false,
+        }
+    }
+
+    /// Starts a refit on the replay buffer when due. Real-time: copies into the
+    /// preallocated fit buffers, then hands them over.
+    fn maybe_refit(&mut self) {
+        let due = self.params.refit_after_samples > 0
+            && self.refits_done < self.params.max_refits
+            && self.learned_by_model >= self.params.refit_after_samples
+            && self.worker.is_some();
+        let Some(buffers) = self.fit_buffers.as_mut().filter(|_| due) else {
+            return;
+        };
+        buffers.clear();
+        for s in self.replay.iter() {
+            buffers.push(s.x, s.y, s.noise_var, s.t_secs);
+        }
+        if self.send_fit() {
+            self.refits_done += 1;
+        }
+    }
+
+    /// A fit (first or refit) is running on the background thread.
+    pub fn background_busy(&self) -> bool {
+        self.fit_buffers.is_none() && self.pending.is_none() && self.worker.is_some()
+    }
+
+    fn learn_sample(&mut self, t_secs: f64) -> Observation {
+        let Some(model) = self.model.as_mut() else {
+            return Observation::Decimated;
+        };
+        self.y_std.copy_from_slice(&self.y);
+        self.standardizer.forward_mut(&mut self.y_std);
+        self.noise_var_std.copy_from_slice(&self.noise_var);
+        self.standardizer.forward_var_mut(&mut self.noise_var_std);
+        let start = Instant::now();
+        let predicted = model.predict(&self.x, &mut self.mu, &mut self.var);
+        self.counts.last_learn_predict_micros = start.elapsed().as_secs_f64() * 1e6;
+        if predicted.is_ok() && self.mu.iter().chain(&self.var).all(|v| v.is_finite()) {
+            for (j, cal) in self.calibration.iter_mut().enumerate() {
+                cal.observe(self.y_std[j], self.mu[j], self.var[j].max(0.0).sqrt());
+            }
+        }
+        let start = Instant::now();
+        let updated = model.update(&self.x, &self.y_std, t_secs, &self.noise_var_std);
+        self.counts.last_update_micros = start.elapsed().as_secs_f64() * 1e6;
+        match updated {
+            Ok(()) => {
+                self.counts.learned += 1;
+                self.learned_by_model += 1;
+                self.maybe_refit();
+                Observation::Learned
+            }
+            Err(_) => {
+                self.counts.model_failures += 1;
+                Observation::ModelFailed
+            }
+        }
+    }
+
+    /// Adopts a model the background worker finished, if any. Real-time: no waiting.
+    pub fn poll(&mut self) -> bool {
+        let Some(reply) = self.pending.take().or_else(|| self.worker.as_ref().and_then(FitWorker::try_recv)) else {
+            return false;
+        };
+        match reply {
+            Reply::Ready(outcome, buffers) => {
+                self.fit_buffers = Some(buffers);
+                self.learned_by_model = 0;
+                let outcome = *outcome;
+                self.standardizer = outcome.standardizer;
+                self.hyper = Some(outcome.hyper);
+                self.counts.fit_secs = outcome.fit_secs;
+                if let Some(old) = self.model.replace(outcome.model) {
+                    self.retire(old);
+                }
+                self.phase = LearnPhase::Active;
+                true
+            }
+            Reply::Failed(message, buffers) => {
+                self.fit_buffers = Some(buffers);
+                self.failure = Some(message);
+                // A failed refit leaves the running model in place.
+                if self.model.is_none() {
+                    self.phase = LearnPhase::Failed;
+                }
+                false
+            }
+        }
+    }
+
+    /// While fitting, waits up to `timeout` for the model; the next [`Learner::poll`] adopts
+    /// it. Returns true when a reply is ready. Not real-time: a simulation running faster
+    /// than the wall clock uses it to hold simulated time while the background fit runs.
+    pub fn wait_for_model(&mut self, timeout: std::time::Duration) -> bool {
+        if self.pending.is_some() {
+            return true;
+        }
+        if !self.background_busy() {
+            return false;
+        }
+        self.pending = self.worker.as_ref().and_then(|w| w.recv_timeout(timeout));
+        self.pending.is_some()
+    }
+
+    fn retire(&mut self, model: Box<dyn OnlineModel>) {
+        if let Some(worker) = &self.worker {
+            // If the queue is full the model is dropped here; that only happens when the
+            // worker is busy with several jobs at once.
+            let _ = worker.try_send(Job::Retire(model));
+        }
+    }
+
+    /// Posterior mean (N·m) and latent variance ((N·m)²) of the residual at `x` =
+    /// [q, q̇, q̈]. `Ok(false)` (and zeros) while no model is active. Real-time.
+    pub fn predict(
+        &mut self,
+        x: &[f64],
+        mean: &mut [f64],
+        var: &mut [f64],
+    ) -> Result<bool, ModelError> {
+        let Some(model) = self.model.as_mut() else {
+            mean.fill(0.0);
+            var.fill(0.0);
+            return Ok(false);
+        };
+        model.predict(x, mean, var)?;
+        self.standardizer.inverse_mut(mean, var);
+        Ok(true)
+    }
+
+    /// η_cal = β_cal·σ of joint j, once calibrated (σ in N·m).
+    pub fn calibrated_bound(&self, joint: usize, sigma_nm: f64) -> Option<f64> {
+        let scale = self.standardizer.std()[joint];
+        self.calibration[joint]
+            .eta(sigma_nm / scale)
+            .map(|eta| eta * scale)
+    }
+
+    /// Freezes the calibrated bounds on what was recorded so far (e.g. at half the run).
+    pub fn freeze_calibration(&mut self) {
+        self.calibration
+            .iter_mut()
+            .for_each(CalibratedBound::freeze);
+    }
+
+    /// β_cal per joint once frozen.
+    pub fn beta_cal(&self) -> Vec<Option<f64>> {
+        self.calibration
+            .iter()
+            .map(CalibratedBound::beta_cal)
+            .collect()
+    }
+
+    /// Current phase.
+    pub fn phase(&self) -> LearnPhase {
+        self.phase
+    }
+
+    /// Why fitting or creating the model failed, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// The model's counters, if a model is active.
+    pub fn model_stats(&self) -> Option<ModelStats> {
+        self.model.as_ref().map(|m| m.stats())
+    }
+
+    /// The hyperparameters in use (the model config's `"hyper"` value), once known.
+    pub fn hyper(&self) -> Option<&serde_json::Value> {
+        self.hyper.as_ref()
+    }
+
+    /// Counters.
+    pub fn counts(&self) -> LearnCounts {
+        LearnCounts {
+            gate: self.gate.counts(),
+            ..self.counts
+        }
+    }
+
+    /// The replay buffer (recent admitted samples, raw units).
+    pub fn replay(&self) -> &ReplayBuffer {
+        &self.replay
+    }
+
+    /// The learning sample (x, y in raw units) formed by the last `observe`, if one was
+    /// (it passed the gate and the decimation).
+    pub fn last_sample(&self) -> Option<(&[f64], &[f64])> {
+        self.sample_formed
+            .then_some((self.x.as_slice(), self.y.as_slice()))
+    }
+
+    /// N·m per standardised unit, per output (1 without standardisation).
+    pub fn output_scale(&self) -> &[f64] {
+        self.standardizer.std()
+    }
+
+    /// Input dimension of the model (3·nv).
+    pub fn input_dim(&self) -> usize {
+        3 * self.nv
+    }
+}

@@ -1,0 +1,20 @@
+//! Learning samples from the joint-state stream: q̈ estimation, features x = [q, q̇, q̈],
+//! residual targets y = τ − τ_RBD(x), gating, decimation, a replay buffer, output
+//! standardisation and the background hyperparameter fit.
+//!
+//! Boundary: knows the nominal robot model and the `OnlineModel` contract; nothing of
+//! ROS, plugins' internals or the control law.
+
+mod accel;
+mod fit_worker;
+mod gate;
+mod learner;
+mod replay;
+mod standardize;
+
+pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
+pub use fit_worker::{FitOutcome, HyperSharing, ModelFactory};
+pub use gate::{Gate, GateCounts, GateParams, Rejection};
+pub use learner::{LearnCounts, LearnError, LearnParams, LearnPhase, Learner, Observation};
+pub use replay::{ReplayBuffer, SampleRef};
+pub use standardize::Standardizer;

@@ -1,0 +1,322 @@
+//! [`Plugin`]: one loaded plugin library, checked and described, from which models are
+//! created.
+//!
+//! Opening a library checks, in this order and before reading anything else: the entry
+//! symbol exists, it returns a non-null table, the table's `abi_version` equals
+//! [`ABI_VERSION`], and its `struct_size` covers the version-1 table; then that no function
+//! pointer is null and that the three strings are valid UTF-8. The table is then copied
+//! into host memory, so the only thing the host keeps pointing into the library is code,
+//! kept alive by the `Arc` every [`Plugin`] and [`PluginModel`] holds.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gpn_plugin_api::abi::{ENTRY_SYMBOL_NUL, EntryFn};
+use gpn_plugin_api::{ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TableHeader, status};
+use libloading::Library;
+
+use super::config;
+use super::error::{HostError, Result};
+use super::instance::PluginModel;
+use super::search::{SearchPath, name_of_path};
+
+/// Longest name/version/description accepted from a table, in bytes.
+const MAX_STRING_BYTES: usize = 64 * 1024;
+
+/// Bytes of `last_error` message the host reads.
+const MESSAGE_BYTES: usize = 1024;
+
+/// What a plugin says about itself, plus where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginInfo {
+    /// Model name from the table, e.g. `skygp`.
+    pub name: String,
+    /// Model version from the table.
+    pub version: String,
+    /// One-line description from the table.
+    pub description: String,
+    /// ABI version (always [`ABI_VERSION`] once loaded).
+    pub abi_version: u32,
+    /// The library file.
+    pub path: PathBuf,
+}
+
+/// The library and its checked, copied table: shared by a [`Plugin`] and its models.
+pub(crate) struct Loaded {
+    pub(crate) functions: Functions,
+    pub(crate) info: PluginInfo,
+    // Dropped last (fields drop in order), though nothing above points into it.
+    _library: Library,
+}
+
+/// The table's function pointers, checked non-null.
+#[derive(Clone, Copy)]
+pub(crate) struct Functions {
+    pub(crate) create: gpn_plugin_api::abi::CreateFn,
+    pub(crate) destroy: gpn_plugin_api::abi::DestroyFn,
+    pub(crate) update: gpn_plugin_api::abi::UpdateFn,
+    pub(crate) predict: gpn_plugin_api::abi::PredictFn,
+    pub(crate) stats: gpn_plugin_api::abi::StatsFn,
+    pub(crate) save: gpn_plugin_api::abi::SaveFn,
+    pub(crate) load: gpn_plugin_api::abi::LoadFn,
+    pub(crate) last_error: gpn_plugin_api::abi::LastErrorFn,
+}
+
+impl Loaded {
+    /// The plugin's message for the last failure on this thread, or a placeholder.
+    pub(crate) fn last_error(&self) -> String {
+        let mut buf = [0u8; MESSAGE_BYTES];
+        // SAFETY: `last_error` is the plugin's (checked non-null), the buffer is writable
+        // for its length; the ABI says the plugin writes at most `cap` bytes.
+        let n = unsafe { (self.functions.last_error)(buf.as_mut_ptr(), buf.len()) };
+        let text = String::from_utf8_lossy(&buf[..n.min(buf.len())]).into_owned();
+        if text.is_empty() { "(the plugin gave no message)".to_string() } else { text }
+    }
+
+    /// A [`HostError::Call`] for a failed `function` with status `code`, message from the
+    /// plugin.
+    pub(crate) fn call_error(&self, function: &'static str, code: u32) -> HostError {
+        self.host_error(function, code, self.last_error())
+    }
+
+    /// A [`HostError::Call`] with the host's own message.
+    pub(crate) fn host_error(&self, function: &'static str, code: u32, message: String) -> HostError {
+        HostError::Call {
+            plugin: self.info.name.clone(),
+            function,
+            status: status::name(code),
+            code,
+            message,
+            path: self.info.path.clone(),
+        }
+    }
+}
+
+/// A loaded, checked plugin library. Cheap to clone; the library stays loaded while any
+/// clone or any [`PluginModel`] created from it is alive.
+#[derive(Clone)]
+pub struct Plugin {
+    loaded: Arc<Loaded>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin").field("info", &self.loaded.info).finish()
+    }
+}
+
+impl Plugin {
+    /// Find `name` on `search` and [open](Plugin::open) it.
+    pub fn find(name: &str, search: &SearchPath) -> Result<Plugin> {
+        Plugin::open(search.find(name)?)
+    }
+
+    /// Load the library at `path` and check its table (see the module doc).
+    ///
+    /// Loading runs the library's initialisers: only open files you trust as much as the
+    /// node's own code. Symbols are bound at load time (`RTLD_NOW`) so that a missing one
+    /// fails here rather than inside the first call from the control thread.
+    pub fn open(path: impl AsRef<Path>) -> Result<Plugin> {
+        // A path with a separator, so the loader does not search its own directories.
+        let path = std::path::absolute(path.as_ref()).unwrap_or_else(|_| path.as_ref().to_path_buf());
+        let file_name = name_of_path(&path);
+        let library = load_library(&path).map_err(|source| HostError::Load {
+            name: file_name.clone(),
+            source,
+            path: path.clone(),
+        })?;
+        // SAFETY: `EntryFn` is the signature the ABI fixes for this symbol; a library that
+        // exports the name with another type breaks the ABI and cannot be detected.
+        let entry = unsafe { library.get::<EntryFn>(ENTRY_SYMBOL_NUL) }.map_err(|_| HostError::NotAPlugin {
+            name: file_name.clone(),
+            symbol: ENTRY_SYMBOL,
+            path: path.clone(),
+        })?;
+        // SAFETY: calling the plugin's entry point, per the ABI: no arguments, returns a
+        // pointer to a static table (or null).
+        let table_ptr = unsafe { entry() };
+        if table_ptr.is_null() {
+            return Err(HostError::NullTable { name: file_name, path });
+        }
+        if !table_ptr.is_aligned() {
+            return Err(HostError::BadString {
+                name: file_name,
+                field: "table",
+                reason: "the table pointer is misaligned".into(),
+                path,
+            });
+        }
+        // SAFETY: non-null and aligned for `PluginTable`, hence for its `TableHeader`
+        // prefix (same first two fields, smaller alignment); every ABI version starts with
+        // these 8 bytes, so reading them is valid whatever version the plugin has.
+        let header = unsafe { table_ptr.cast::<TableHeader>().read() };
+        check_header(header, &file_name, &path)?;
+        // SAFETY: the plugin declares ABI version 1 and at least `TABLE_SIZE` bytes, so a
+        // whole version-1 table is readable at the pointer. Every bit pattern is valid for
+        // its fields (integers, raw pointers, nullable function pointers).
+        let table = unsafe { table_ptr.read() };
+        let name = read_string(table.name, "name", &file_name, &path)?;
+        let functions = functions_of(&table, &name, &path)?;
+        let info = PluginInfo {
+            version: read_string(table.version, "version", &name, &path)?,
+            description: read_string(table.description, "description", &name, &path)?,
+            name,
+            abi_version: header.abi_version,
+            path,
+        };
+        Ok(Plugin { loaded: Arc::new(Loaded { functions, info, _library: library }) })
+    }
+
+    /// What the plugin says about itself.
+    pub fn info(&self) -> &PluginInfo {
+        &self.loaded.info
+    }
+
+    /// Models created from this library that are still alive, plus clones of this
+    /// `Plugin` other than `self` (the library unloads when this reaches 0 and `self` drops).
+    pub fn other_handles(&self) -> usize {
+        Arc::strong_count(&self.loaded) - 1
+    }
+
+    /// Create a model from YAML or JSON configuration text (empty means `{}`).
+    pub fn create(&self, config_text: &str, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+        let json = config::to_json_text(config_text).map_err(|reason| self.config_error(reason))?;
+        self.create_json_text(&json, input_dim, output_dim)
+    }
+
+    /// Create a model from a JSON value.
+    pub fn create_json(&self, config: &serde_json::Value, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+        let json = serde_json::to_string(config).map_err(|e| self.config_error(e.to_string()))?;
+        self.create_json_text(&json, input_dim, output_dim)
+    }
+
+    fn config_error(&self, reason: String) -> HostError {
+        HostError::Config { plugin: self.loaded.info.name.clone(), reason, path: self.loaded.info.path.clone() }
+    }
+
+    fn create_json_text(&self, json: &str, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+        let loaded = &self.loaded;
+        if input_dim == 0 || output_dim == 0 {
+            return Err(HostError::Dimensions {
+                plugin: loaded.info.name.clone(),
+                input_dim,
+                output_dim,
+                path: loaded.info.path.clone(),
+            });
+        }
+        let mut handle: *mut ModelHandle = std::ptr::null_mut();
+        // SAFETY: `create` is the plugin's (checked non-null); the config is a valid UTF-8
+        // buffer of the given length and `handle` a writable out pointer, as the ABI asks.
+        let code = unsafe { (loaded.functions.create)(json.as_ptr(), json.len(), input_dim, output_dim, &mut handle) };
+        if code != status::OK {
+            let err = loaded.call_error("create", code);
+            if !handle.is_null() {
+                // SAFETY: the plugin broke the contract by returning a model with an error;
+                // it is still its model, so hand it back for destruction rather than leak.
+                unsafe { (loaded.functions.destroy)(handle) };
+            }
+            return Err(err);
+        }
+        let Some(handle) = std::ptr::NonNull::new(handle) else {
+            return Err(loaded.host_error("create", status::INTERNAL, "returned OK but no model".into()));
+        };
+        // SAFETY: `handle` was just created by this library's `create` with these dims.
+        Ok(unsafe { PluginModel::from_raw(Arc::clone(loaded), handle, input_dim, output_dim) })
+    }
+}
+
+#[cfg(unix)]
+fn load_library(path: &Path) -> std::result::Result<Library, libloading::Error> {
+    use libloading::os::unix::{Library as UnixLibrary, RTLD_LOCAL, RTLD_NOW};
+    // SAFETY: loading runs the library's initialisers; opening a plugin means trusting its
+    // code (see `Plugin::open`). RTLD_LOCAL keeps its symbols out of other plugins' way.
+    unsafe { UnixLibrary::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map(Library::from)
+}
+
+#[cfg(not(unix))]
+fn load_library(path: &Path) -> std::result::Result<Library, libloading::Error> {
+    // SAFETY: as above: loading a plugin means trusting its initialisers.
+    unsafe { Library::new(path) }
+}
+
+/// Check the header fields, the first thing read from a table.
+pub(crate) fn check_header(header: TableHeader, name: &str, path: &Path) -> Result<()> {
+    if header.abi_version != ABI_VERSION {
+        return Err(HostError::AbiMismatch {
+            name: name.to_string(),
+            expected: ABI_VERSION,
+            found: header.abi_version,
+            path: path.to_path_buf(),
+        });
+    }
+    if header.struct_size < TABLE_SIZE {
+        return Err(HostError::TableTooSmall {
+            name: name.to_string(),
+            abi_version: ABI_VERSION,
+            expected: TABLE_SIZE,
+            found: header.struct_size,
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+fn read_string(s: StrRef, field: &'static str, name: &str, path: &Path) -> Result<String> {
+    let bad = |reason: String| HostError::BadString { name: name.to_string(), field, reason, path: path.to_path_buf() };
+    if s.len == 0 {
+        return Ok(String::new());
+    }
+    if s.ptr.is_null() {
+        return Err(bad(format!("null pointer with length {}", s.len)));
+    }
+    if s.len > MAX_STRING_BYTES {
+        return Err(bad(format!("length {} exceeds {MAX_STRING_BYTES} bytes", s.len)));
+    }
+    // SAFETY: the ABI makes `ptr` point to `len` bytes that live as long as the library,
+    // which is loaded for the duration of this call; they are copied out immediately.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
+    std::str::from_utf8(bytes).map(str::to_owned).map_err(|e| bad(format!("not UTF-8: {e}")))
+}
+
+fn functions_of(table: &PluginTable, name: &str, path: &Path) -> Result<Functions> {
+    let missing = |function| HostError::MissingFunction { name: name.to_string(), function, path: path.to_path_buf() };
+    Ok(Functions {
+        create: table.create.ok_or_else(|| missing("create"))?,
+        destroy: table.destroy.ok_or_else(|| missing("destroy"))?,
+        update: table.update.ok_or_else(|| missing("update"))?,
+        predict: table.predict.ok_or_else(|| missing("predict"))?,
+        stats: table.stats.ok_or_else(|| missing("stats"))?,
+        save: table.save.ok_or_else(|| missing("save"))?,
+        load: table.load.ok_or_else(|| missing("load"))?,
+        last_error: table.last_error.ok_or_else(|| missing("last_error"))?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_check_refuses_other_versions_and_short_tables() {
+        let path = Path::new("/p/libx.so");
+        assert!(check_header(TableHeader { abi_version: ABI_VERSION, struct_size: TABLE_SIZE }, "x", path).is_ok());
+        // A longer table (a later minor addition at the end) is fine.
+        assert!(check_header(TableHeader { abi_version: ABI_VERSION, struct_size: TABLE_SIZE + 8 }, "x", path).is_ok());
+        let err = check_header(TableHeader { abi_version: 2, struct_size: TABLE_SIZE }, "x", path);
+        assert!(matches!(err, Err(HostError::AbiMismatch { expected: 1, found: 2, .. })));
+        let err = check_header(TableHeader { abi_version: ABI_VERSION, struct_size: 8 }, "x", path);
+        assert!(matches!(err, Err(HostError::TableTooSmall { found: 8, .. })));
+    }
+
+    #[test]
+    fn strings_are_checked() {
+        let path = Path::new("/p/libx.so");
+        assert_eq!(read_string(StrRef::from_static("héllo"), "name", "x", path).ok().as_deref(), Some("héllo"));
+        assert_eq!(read_string(StrRef::EMPTY, "name", "x", path).ok().as_deref(), Some(""));
+        let null = StrRef { ptr: std::ptr::null(), len: 3 };
+        assert!(matches!(read_string(null, "name", "x", path), Err(HostError::BadString { .. })));
+        static BAD: [u8; 2] = [0xff, 0xfe];
+        let bad = StrRef { ptr: BAD.as_ptr(), len: 2 };
+        assert!(matches!(read_string(bad, "version", "x", path), Err(HostError::BadString { field: "version", .. })));
+    }
+}

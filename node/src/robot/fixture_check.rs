@@ -1,0 +1,331 @@
+//! Agreement test of the engine against reference values (Pinocchio fixtures, format in the
+//! shared `fixtures/dynamics/README.md`), used by `gp-node dynamics check` and the tests.
+//!
+//! Joints are matched by name: the fixture may order them differently from the engine. For
+//! each sample the engine computes τ = RNEA(q, q̇, q̈), M(q) (CRBA), g(q), C(q, q̇)q̇ + g(q) and
+//! q̈ = ABA(q, q̇, τ_aba) with the fixture's gravity. A quantity agrees when
+//! `max |engine − reference| ≤ 1e-8 · max(1, max |reference|)` over all samples (an absolute
+//! floor, since many entries are exactly zero). NaN never agrees.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use nalgebra::Vector3;
+use serde::Deserialize;
+
+use super::data::Data;
+use super::error::{Result, RobotError};
+use super::model::Model;
+use super::{aba, crba, gravity, nonlinear_effects, rnea};
+
+/// Relative tolerance of the agreement test.
+pub const RELATIVE_TOLERANCE: f64 = 1e-8;
+
+/// A reference fixture: joint names, gravity and samples.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Fixture {
+    /// Robot name (informational).
+    #[serde(default)]
+    pub robot: String,
+    /// Movable joints, in the order of every vector of the samples.
+    pub joints: Vec<String>,
+    /// Gravity (m/s², world frame); (0, 0, −9.81) when absent.
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Number of degrees of freedom, if given (must equal `joints.len()`).
+    #[serde(default)]
+    pub nv: Option<usize>,
+    /// The reference samples.
+    pub samples: Vec<FixtureSample>,
+    /// Where the fixture came from (for error messages).
+    #[serde(skip)]
+    pub source_name: String,
+}
+
+/// One reference sample; every vector is in [`Fixture::joints`] order.
+#[derive(Clone, Debug, Deserialize)]
+pub struct FixtureSample {
+    /// Joint positions (rad or m).
+    pub q: Vec<f64>,
+    /// Joint velocities.
+    pub v: Vec<f64>,
+    /// Joint accelerations.
+    pub a: Vec<f64>,
+    /// Inverse dynamics τ = M a + C v + g.
+    pub tau_rnea: Vec<f64>,
+    /// Joint-space inertia matrix, rows.
+    #[serde(rename = "M")]
+    pub m: Vec<Vec<f64>>,
+    /// g(q).
+    pub gravity: Vec<f64>,
+    /// C(q, v) v + g(q).
+    pub nonlinear: Vec<f64>,
+    /// Torques for the forward-dynamics check.
+    pub tau_aba: Vec<f64>,
+    /// q̈ = FD(q, v, tau_aba).
+    pub ddq_aba: Vec<f64>,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -9.81]
+}
+
+impl Fixture {
+    /// Reads a fixture JSON file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Fixture> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|error| RobotError::Io {
+            what: "dynamics fixture",
+            error,
+            path: path.to_path_buf(),
+        })?;
+        Fixture::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Parses fixture JSON; `source_name` names it in errors.
+    pub fn from_json_str(text: &str, source_name: &str) -> Result<Fixture> {
+        let mut fixture: Fixture = serde_json::from_str(text).map_err(|e| RobotError::Fixture {
+            element: format!("JSON line {} column {}", e.line(), e.column()),
+            message: e.to_string(),
+            file: source_name.to_owned(),
+        })?;
+        fixture.source_name = source_name.to_owned();
+        Ok(fixture)
+    }
+}
+
+/// The agreement of one quantity over all samples.
+#[derive(Clone, Debug)]
+pub struct QuantityCheck {
+    /// Fixture key: `tau_rnea`, `M`, `gravity`, `nonlinear` or `ddq_aba`.
+    pub name: &'static str,
+    /// Largest |engine − reference| over all samples and entries (NaN if any entry is NaN).
+    pub max_abs_diff: f64,
+    /// Largest |reference|.
+    pub max_abs_ref: f64,
+    /// `1e-8 · max(1, max_abs_ref)`.
+    pub tolerance: f64,
+    /// `max_abs_diff ≤ tolerance`.
+    pub passed: bool,
+    /// Sample index of the largest difference.
+    pub worst_sample: usize,
+    /// Where in that sample, e.g. `panda_joint4` or `panda_joint2,panda_joint4`.
+    pub worst_entry: String,
+}
+
+/// The result of [`check_fixture`].
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    /// The fixture's robot name.
+    pub robot: String,
+    /// Degrees of freedom compared.
+    pub nv: usize,
+    /// Samples compared.
+    pub n_samples: usize,
+    /// One entry per quantity, in the order tau_rnea, M, gravity, nonlinear, ddq_aba.
+    pub quantities: Vec<QuantityCheck>,
+}
+
+impl CheckReport {
+    /// Whether every quantity agrees.
+    pub fn passed(&self) -> bool {
+        self.quantities.iter().all(|q| q.passed)
+    }
+}
+
+struct Accumulator {
+    check: QuantityCheck,
+}
+
+impl Accumulator {
+    fn new(name: &'static str) -> Self {
+        Self {
+            check: QuantityCheck {
+                name,
+                max_abs_diff: 0.0,
+                max_abs_ref: 0.0,
+                tolerance: 0.0,
+                passed: false,
+                worst_sample: 0,
+                worst_entry: String::new(),
+            },
+        }
+    }
+
+    fn add(&mut self, sample: usize, engine: f64, reference: f64, entry: impl FnOnce() -> String) {
+        let c = &mut self.check;
+        let diff = (engine - reference).abs();
+        if c.max_abs_diff.is_nan() {
+            return;
+        }
+        if diff.is_nan() || diff > c.max_abs_diff {
+            c.max_abs_diff = diff;
+            c.worst_sample = sample;
+            c.worst_entry = entry();
+        }
+        if reference.abs() > c.max_abs_ref || reference.is_nan() {
+            c.max_abs_ref = reference.abs();
+        }
+    }
+
+    fn finish(mut self) -> QuantityCheck {
+        let c = &mut self.check;
+        c.tolerance = RELATIVE_TOLERANCE * c.max_abs_ref.max(1.0);
+        c.passed = c.max_abs_diff <= c.tolerance && !c.max_abs_ref.is_nan();
+        self.check
+    }
+}
+
+/// Compares the engine with every sample of `fixture`, joints matched by name, with the
+/// fixture's gravity.
+///
+/// Errors: the fixture's joint names are not exactly the model's movable joints (the error
+/// lists the joints missing on each side), duplicate names, wrong vector lengths, no samples.
+pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
+    let file = fixture.source_name.as_str();
+    let fixture_error = |element: String, message: String| RobotError::Fixture {
+        element,
+        message,
+        file: file.to_owned(),
+    };
+    let n = fixture.joints.len();
+    if let Some(nv) = fixture.nv.filter(|&nv| nv != n) {
+        return Err(fixture_error(
+            "nv".into(),
+            format!("nv = {nv} but {n} joints are listed"),
+        ));
+    }
+    let mut seen = HashSet::new();
+    if let Some(dup) = fixture.joints.iter().find(|j| !seen.insert(j.as_str())) {
+        return Err(fixture_error(
+            "joints".into(),
+            format!("joint '{dup}' is listed twice"),
+        ));
+    }
+    let missing_in_urdf: Vec<String> = fixture
+        .joints
+        .iter()
+        .filter(|j| model.joint_index(j).is_none())
+        .cloned()
+        .collect();
+    let missing_in_fixture: Vec<String> = model
+        .joint_names()
+        .iter()
+        .filter(|j| !seen.contains(j.as_str()))
+        .cloned()
+        .collect();
+    if !missing_in_urdf.is_empty() || !missing_in_fixture.is_empty() {
+        return Err(RobotError::FixtureJoints {
+            missing_in_urdf,
+            missing_in_fixture,
+            urdf: model.source_name().to_owned(),
+            file: file.to_owned(),
+        });
+    }
+    // perm[k]: the engine index of fixture joint k.
+    let perm: Vec<usize> = fixture
+        .joints
+        .iter()
+        .filter_map(|j| model.joint_index(j))
+        .collect();
+    if fixture.samples.is_empty() {
+        return Err(fixture_error("samples".into(), "no samples".into()));
+    }
+    let mut model = model.clone();
+    model
+        .set_gravity(Vector3::from(fixture.gravity))
+        .map_err(|e| fixture_error("gravity".into(), e.to_string()))?;
+
+    let mut data = Data::new(&model);
+    let mut tau = Accumulator::new("tau_rnea");
+    let mut mass = Accumulator::new("M");
+    let mut grav = Accumulator::new("gravity");
+    let mut nle = Accumulator::new("nonlinear");
+    let mut ddq = Accumulator::new("ddq_aba");
+    let to_engine = |values: &[f64]| {
+        let mut out = vec![0.0; n];
+        for (k, &x) in values.iter().enumerate() {
+            out[perm[k]] = x;
+        }
+        out
+    };
+    for (s, sample) in fixture.samples.iter().enumerate() {
+        let vectors: [(&str, &Vec<f64>); 8] = [
+            ("q", &sample.q),
+            ("v", &sample.v),
+            ("a", &sample.a),
+            ("tau_rnea", &sample.tau_rnea),
+            ("gravity", &sample.gravity),
+            ("nonlinear", &sample.nonlinear),
+            ("tau_aba", &sample.tau_aba),
+            ("ddq_aba", &sample.ddq_aba),
+        ];
+        for (key, values) in vectors {
+            if values.len() != n {
+                return Err(fixture_error(
+                    format!("samples[{s}].{key}"),
+                    format!(
+                        "expected {n} entries (one per joint), found {}",
+                        values.len()
+                    ),
+                ));
+            }
+        }
+        if sample.m.len() != n {
+            return Err(fixture_error(
+                format!("samples[{s}].M"),
+                format!("expected {n} rows, found {}", sample.m.len()),
+            ));
+        }
+        if let Some((r, row)) = sample.m.iter().enumerate().find(|(_, row)| row.len() != n) {
+            return Err(fixture_error(
+                format!("samples[{s}].M row {r}"),
+                format!("expected {n} entries, found {}", row.len()),
+            ));
+        }
+        let (q, v, a, tau_aba) = (
+            to_engine(&sample.q),
+            to_engine(&sample.v),
+            to_engine(&sample.a),
+            to_engine(&sample.tau_aba),
+        );
+        let name = |k: usize| fixture.joints[k].clone();
+
+        let out = rnea(&model, &mut data, &q, &v, &a)?;
+        for k in 0..n {
+            tau.add(s, out[perm[k]], sample.tau_rnea[k], || name(k));
+        }
+        let m = crba(&model, &mut data, &q)?;
+        for k in 0..n {
+            for l in 0..n {
+                mass.add(s, m[(perm[k], perm[l])], sample.m[k][l], || {
+                    format!("{},{}", name(k), name(l))
+                });
+            }
+        }
+        let out = gravity(&model, &mut data, &q)?;
+        for k in 0..n {
+            grav.add(s, out[perm[k]], sample.gravity[k], || name(k));
+        }
+        let out = nonlinear_effects(&model, &mut data, &q, &v)?;
+        for k in 0..n {
+            nle.add(s, out[perm[k]], sample.nonlinear[k], || name(k));
+        }
+        let out = aba(&model, &mut data, &q, &v, &tau_aba)?;
+        for k in 0..n {
+            ddq.add(s, out[perm[k]], sample.ddq_aba[k], || name(k));
+        }
+    }
+    Ok(CheckReport {
+        robot: fixture.robot.clone(),
+        nv: n,
+        n_samples: fixture.samples.len(),
+        quantities: vec![
+            tau.finish(),
+            mass.finish(),
+            grav.finish(),
+            nle.finish(),
+            ddq.finish(),
+        ],
+    })
+}

@@ -1,0 +1,413 @@
+//! URDF → [`Model`]: parse with `urdf-rs`, check the description is a tree, merge links
+//! welded by fixed joints into their parent body, and order the bodies topologically.
+//!
+//! What is read:
+//! - `<link>`: `name` and `<inertial>` (`<origin xyz rpy>` of the centre-of-mass frame,
+//!   `<mass value>`, `<inertia ixx ixy ixz iyy iyz izz>` about the centre of mass in that
+//!   rotated frame). A link without `<inertial>` is massless.
+//! - `<joint>`: `name`, `type` (revolute, continuous, prismatic, fixed), `<parent link>`,
+//!   `<child link>`, `<origin xyz rpy>` (rotation `Rz(y)·Ry(p)·Rx(r)`), `<axis xyz>`
+//!   (normalised; default `1 0 0`), and `<limit lower upper velocity effort>`, which is
+//!   stored in [`Model::limits`](super::Model::limits) but does not change the dynamics.
+//!
+//! Fixed joints merge their child link into the parent's body: frames are composed and the
+//! inertia is moved into the body frame and added (Featherstone 2008 §2.13 and §4.2). Links
+//! welded to the root are fixed to the world and carry no dynamics. Bodies are numbered in
+//! depth-first order from the root, children in file order, so `parent(i) < i`.
+//!
+//! Ignored (no effect on the model): `<visual>`, `<collision>` and their geometry (mesh files
+//! are never opened), `<material>`, `<dynamics>` (damping, friction), `<mimic>` (every
+//! movable joint is an independent coordinate), `<safety_controller>`, `<calibration>`, the
+//! URDF 1.2 `<limit>` attributes `acceleration`, `deceleration` and `jerk`, and any other
+//! element (`<transmission>`, `<gazebo>`, ...).
+//!
+//! Rejected with an error naming the element: floating, planar and spherical joints (the root
+//! is fixed to the world), unknown joint types, joints whose parent or child link is missing,
+//! links with two parents, cycles, several root links, duplicate names, zero-length axes,
+//! non-finite numbers, negative mass, zero mass with a non-zero inertia tensor, a
+//! non-positive-definite inertia tensor or one that violates the triangle inequality, and a
+//! movable joint whose moving links are all massless (its column of M would be zero).
+
+use std::collections::HashMap;
+
+use nalgebra::Matrix3;
+use urdf_rs::{Joint, JointType as UrdfJointType, Link, Robot};
+
+use super::error::{Result, RobotError};
+use super::model::{
+    Body, BodyRef, DEFAULT_GRAVITY_MPS2, InertiaCheck, JointLimits, JointType, LinkFrame, Model,
+    check_inertia_tensor,
+};
+use super::spatial::{RigidInertia, Transform, rotation_from_rpy};
+
+/// Parses URDF text and builds the model; `file` names the source in errors.
+pub(crate) fn model_from_urdf_str(xml: &str, file: &str) -> Result<Model> {
+    let robot = urdf_rs::read_from_string(xml)
+        .map_err(|e| super::urdf_diagnose::explain(xml, file, &e.to_string()))?;
+    // urdf-rs accepts any root element name.
+    match super::urdf_diagnose::root_element_name(xml) {
+        Some("robot") => build_model(&robot, file),
+        other => Err(RobotError::InvalidElement {
+            element: format!("<{}>", other.unwrap_or("")),
+            message: "the root element must be <robot>".into(),
+            file: file.to_owned(),
+        }),
+    }
+}
+
+fn build_model(robot: &Robot, file: &str) -> Result<Model> {
+    let links = &robot.links;
+    let joints = &robot.joints;
+    if links.is_empty() {
+        return Err(RobotError::NoLinks {
+            file: file.to_owned(),
+        });
+    }
+    let mut link_index: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+    for (k, link) in links.iter().enumerate() {
+        if link_index.insert(link.name.as_str(), k).is_some() {
+            return Err(RobotError::DuplicateName {
+                element: "link",
+                name: link.name.clone(),
+                file: file.to_owned(),
+            });
+        }
+    }
+    let mut joint_names_seen: HashMap<&str, usize> = HashMap::with_capacity(joints.len());
+    for (j, joint) in joints.iter().enumerate() {
+        if joint_names_seen.insert(joint.name.as_str(), j).is_some() {
+            return Err(RobotError::DuplicateName {
+                element: "joint",
+                name: joint.name.clone(),
+                file: file.to_owned(),
+            });
+        }
+    }
+    let link_inertias = links
+        .iter()
+        .map(|link| link_inertia(link, file))
+        .collect::<Result<Vec<_>>>()?;
+
+    // Tree structure: the joint above each link, the joints below it, and the links' parents.
+    let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
+    let mut child_joints: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
+    let mut joint_links: Vec<(usize, usize)> = Vec::with_capacity(joints.len());
+    for (j, joint) in joints.iter().enumerate() {
+        let lookup = |role: &'static str, name: &str| {
+            link_index
+                .get(name)
+                .copied()
+                .ok_or_else(|| RobotError::MissingLink {
+                    joint: joint.name.clone(),
+                    role,
+                    link: name.to_owned(),
+                    file: file.to_owned(),
+                })
+        };
+        let parent = lookup("parent", &joint.parent.link)?;
+        let child = lookup("child", &joint.child.link)?;
+        if let Some(first) = parent_joint[child] {
+            return Err(RobotError::TwoParents {
+                link: links[child].name.clone(),
+                first_joint: joints[first].name.clone(),
+                second_joint: joint.name.clone(),
+                file: file.to_owned(),
+            });
+        }
+        parent_joint[child] = Some(j);
+        child_joints[parent].push(j);
+        joint_links.push((parent, child));
+    }
+    let roots: Vec<usize> = (0..links.len())
+        .filter(|&k| parent_joint[k].is_none())
+        .collect();
+    let root = match roots.as_slice() {
+        [] => return Err(cycle_error(0, links, &parent_joint, &joint_links, file)),
+        [root] => *root,
+        _ => {
+            return Err(RobotError::MultipleRoots {
+                roots: roots.iter().map(|&k| links[k].name.clone()).collect(),
+                file: file.to_owned(),
+            });
+        }
+    };
+
+    // Depth-first from the root, joints in file order: bodies come out topologically sorted.
+    let mut frames: Vec<Option<LinkFrame>> = vec![None; links.len()];
+    frames[root] = Some(LinkFrame {
+        body: BodyRef::World,
+        body_from_link: Transform::IDENTITY,
+    });
+    let mut bodies: Vec<Body> = Vec::new();
+    let mut joint_names: Vec<String> = Vec::new();
+    let mut limits: Vec<JointLimits> = Vec::new();
+    let mut stack: Vec<usize> = child_joints[root].iter().rev().copied().collect();
+    while let Some(j) = stack.pop() {
+        let joint = &joints[j];
+        let (parent, child) = joint_links[j];
+        let Some(parent_frame) = frames[parent] else {
+            // Unreachable: a joint is pushed only after its parent link got its frame.
+            return Err(cycle_error(
+                parent,
+                links,
+                &parent_joint,
+                &joint_links,
+                file,
+            ));
+        };
+        let origin = joint_origin(joint, file)?;
+        let body_from_joint = parent_frame.body_from_link * origin;
+        let child_frame = match joint.joint_type {
+            UrdfJointType::Fixed => LinkFrame {
+                body: parent_frame.body,
+                body_from_link: body_from_joint,
+            },
+            UrdfJointType::Revolute | UrdfJointType::Continuous | UrdfJointType::Prismatic => {
+                let joint_type = match joint.joint_type {
+                    UrdfJointType::Revolute => JointType::Revolute,
+                    UrdfJointType::Continuous => JointType::Continuous,
+                    _ => JointType::Prismatic,
+                };
+                let index = bodies.len();
+                bodies.push(Body {
+                    parent: match parent_frame.body {
+                        BodyRef::World => None,
+                        BodyRef::Body(p) => Some(p),
+                    },
+                    joint_type,
+                    axis: joint_axis(joint, file)?,
+                    parent_from_joint: body_from_joint,
+                    inertia: RigidInertia::ZERO,
+                    link_name: links[child].name.clone(),
+                });
+                joint_names.push(joint.name.clone());
+                limits.push(joint_limits(joint, joint_type, file)?);
+                LinkFrame {
+                    body: BodyRef::Body(index),
+                    body_from_link: Transform::IDENTITY,
+                }
+            }
+            UrdfJointType::Floating | UrdfJointType::Planar | UrdfJointType::Spherical => {
+                return Err(RobotError::UnsupportedJoint {
+                    joint: joint.name.clone(),
+                    joint_type: format!("{:?}", joint.joint_type).to_lowercase(),
+                    file: file.to_owned(),
+                });
+            }
+        };
+        frames[child] = Some(child_frame);
+        stack.extend(child_joints[child].iter().rev());
+    }
+
+    // Every link now has a frame unless it sits on a loop unreachable from the root.
+    let mut link_frames: HashMap<String, LinkFrame> = HashMap::with_capacity(links.len());
+    for (k, link) in links.iter().enumerate() {
+        let Some(frame) = frames[k] else {
+            return Err(cycle_error(k, links, &parent_joint, &joint_links, file));
+        };
+        if let BodyRef::Body(i) = frame.body {
+            bodies[i].inertia += frame.body_from_link.apply_rigid_inertia(&link_inertias[k]);
+        }
+        link_frames.insert(link.name.clone(), frame);
+    }
+
+    // A joint that moves no mass makes M singular.
+    let mut subtree_mass: Vec<f64> = bodies.iter().map(|b| b.inertia.mass).collect();
+    for i in (0..bodies.len()).rev() {
+        if subtree_mass[i] <= 0.0 {
+            return Err(RobotError::MasslessSubtree {
+                joint: joint_names[i].clone(),
+                child_link: bodies[i].link_name.clone(),
+                file: file.to_owned(),
+            });
+        }
+        if let Some(p) = bodies[i].parent {
+            subtree_mass[p] += subtree_mass[i];
+        }
+    }
+
+    let nv = bodies.len();
+    Ok(Model {
+        name: robot.name.clone(),
+        file: file.to_owned(),
+        joint_index: joint_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect(),
+        joint_names,
+        bodies,
+        limits,
+        armature: vec![0.0; nv],
+        gravity: DEFAULT_GRAVITY_MPS2,
+        link_names: links.iter().map(|l| l.name.clone()).collect(),
+        links: link_frames,
+    })
+}
+
+/// The error for a loop through link `start`: walks up the parent joints until a link
+/// repeats and lists the loop from parent to child.
+fn cycle_error(
+    start: usize,
+    links: &[Link],
+    parent_joint: &[Option<usize>],
+    joint_links: &[(usize, usize)],
+    file: &str,
+) -> RobotError {
+    let mut path = vec![start];
+    let mut current = start;
+    for _ in 0..=links.len() {
+        let Some(j) = parent_joint[current] else {
+            break;
+        };
+        current = joint_links[j].0;
+        if let Some(pos) = path.iter().position(|&k| k == current) {
+            path.drain(..pos);
+            break;
+        }
+        path.push(current);
+    }
+    path.reverse();
+    let mut names: Vec<String> = path.iter().map(|&k| links[k].name.clone()).collect();
+    if let Some(first) = names.first().cloned() {
+        names.push(first);
+    }
+    RobotError::Cycle {
+        links: names,
+        file: file.to_owned(),
+    }
+}
+
+fn finite3(
+    v: &[f64; 3],
+    element: impl FnOnce() -> String,
+    attribute: &'static str,
+    file: &str,
+) -> Result<()> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(RobotError::NonFinite {
+            element: element(),
+            attribute,
+            file: file.to_owned(),
+        })
+    }
+}
+
+fn joint_origin(joint: &Joint, file: &str) -> Result<Transform> {
+    let element = || format!("joint '{}' <origin>", joint.name);
+    finite3(&joint.origin.xyz, element, "xyz", file)?;
+    finite3(&joint.origin.rpy, element, "rpy", file)?;
+    Ok(Transform::from_xyz_rpy(
+        *joint.origin.xyz,
+        *joint.origin.rpy,
+    ))
+}
+
+fn joint_axis(joint: &Joint, file: &str) -> Result<nalgebra::Vector3<f64>> {
+    let axis = *joint.axis.xyz;
+    finite3(
+        &axis,
+        || format!("joint '{}' <axis>", joint.name),
+        "xyz",
+        file,
+    )?;
+    let v = nalgebra::Vector3::from(axis);
+    let norm = v.norm();
+    if norm > 0.0 {
+        Ok(v / norm)
+    } else {
+        Err(RobotError::ZeroAxis {
+            joint: joint.name.clone(),
+            axis,
+            file: file.to_owned(),
+        })
+    }
+}
+
+fn joint_limits(joint: &Joint, joint_type: JointType, file: &str) -> Result<JointLimits> {
+    let l = &joint.limit;
+    for (value, attribute) in [
+        (l.lower, "lower"),
+        (l.upper, "upper"),
+        (l.velocity, "velocity"),
+        (l.effort, "effort"),
+    ] {
+        if value.is_nan() {
+            return Err(RobotError::NonFinite {
+                element: format!("joint '{}' <limit>", joint.name),
+                attribute,
+                file: file.to_owned(),
+            });
+        }
+    }
+    let none_if_not_positive = |x: f64| if x > 0.0 { x } else { f64::INFINITY };
+    let (position_lower, position_upper) = match joint_type {
+        JointType::Continuous => (f64::NEG_INFINITY, f64::INFINITY),
+        JointType::Revolute | JointType::Prismatic => (l.lower, l.upper),
+    };
+    Ok(JointLimits {
+        position_lower,
+        position_upper,
+        velocity: none_if_not_positive(l.velocity),
+        effort: none_if_not_positive(l.effort),
+    })
+}
+
+/// A link's inertia in the link frame, after checking it is physical.
+fn link_inertia(link: &Link, file: &str) -> Result<RigidInertia> {
+    let inertial = &link.inertial;
+    let origin = || format!("link '{}' <inertial><origin>", link.name);
+    finite3(&inertial.origin.xyz, origin, "xyz", file)?;
+    finite3(&inertial.origin.rpy, origin, "rpy", file)?;
+    let i = &inertial.inertia;
+    let tensor = Matrix3::new(
+        i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
+    );
+    let mass_kg = inertial.mass.value;
+    if !mass_kg.is_finite() {
+        return Err(RobotError::NonFinite {
+            element: format!("link '{}' <inertial><mass>", link.name),
+            attribute: "value",
+            file: file.to_owned(),
+        });
+    }
+    if !tensor.iter().all(|x| x.is_finite()) {
+        return Err(RobotError::NonFinite {
+            element: format!("link '{}' <inertial><inertia>", link.name),
+            attribute: "ixx..izz",
+            file: file.to_owned(),
+        });
+    }
+    let invalid_mass = |reason| RobotError::InvalidMass {
+        link: link.name.clone(),
+        mass_kg,
+        reason,
+        file: file.to_owned(),
+    };
+    if mass_kg < 0.0 {
+        return Err(invalid_mass("mass must be positive"));
+    }
+    if mass_kg == 0.0 {
+        if tensor.iter().any(|&x| x != 0.0) {
+            return Err(invalid_mass(
+                "zero mass with a non-zero inertia tensor (a massless link must have zero inertia)",
+            ));
+        }
+        return Ok(RigidInertia::ZERO);
+    }
+    check_inertia_tensor(
+        &tensor,
+        InertiaCheck::RequirePositiveDefinite,
+        &link.name,
+        file,
+    )?;
+    let rotation = rotation_from_rpy(*inertial.origin.rpy);
+    let inertia_about_com = rotation * tensor * rotation.transpose();
+    Ok(RigidInertia::from_mass_com_inertia(
+        mass_kg,
+        nalgebra::Vector3::from(*inertial.origin.xyz),
+        inertia_about_com,
+    ))
+}

@@ -1,0 +1,75 @@
+//! The main job, `gp-node sim`: the learning control loop on the embedded simulator.
+//!
+//! Runs a scenario twice with the same seed — the nominal computed-torque law, then the
+//! learned law — and reports tracking, residual accuracy, bound coverage and tick latency.
+//! Boundary: glue between `sim` (the true robot), `control` (the tick) and `learn`; no I/O
+//! except the optional `--record` CSV.
+
+mod params_file;
+mod record;
+mod reference;
+mod report;
+mod runner;
+mod scenario;
+
+pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams};
+pub use record::Recorder;
+pub use reference::ReferenceParams;
+pub use report::{SimReport, quantile};
+pub use runner::{RunLog, model_factory, run};
+pub use scenario::Scenario;
+
+use crate::control::ControlError;
+use crate::learn::LearnError;
+use crate::robot::RobotError;
+use crate::sim::SimError;
+
+/// The default parameter file (`launch/sim_default.yaml`), built in so that `gp-node sim`
+/// runs from any directory.
+pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../launch/sim_default.yaml");
+
+/// The default robot (`urdf/panda.urdf`), built in for the same reason.
+pub const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");
+
+/// Why a simulated run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    /// A parameter is inconsistent.
+    #[error("{0}")]
+    Param(String),
+    /// Parameter file.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    /// The robot model.
+    #[error(transparent)]
+    Robot(#[from] RobotError),
+    /// The simulator.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The control law.
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    /// The learner.
+    #[error(transparent)]
+    Learn(#[from] LearnError),
+    /// The model never became active.
+    #[error("the model never became active: {0}")]
+    Model(String),
+    /// Writing the recording.
+    #[error("cannot write the recording: {error}: {}", path.display())]
+    Record {
+        /// OS error.
+        error: std::io::Error,
+        /// The file.
+        path: std::path::PathBuf,
+    },
+}
+
+/// Loads the robot of a parameter set: the built-in Panda when `urdf` is empty.
+pub fn load_robot(params: &NodeParams) -> Result<crate::robot::Model, SimulateError> {
+    if params.robot.urdf.as_os_str().is_empty() {
+        Ok(crate::robot::Model::from_urdf_str(DEFAULT_URDF, "built-in urdf/panda.urdf")?)
+    } else {
+        Ok(crate::robot::Model::from_urdf_file(&params.robot.urdf)?)
+    }
+}

@@ -1,0 +1,137 @@
+//! The node's parameter file: ROS 2 parameter YAML (`gp_learning_node: ros__parameters: …`)
+//! holding the robot, model, control, learning, simulator and run settings. Every section
+//! and key is optional; defaults are the main job's default scenario.
+
+use std::path::{Path, PathBuf};
+
+use crate::control::ControlParams;
+use crate::learn::LearnParams;
+use crate::sim::SimParams;
+
+use super::reference::ReferenceParams;
+
+/// The robot description.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RobotParams {
+    /// URDF file; a relative path is taken from the parameter file's folder (or the working
+    /// directory without a file).
+    pub urdf: PathBuf,
+}
+
+impl Default for RobotParams {
+    fn default() -> Self {
+        Self { urdf: PathBuf::from("urdf/panda.urdf") }
+    }
+}
+
+/// The learning model.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelParams {
+    /// Plugin name.
+    pub plugin: String,
+    /// Plugin configuration (JSON object; YAML in the file). A `hyper` key fixes the
+    /// hyperparameters (raw N·m targets) and skips the fit.
+    pub config: serde_json::Value,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        Self { plugin: "skygp".into(), config: serde_json::json!({"variant": "dense"}) }
+    }
+}
+
+/// The simulated run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunParams {
+    /// Duration, s.
+    pub duration_s: f64,
+    /// Reference trajectory.
+    pub reference: ReferenceParams,
+}
+
+impl Default for RunParams {
+    fn default() -> Self {
+        Self { duration_s: 30.0, reference: ReferenceParams::default() }
+    }
+}
+
+/// Everything under `ros__parameters`.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeParams {
+    /// Robot description.
+    pub robot: RobotParams,
+    /// Learning model.
+    pub model: ModelParams,
+    /// Control law, bounds, supervisor.
+    pub control: ControlParams,
+    /// Learning pipeline.
+    pub learn: LearnParams,
+    /// Embedded simulator (the true robot).
+    pub sim: SimParams,
+    /// Simulated run.
+    pub run: RunParams,
+}
+
+/// Why a parameter file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    /// The file could not be read.
+    #[error("cannot read parameter file: {error}: {}", path.display())]
+    Io {
+        /// OS error.
+        error: std::io::Error,
+        /// The file.
+        path: PathBuf,
+    },
+    /// Not valid YAML, or a key/value is wrong.
+    #[error("invalid parameter file: {message}: {}", path.display())]
+    Invalid {
+        /// The parser's message (names the key and line).
+        message: String,
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wrapper {
+    gp_learning_node: Inner,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Inner {
+    #[serde(rename = "ros__parameters")]
+    ros_parameters: NodeParams,
+}
+
+impl NodeParams {
+    /// Reads a parameter file; resolves a relative URDF path against the file's folder.
+    pub fn from_file(path: &Path) -> Result<Self, ParamsError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ParamsError::Io { error, path: path.to_owned() })?;
+        let mut params = Self::from_yaml(&text).map_err(|message| ParamsError::Invalid { message, path: path.to_owned() })?;
+        if params.robot.urdf.is_relative() {
+            if let Some(dir) = path.parent() {
+                params.robot.urdf = dir.join(&params.robot.urdf);
+            }
+        }
+        Ok(params)
+    }
+
+    /// Parses the YAML text of a parameter file.
+    pub fn from_yaml(text: &str) -> Result<Self, String> {
+        let wrapper: Wrapper = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        Ok(wrapper.gp_learning_node.ros_parameters)
+    }
+
+    /// The YAML text of these parameters, in the parameter-file layout.
+    pub fn to_yaml(&self) -> Result<String, String> {
+        let value = serde_json::json!({"gp_learning_node": {"ros__parameters": self}});
+        serde_norway::to_string(&value).map_err(|e| e.to_string())
+    }
+}

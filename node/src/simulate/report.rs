@@ -1,0 +1,226 @@
+//! The main job's report: tracking of the nominal and the learned law, residual accuracy,
+//! bound coverage and sharpness, tick latency — as a table and as JSON (DESIGN.md §6).
+
+use serde_json::json;
+
+use super::runner::RunLog;
+
+/// Numbers of one run pair (nominal and learned), over the last half unless stated.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SimReport {
+    /// Plugin name.
+    pub plugin: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Duration, s.
+    pub duration_s: f64,
+    /// Joint names.
+    pub joints: Vec<String>,
+    /// Nominal law: RMS tracking error per joint, rad.
+    pub nominal_rms_rad: Vec<f64>,
+    /// Nominal law: max tracking error per joint, rad.
+    pub nominal_max_rad: Vec<f64>,
+    /// Nominal law: RMS over joints per 1 s window, rad.
+    pub nominal_windows_rad: Vec<f64>,
+    /// Learned law: RMS tracking error per joint, rad.
+    pub learned_rms_rad: Vec<f64>,
+    /// Learned law: max tracking error per joint, rad.
+    pub learned_max_rad: Vec<f64>,
+    /// Learned law: RMS over joints per 1 s window, rad.
+    pub learned_windows_rad: Vec<f64>,
+    /// Residual RMSE per joint (μ vs the true residual at x*), N·m.
+    pub residual_rmse_nm: Vec<f64>,
+    /// Residual RMSE pooled over joints, N·m.
+    pub residual_rmse_pooled_nm: f64,
+    /// Fraction of (tick, joint) with |true − μ| ≤ η_cal.
+    pub bound_coverage: f64,
+    /// Median η_cal, N·m.
+    pub median_eta_cal_nm: f64,
+    /// Fraction with |true − μ| ≤ η_thm.
+    pub bound_coverage_thm: f64,
+    /// Median η_thm, N·m.
+    pub median_eta_thm_nm: f64,
+    /// Theorem-2 ultimate tracking bound at the end, in ‖[e; ė]‖ units.
+    pub tracking_bound: f64,
+    /// Tick latency of the learned run, µs: p50, p99, max.
+    pub tick_us: [f64; 3],
+    /// Wall time of both runs, s.
+    pub wall_s: f64,
+    /// Model adoption time, s.
+    pub model_adopted_at_s: Option<f64>,
+    /// Fit + warm-up wall time, s.
+    pub fit_s: f64,
+    /// Experts at the end.
+    pub experts: Option<u64>,
+    /// β_cal per joint.
+    pub beta_cal: Vec<Option<f64>>,
+    /// Ticks whose model work overran the budget.
+    pub overruns: u64,
+    /// Samples learned, and refused by the gate.
+    pub learned_samples: u64,
+    /// Samples refused by the gate.
+    pub gated_samples: u64,
+    /// Hyperparameters of the learned run's model (standardised units).
+    pub hyper: Option<serde_json::Value>,
+}
+
+fn rms(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut s, mut n) = (0.0, 0usize);
+    for v in values {
+        s += v * v;
+        n += 1;
+    }
+    if n == 0 { f64::NAN } else { (s / n as f64).sqrt() }
+}
+
+/// Quantile (linear interpolation) of finite values; NaN if none.
+pub fn quantile(values: &mut [f64], level: f64) -> f64 {
+    let mut finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if finite.is_empty() {
+        return f64::NAN;
+    }
+    finite.sort_unstable_by(f64::total_cmp);
+    let h = level * (finite.len() - 1) as f64;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(finite.len() - 1);
+    finite[lo] + (h - lo as f64) * (finite[hi] - finite[lo])
+}
+
+fn tracking(log: &RunLog) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (nv, n) = (log.nv, log.t_secs.len());
+    let half = n / 2;
+    let rms_j = (0..nv).map(|j| rms((half..n).map(|k| log.error_rad[k * nv + j]))).collect();
+    let max_j = (0..nv).map(|j| (half..n).map(|k| log.error_rad[k * nv + j].abs()).fold(0.0, f64::max)).collect();
+    let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
+    let windows = (0..n.div_ceil(per_window))
+        .map(|w| rms((w * per_window..((w + 1) * per_window).min(n)).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied())))
+        .collect();
+    (rms_j, max_j, windows)
+}
+
+impl SimReport {
+    /// Builds the report from a nominal and a learned run of the same scenario and seed.
+    pub fn new(plugin: &str, scenario: &str, duration_s: f64, joints: &[String], nominal: &RunLog, learned: &RunLog) -> Self {
+        let (nominal_rms_rad, nominal_max_rad, nominal_windows_rad) = tracking(nominal);
+        let (learned_rms_rad, learned_max_rad, learned_windows_rad) = tracking(learned);
+        let (nv, n) = (learned.nv, learned.t_secs.len());
+        let half = n / 2;
+        let err = |k: usize, j: usize| learned.true_residual_nm[k * nv + j] - learned.mu_nm[k * nv + j];
+        let residual_rmse_nm = (0..nv).map(|j| rms((half..n).map(|k| err(k, j)))).collect();
+        let residual_rmse_pooled_nm = rms((half..n).flat_map(|k| (0..nv).map(move |j| err(k, j))));
+        let coverage = |eta: &[f64]| {
+            let (mut inside, mut total) = (0usize, 0usize);
+            for k in half..n {
+                for j in 0..nv {
+                    total += 1;
+                    let e = eta[k * nv + j];
+                    if e.is_finite() && err(k, j).abs() <= e {
+                        inside += 1;
+                    }
+                }
+            }
+            if total == 0 { f64::NAN } else { inside as f64 / total as f64 }
+        };
+        let median = |eta: &[f64]| quantile(&mut eta[half * nv..].to_vec(), 0.5);
+        let mut ticks = learned.tick_micros.clone();
+        Self {
+            plugin: plugin.into(),
+            scenario: scenario.into(),
+            duration_s,
+            joints: joints.to_vec(),
+            nominal_rms_rad,
+            nominal_max_rad,
+            nominal_windows_rad,
+            learned_rms_rad,
+            learned_max_rad,
+            learned_windows_rad,
+            residual_rmse_nm,
+            residual_rmse_pooled_nm,
+            bound_coverage: coverage(&learned.eta_cal_nm),
+            median_eta_cal_nm: median(&learned.eta_cal_nm),
+            bound_coverage_thm: coverage(&learned.eta_thm_nm),
+            median_eta_thm_nm: median(&learned.eta_thm_nm),
+            tracking_bound: learned.final_tracking_bound,
+            tick_us: [quantile(&mut ticks, 0.5), quantile(&mut ticks, 0.99), ticks.iter().copied().fold(0.0, f64::max)],
+            wall_s: nominal.wall_secs + learned.wall_secs,
+            model_adopted_at_s: learned.model_adopted_at_secs,
+            fit_s: learned.fit_secs,
+            experts: learned.experts,
+            beta_cal: learned.beta_cal.clone(),
+            overruns: learned.overruns,
+            learned_samples: learned.learned_samples,
+            gated_samples: learned.gated_samples,
+            hyper: learned.hyper.clone(),
+        }
+    }
+
+    /// Nominal ÷ learned RMS per joint.
+    pub fn improvement(&self) -> Vec<f64> {
+        self.nominal_rms_rad.iter().zip(&self.learned_rms_rad).map(|(n, l)| n / l).collect()
+    }
+
+    /// The JSON object of DESIGN.md §6 (plus a few extra keys).
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "plugin": self.plugin,
+            "scenario": self.scenario,
+            "duration_s": self.duration_s,
+            "joints": self.joints,
+            "nominal": {
+                "rms_tracking_error_rad": self.nominal_rms_rad,
+                "max_tracking_error_rad": self.nominal_max_rad,
+                "tracking_rms_windows_rad": self.nominal_windows_rad,
+            },
+            "learned": {
+                "rms_tracking_error_rad": self.learned_rms_rad,
+                "max_tracking_error_rad": self.learned_max_rad,
+                "tracking_rms_windows_rad": self.learned_windows_rad,
+            },
+            "improvement_rms": self.improvement(),
+            "residual_rmse_nm": self.residual_rmse_nm,
+            "residual_rmse_pooled_nm": self.residual_rmse_pooled_nm,
+            "bound_coverage": self.bound_coverage,
+            "median_eta_cal_nm": self.median_eta_cal_nm,
+            "bound_coverage_thm": self.bound_coverage_thm,
+            "median_eta_thm_nm": self.median_eta_thm_nm,
+            "tracking_bound": self.tracking_bound,
+            "tick_us": {"p50": self.tick_us[0], "p99": self.tick_us[1], "max": self.tick_us[2]},
+            "wall_s": self.wall_s,
+            "model_adopted_at_s": self.model_adopted_at_s,
+            "fit_s": self.fit_s,
+            "experts": self.experts,
+            "beta_cal": self.beta_cal,
+            "overruns": self.overruns,
+            "learned_samples": self.learned_samples,
+            "gated_samples": self.gated_samples,
+            "hyper": self.hyper,
+        })
+    }
+
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(s, "gp-node sim — plugin {}, scenario {}, {} s (tracking over the last half)", self.plugin, self.scenario, self.duration_s);
+        let _ = writeln!(s, "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}", "joint", "nominal RMS", "learned RMS", "nominal max", "learned max", "ratio", "resid RMSE");
+        let _ = writeln!(s, "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}", "", "rad", "rad", "rad", "rad", "nom/lrn", "N·m");
+        let ratio = self.improvement();
+        for j in 0..self.joints.len() {
+            let _ = writeln!(
+                s,
+                "{:<14} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3e} {:>9.1} {:>12.3e}",
+                self.joints[j], self.nominal_rms_rad[j], self.learned_rms_rad[j], self.nominal_max_rad[j], self.learned_max_rad[j], ratio[j], self.residual_rmse_nm[j]
+            );
+        }
+        let _ = writeln!(s, "residual RMSE pooled   {:.4} N·m", self.residual_rmse_pooled_nm);
+        let _ = writeln!(s, "η_cal coverage         {:.2} %   median η_cal {:.4} N·m ({:.2}× RMSE)", 100.0 * self.bound_coverage, self.median_eta_cal_nm, self.median_eta_cal_nm / self.residual_rmse_pooled_nm);
+        let _ = writeln!(s, "η_thm coverage         {:.2} %   median η_thm {:.4} N·m", 100.0 * self.bound_coverage_thm, self.median_eta_thm_nm);
+        let _ = writeln!(s, "Theorem-2 bound        {:.4} (‖[e; ė]‖ at the end)", self.tracking_bound);
+        let _ = writeln!(s, "tick latency           p50 {:.1} µs   p99 {:.1} µs   max {:.1} µs", self.tick_us[0], self.tick_us[1], self.tick_us[2]);
+        let adopted = self.model_adopted_at_s.map_or("never".to_owned(), |t| format!("{t:.3} s"));
+        let experts = self.experts.map_or("-".to_owned(), |e| e.to_string());
+        let _ = writeln!(s, "model                  adopted at {adopted} (fit + warm-up {:.2} s), {experts} experts, {} samples learned, {} gated, {} overruns", self.fit_s, self.learned_samples, self.gated_samples, self.overruns);
+        let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
+        s
+    }
+}

@@ -1,0 +1,194 @@
+//! One closed-loop run on the embedded simulator: the true robot, the sensors, the
+//! reference and the control tick, tick by tick, with everything the report needs.
+//!
+//! Per tick k: measure the true state (the torque that acted since tick k−1 included) →
+//! reference at t_k → `Tick::step` → record → integrate the true robot over one period with
+//! the command held. Simulated time stands still while the learner's background fit runs
+//! (the run is not paced to the wall clock), so the model is adopted at the tick after the
+//! fit's data were complete; the fit's wall time is reported. The tracking error is the *true* q − q_d; the coverage compares the
+//! *true* residual at x* = [q, q̇, q̈_cmd] with μ(x*).
+
+use std::time::Instant;
+
+use gpn_gp_core::model::OnlineModel;
+
+use crate::control::{Tick, TickInput, TickOutput, TickResult};
+use crate::learn::{Learner, ModelFactory};
+use crate::robot::Model;
+use crate::sim::{SimState, Simulator};
+
+use super::SimulateError;
+use super::params_file::NodeParams;
+use super::record::Recorder;
+
+/// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
+#[derive(Debug, Clone, Default)]
+pub struct RunLog {
+    /// Joints.
+    pub nv: usize,
+    /// Tick period, s.
+    pub dt_secs: f64,
+    /// Time of each tick, s.
+    pub t_secs: Vec<f64>,
+    /// True tracking error q − q_d, rad.
+    pub error_rad: Vec<f64>,
+    /// True residual at the query point, N·m.
+    pub true_residual_nm: Vec<f64>,
+    /// Residual used in the law (0 on fallback), N·m.
+    pub mu_nm: Vec<f64>,
+    /// η_cal, N·m (NaN before calibration or without a model).
+    pub eta_cal_nm: Vec<f64>,
+    /// η_thm, N·m (NaN without a model).
+    pub eta_thm_nm: Vec<f64>,
+    /// Whether the learned law ran at the tick (per tick).
+    pub learned: Vec<bool>,
+    /// Tick execution time, µs.
+    pub tick_micros: Vec<f64>,
+    /// Theorem-2 tracking bound at the end of the run.
+    pub final_tracking_bound: f64,
+    /// When the model was adopted, s (None: never).
+    pub model_adopted_at_secs: Option<f64>,
+    /// Wall time of the run, s.
+    pub wall_secs: f64,
+    /// Experts (or components) at the end, if a model ran.
+    pub experts: Option<u64>,
+    /// β_cal per joint at the end.
+    pub beta_cal: Vec<Option<f64>>,
+    /// Fit + warm-up time, s.
+    pub fit_secs: f64,
+    /// Samples the model learned.
+    pub learned_samples: u64,
+    /// Samples the gate refused.
+    pub gated_samples: u64,
+    /// Supervisor: ticks over budget.
+    pub overruns: u64,
+    /// Hyperparameters the model used (its config's `"hyper"`), if any.
+    pub hyper: Option<serde_json::Value>,
+}
+
+/// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
+/// the plugin config and creates the model (off the control thread).
+pub fn model_factory(plugin: &str, config: &serde_json::Value, d: usize, p: usize) -> ModelFactory {
+    let plugin = plugin.to_owned();
+    let config = config.clone();
+    Box::new(move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
+        let mut cfg = config.clone();
+        if let Some(obj) = cfg.as_object_mut() {
+            obj.insert("hyper".into(), hyper.clone());
+        }
+        crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
+    })
+}
+
+/// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law.
+/// `progress` is called about every 1 % with the fraction done.
+pub fn run(
+    robot: &Model,
+    params: &NodeParams,
+    learning: bool,
+    mut recorder: Option<&mut Recorder>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunLog, SimulateError> {
+    let nv = robot.nv();
+    params.run.reference.check(nv).map_err(SimulateError::Param)?;
+    let mut sim = Simulator::new(robot, &params.sim)?;
+    let mut control = params.control.clone();
+    control.use_model = learning;
+    let mut tick = Tick::new(robot, &control)?;
+    let dt = params.sim.dt_secs();
+    let ticks = (params.run.duration_s / dt).round() as usize;
+    let mut learn_params = params.learn.clone();
+    // η_cal calibrates on the first half of the run: it freezes at the half-way tick (see
+    // `freeze_calibration` below) on what the model predicted until then.
+    learn_params.calibration_samples = (ticks / 2).max(1);
+    let hyper = params.model.config.get("hyper").cloned();
+    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
+
+    let reference = &params.run.reference;
+    let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
+    reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
+    let mut state = SimState { t_secs: 0.0, q: q_d.clone(), v: qd_d.clone() };
+    let mut out = TickOutput::new(nv);
+    let mut tau_prev = vec![0.0; nv];
+    let mut truth = vec![0.0; nv];
+    let mut query_state = state.clone();
+
+    let mut log = RunLog { nv, dt_secs: dt, ..RunLog::default() };
+    let per_joint = ticks * nv;
+    log.t_secs.reserve(ticks);
+    for series in [&mut log.error_rad, &mut log.true_residual_nm, &mut log.mu_nm, &mut log.eta_cal_nm, &mut log.eta_thm_nm] {
+        series.reserve(per_joint);
+    }
+    log.learned.reserve(ticks);
+    log.tick_micros.reserve(ticks);
+    let half = ticks / 2;
+    let report_every = (ticks / 100).max(1);
+    let wall = Instant::now();
+
+    for k in 0..ticks {
+        let t = k as f64 * dt;
+        state.t_secs = t;
+        if k == half {
+            learner.freeze_calibration();
+        }
+        reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
+        let measured = sim.measure(&state, &tau_prev)?;
+        let input = TickInput { t_secs: t, q: &measured.q, v: &measured.v, tau: &measured.tau, q_d: &q_d, qd_d: &qd_d, qdd_d: &qdd_d };
+        let status = tick.step(&input, &mut learner, &mut out);
+        if status.adopted_model && log.model_adopted_at_secs.is_none() {
+            log.model_adopted_at_secs = Some(t);
+        }
+        query_state.t_secs = t;
+        query_state.q.copy_from_slice(&state.q);
+        query_state.v.copy_from_slice(&state.v);
+        sim.true_residual(&query_state, &out.qdd_cmd, &mut truth)?;
+
+        log.t_secs.push(t);
+        for j in 0..nv {
+            log.error_rad.push(state.q[j] - q_d[j]);
+            log.true_residual_nm.push(truth[j]);
+            log.mu_nm.push(out.mu[j]);
+            log.eta_cal_nm.push(out.eta_cal[j]);
+            log.eta_thm_nm.push(out.eta_thm[j]);
+        }
+        log.learned.push(status.result == TickResult::Learned);
+        log.tick_micros.push(status.exec_micros);
+        if let Some(rec) = recorder.as_deref_mut() {
+            rec.write_tick(t, &state, &q_d, &out, &truth, &learner, &mut sim)?;
+        }
+
+        if learner.background_busy() {
+            // Faster than the wall clock, simulated time stands still while a background
+            // fit runs (as if it were instantaneous), so runs are reproducible; its wall
+            // time is reported.
+            while !learner.wait_for_model(std::time::Duration::from_secs(1)) && learner.background_busy() {}
+        }
+        sim.step(&mut state, &out.u)?;
+        tau_prev.copy_from_slice(&out.u);
+        if k % report_every == 0 {
+            progress(k as f64 / ticks as f64);
+        }
+    }
+    progress(1.0);
+    log.wall_secs = wall.elapsed().as_secs_f64();
+    log.final_tracking_bound = out.tracking_bound;
+    log.experts = learner.model_stats().map(|s| s.experts);
+    log.beta_cal = learner.beta_cal();
+    let counts = learner.counts();
+    log.fit_secs = counts.fit_secs;
+    log.learned_samples = counts.learned;
+    let g = counts.gate;
+    log.gated_samples = g.non_finite + g.position_limit + g.velocity_limit + g.effort_limit + g.jump + g.acceleration;
+    log.overruns = tick.supervisor_counts().overruns;
+    log.hyper = learner.hyper().cloned();
+    if let Some(rec) = recorder {
+        rec.flush()?;
+    }
+    if learning && log.model_adopted_at_secs.is_none() {
+        if let Some(reason) = learner.failure() {
+            return Err(SimulateError::Model(reason.to_owned()));
+        }
+    }
+    Ok(log)
+}

@@ -1,0 +1,202 @@
+//! `gp-node eval` as a command: JSON output on a small file, and one clear error line with
+//! exit code 2 for each user mistake.
+
+#![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("gpn_eval_cli_{}_{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .arg("eval")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn small_csv() -> String {
+    let mut s = String::from("x1,x2,y,f\n");
+    for i in 0..120 {
+        let (a, b) = ((i as f64 * 0.37).sin(), (i as f64 * 0.21).cos());
+        let f = (2.0 * a).sin() + b;
+        s += &format!("{a},{b},{},{f}\n", f + 0.05 * (i as f64 * 5.3).sin());
+    }
+    s
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fails_with(o: &Output, needles: &[&str]) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    let e = stderr(o);
+    for n in needles {
+        assert!(e.contains(n), "expected {n:?} in: {e}");
+    }
+}
+
+#[test]
+fn json_output_with_truth_and_hyper() {
+    let data = temp_file("ok.csv", &small_csv());
+    let hyper = temp_file(
+        "hyper.json",
+        r#"{"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.7]}"#,
+    );
+    let o = eval(&[
+        "--plugin",
+        "skygp",
+        "--data",
+        data.to_str().unwrap(),
+        "--inputs",
+        "x1..x2",
+        "--targets",
+        "y",
+        "--truth",
+        "f",
+        "--hyper",
+        hyper.to_str().unwrap(),
+        "--json",
+        "--set",
+        "variant=dense",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in [
+        "plugin",
+        "n_samples",
+        "targets",
+        "smse_final",
+        "smse_curve_mean",
+        "msll_final",
+        "msll_curve_mean",
+        "truth_rmse",
+        "bound_coverage",
+        "predict_us_mean",
+        "predict_us_p99",
+        "update_us_mean",
+        "update_us_p99",
+        "experts",
+        "memory_bytes",
+    ] {
+        assert!(j.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(j["n_samples"], 120);
+    assert_eq!(j["targets"][0], "y");
+    let cov = j["bound_coverage"][0].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&cov));
+
+    // Table output and the hyperparameter fit when none are given.
+    let o = eval(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--inputs",
+        "0,1",
+        "--targets",
+        "2",
+        "--fit-samples",
+        "80",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fitting them by marginal likelihood on the first 80 samples"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("SMSE"));
+    for p in [data, hyper] {
+        std::fs::remove_file(p).unwrap();
+    }
+}
+
+#[test]
+fn user_errors_are_one_clear_line() {
+    let ok = temp_file("e_ok.csv", &small_csv());
+    let ok = ok.to_str().unwrap();
+    let hyper = temp_file(
+        "e_hyper.json",
+        r#"{"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.7]}"#,
+    );
+    let h = hyper.to_str().unwrap();
+
+    fails_with(
+        &eval(&["--data", "/nonexistent/gpn.csv", "--hyper", h]),
+        &["cannot open data file", "/nonexistent/gpn.csv"],
+    );
+    fails_with(
+        &eval(&[
+            "--data",
+            ok,
+            "--inputs",
+            "x1,x9",
+            "--targets",
+            "y",
+            "--hyper",
+            h,
+        ]),
+        &["\"x9\"", "x1, x2, y, f"],
+    );
+    let bad = temp_file("e_bad.csv", "x1,x2,y\n1,2,3\n4,five,6\n");
+    fails_with(
+        &eval(&["--data", bad.to_str().unwrap(), "--hyper", h]),
+        &["line 3", "\"x2\"", "five"],
+    );
+    let empty = temp_file("e_empty.csv", "");
+    fails_with(
+        &eval(&["--data", empty.to_str().unwrap(), "--hyper", h]),
+        &["empty"],
+    );
+    let header_only = temp_file("e_header.csv", "x1,x2,y\n");
+    fails_with(
+        &eval(&["--data", header_only.to_str().unwrap(), "--hyper", h]),
+        &["no data rows"],
+    );
+    fails_with(
+        &eval(&[
+            "--data",
+            ok,
+            "--targets",
+            "y",
+            "--inputs",
+            "x1..x2",
+            "--plugin",
+            "nope",
+            "--hyper",
+            h,
+        ]),
+        &["nope", "available: skygp"],
+    );
+    fails_with(
+        &eval(&[
+            "--data",
+            ok,
+            "--targets",
+            "y",
+            "--inputs",
+            "x1..x2",
+            "--hyper",
+            "/nonexistent/h.json",
+        ]),
+        &["hyperparameter file"],
+    );
+    fails_with(
+        &eval(&[
+            "--data",
+            ok,
+            "--targets",
+            "y",
+            "--inputs",
+            "x1..x2",
+            "--hyper",
+            h,
+            "--set",
+            "variant=sideways",
+        ]),
+        &["skygp"],
+    );
+    for p in [hyper, bad, empty, header_only] {
+        std::fs::remove_file(p).unwrap();
+    }
+}

@@ -1,0 +1,117 @@
+//! Shared by `node/tests/model_*.rs`: locating (or building) the failure-double cdylibs,
+//! compiling the C example plugin, giving each test its own copy of a library, and asking
+//! the process whether a library is still mapped.
+#![allow(dead_code)] // each test file uses a subset
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+
+/// `target/<profile>/`: this test binary lives in `target/<profile>/deps/`.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("test binary has a directory");
+    deps.parent().expect("deps/ has a parent").to_path_buf()
+}
+
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+/// The cdylib of workspace crate `crate_name` (e.g. `gpn_double_slow`).
+///
+/// `cargo test -p gp_node` builds the doubles (they are dev-dependencies, so they land in
+/// `target/<profile>/deps/`); `cargo test --workspace` also puts them in
+/// `target/<profile>/`. If neither has it (a test binary run by hand after a partial
+/// build), build it with `cargo build -p` into the same target directory and profile.
+pub fn cdylib(crate_name: &str) -> PathBuf {
+    let file = format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}");
+    let profile_dir = profile_dir();
+    let find = || [profile_dir.join(&file), profile_dir.join("deps").join(&file)].into_iter().find(|p| p.is_file());
+    if let Some(path) = find() {
+        return path;
+    }
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = find() {
+        return path;
+    }
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "dev".to_string(),
+        Some(other) => other.to_string(),
+    };
+    let target_dir = profile_dir.parent().expect("target dir");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "-p", crate_name, "--profile", &profile, "--target-dir"])
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build -p {crate_name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    find().unwrap_or_else(|| panic!("{file} not found in {} after building it", profile_dir.display()))
+}
+
+/// A fresh directory under cargo's test scratch dir, unique to this process and `name`.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("model-tests-{}", std::process::id())).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Copy `library` into a fresh scratch dir as `file_name`: the copy is a distinct file,
+/// so the dynamic loader maps it separately from other tests' copies and a test can check
+/// that *its* copy is unloaded.
+pub fn private_copy(library: &Path, test: &str, file_name: &str) -> PathBuf {
+    let dir = scratch_dir(test);
+    let path = dir.join(file_name);
+    std::fs::copy(library, &path).expect("copy library");
+    path
+}
+
+/// A private copy of double `crate_name` for `test`, named `lib<crate_name>.so`.
+pub fn double(crate_name: &str, test: &str) -> PathBuf {
+    private_copy(&cdylib(crate_name), test, &format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}"))
+}
+
+/// Whether `path` is mapped into this process (Linux: `/proc/self/maps`).
+pub fn is_mapped(path: &Path) -> bool {
+    let canonical = std::fs::canonicalize(path).expect("canonicalize");
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("read /proc/self/maps");
+    let needle = canonical.to_string_lossy();
+    maps.lines().any(|line| line.ends_with(needle.as_ref()))
+}
+
+/// Call a double's test-only counter (`gpn_double_live_models` / `_threads`) through a
+/// separate handle on the same (already loaded) library, closed again before returning.
+pub fn counter(path: &Path, symbol: &str) -> u64 {
+    // SAFETY: test-only: the doubles export these symbols as `extern "C" fn() -> u64`.
+    unsafe {
+        let lib = libloading::Library::new(path).expect("open double");
+        let f = lib
+            .get::<unsafe extern "C" fn() -> u64>(format!("{symbol}\0").as_bytes())
+            .expect("counter symbol");
+        f()
+    }
+}
+
+/// Build the C example plugin (`plugins/c_example/blr.c`) with the system C compiler into
+/// a fresh scratch dir for `test`; returns the path of `libblr_c.so`.
+pub fn c_example(test: &str) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root");
+    let dir = scratch_dir(test);
+    let out = dir.join(format!("{DLL_PREFIX}blr_c{DLL_SUFFIX}"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared"])
+        .arg("-fvisibility=hidden")
+        .arg("-I")
+        .arg(repo.join("plugins/api/include"))
+        .arg(repo.join("plugins/c_example/blr.c"))
+        .arg("-o")
+        .arg(&out)
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
+    assert!(status.status.success(), "{cc} failed on blr.c:\n{}", String::from_utf8_lossy(&status.stderr));
+    out
+}

@@ -1,0 +1,464 @@
+//! Bad input gives a clear error naming the problem, the element and the file — never a
+//! panic: malformed URDFs, broken trees, unphysical inertias, unsupported joints, and wrong
+//! slice lengths or arguments passed to the algorithms and model builders.
+
+use gp_node::robot::{
+    Data, Model, RobotError, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor,
+    rnea, world_from_link,
+};
+use nalgebra::{Matrix3, Vector3};
+
+const FILE: &str = "bad_robot.urdf";
+
+const INERTIAL: &str = r#"<inertial><origin xyz="0 0 0.1" rpy="0 0 0"/><mass value="1"/>
+  <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial>"#;
+
+fn link(name: &str) -> String {
+    format!(r#"<link name="{name}">{INERTIAL}</link>"#)
+}
+
+fn joint(name: &str, kind: &str, parent: &str, child: &str) -> String {
+    format!(
+        r#"<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>
+           <origin xyz="0 0 0.2" rpy="0 0 0"/><axis xyz="0 0 1"/>
+           <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>"#
+    )
+}
+
+fn robot(body: &str) -> String {
+    format!(r#"<?xml version="1.0"?><robot name="bad">{body}</robot>"#)
+}
+
+/// Loads `xml`, expects an error, checks its message names the file and every `needles`.
+fn load_error(xml: &str, needles: &[&str]) -> RobotError {
+    let err = Model::from_urdf_str(xml, FILE).expect_err("the URDF is invalid");
+    let message = err.to_string();
+    assert!(message.contains(FILE), "no file in: {message}");
+    for needle in needles {
+        assert!(
+            message.contains(needle),
+            "'{needle}' missing from: {message}"
+        );
+    }
+    err
+}
+
+fn good_two_link() -> String {
+    robot(&format!(
+        "{}{}{}",
+        link("base"),
+        link("arm"),
+        joint("j1", "revolute", "base", "arm")
+    ))
+}
+
+#[test]
+fn the_reference_robot_of_these_tests_loads() {
+    let model = Model::from_urdf_str(&good_two_link(), FILE).expect("valid");
+    assert_eq!(model.nv(), 1);
+}
+
+#[test]
+fn malformed_xml_is_reported_with_position() {
+    let xml = r#"<robot name="x"><link name="a"></robot>"#;
+    let err = load_error(xml, &[]);
+    assert!(matches!(err, RobotError::Xml { .. }), "{err:?}");
+    let err = load_error("this is not xml", &[]);
+    assert!(
+        matches!(err, RobotError::Xml { .. } | RobotError::Urdf { .. }),
+        "{err:?}"
+    );
+    let err = load_error(
+        r#"<model name="x"><link name="a"/></model>"#,
+        &["<model>", "<robot>"],
+    );
+    assert!(
+        matches!(
+            err,
+            RobotError::InvalidElement { .. } | RobotError::Urdf { .. }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn missing_parent_or_child_link_names_joint_and_link() {
+    let xml = robot(&format!(
+        "{}{}",
+        link("base"),
+        joint("j1", "revolute", "nowhere", "base")
+    ));
+    let err = load_error(&xml, &["'j1'", "parent link 'nowhere'"]);
+    assert!(
+        matches!(err, RobotError::MissingLink { role: "parent", .. }),
+        "{err:?}"
+    );
+    let xml = robot(&format!(
+        "{}{}",
+        link("base"),
+        joint("j1", "revolute", "base", "ghost")
+    ));
+    let err = load_error(&xml, &["'j1'", "child link 'ghost'"]);
+    assert!(
+        matches!(err, RobotError::MissingLink { role: "child", .. }),
+        "{err:?}"
+    );
+    // A joint element without <parent>.
+    let xml = robot(&format!(
+        r#"{}{}<joint name="j1" type="revolute"><child link="arm"/><limit effort="1" velocity="1"/></joint>"#,
+        link("base"),
+        link("arm")
+    ));
+    load_error(&xml, &["'j1'", "parent"]);
+}
+
+#[test]
+fn cycles_are_reported_with_their_links() {
+    // No root at all.
+    let xml = robot(&format!(
+        "{}{}{}{}",
+        link("a"),
+        link("b"),
+        joint("ab", "revolute", "a", "b"),
+        joint("ba", "revolute", "b", "a")
+    ));
+    let err = load_error(&xml, &["cycle", "'a'", "'b'"]);
+    assert!(matches!(err, RobotError::Cycle { .. }), "{err:?}");
+    // A loop beside a valid tree.
+    let xml = robot(&format!(
+        "{}{}{}{}{}{}{}",
+        link("root"),
+        link("x"),
+        link("b"),
+        link("c"),
+        joint("rx", "revolute", "root", "x"),
+        joint("bc", "revolute", "b", "c"),
+        joint("cb", "fixed", "c", "b")
+    ));
+    let err = load_error(&xml, &["cycle", "'b'", "'c'"]);
+    match err {
+        RobotError::Cycle { links, .. } => assert_eq!(links.len(), 3, "{links:?}"),
+        other => panic!("{other:?}"),
+    }
+    // A self-loop.
+    let xml = robot(&format!(
+        "{}{}",
+        link("a"),
+        joint("aa", "revolute", "a", "a")
+    ));
+    load_error(&xml, &["cycle", "'a'"]);
+}
+
+#[test]
+fn a_link_with_two_parents_is_rejected() {
+    let xml = robot(&format!(
+        "{}{}{}{}{}",
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "b"),
+        joint("j2", "revolute", "a", "b")
+    ));
+    let err = load_error(&xml, &["'b'", "two parents", "'j1'", "'j2'"]);
+    assert!(matches!(err, RobotError::TwoParents { .. }), "{err:?}");
+}
+
+#[test]
+fn several_roots_are_rejected() {
+    let xml = robot(&format!("{}{}", link("base"), link("floating_thing")));
+    let err = load_error(&xml, &["'base'", "'floating_thing'", "root"]);
+    assert!(matches!(err, RobotError::MultipleRoots { .. }), "{err:?}");
+}
+
+#[test]
+fn duplicate_names_are_rejected() {
+    let xml = robot(&format!("{}{}", link("base"), link("base")));
+    load_error(&xml, &["<link>", "'base'"]);
+    let xml = robot(&format!(
+        "{}{}{}{}{}",
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j", "revolute", "base", "a"),
+        joint("j", "revolute", "a", "b")
+    ));
+    load_error(&xml, &["<joint>", "'j'"]);
+}
+
+#[test]
+fn zero_or_negative_mass_is_rejected() {
+    let bad = |mass: &str, inertia: &str| {
+        robot(&format!(
+            r#"{}<link name="arm"><inertial><mass value="{mass}"/><inertia {inertia}/></inertial></link>{}"#,
+            link("base"),
+            joint("j1", "revolute", "base", "arm")
+        ))
+    };
+    let diag = r#"ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1""#;
+    let zero = r#"ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0""#;
+    let err = load_error(
+        &bad("-1.5", diag),
+        &["link 'arm'", "<mass", "-1.5", "positive"],
+    );
+    assert!(matches!(err, RobotError::InvalidMass { .. }), "{err:?}");
+    let err = load_error(&bad("0", diag), &["link 'arm'", "zero mass"]);
+    assert!(matches!(err, RobotError::InvalidMass { .. }), "{err:?}");
+    // Zero mass and zero inertia is a massless frame, fine in the middle of a chain but not
+    // as everything a joint moves.
+    let err = load_error(&bad("0", zero), &["joint 'j1'", "'arm'", "zero total mass"]);
+    assert!(matches!(err, RobotError::MasslessSubtree { .. }), "{err:?}");
+    // A link without <inertial> at the end of a chain: same.
+    let xml = robot(&format!(
+        r#"{}<link name="arm"/>{}"#,
+        link("base"),
+        joint("j1", "prismatic", "base", "arm")
+    ));
+    load_error(&xml, &["joint 'j1'", "zero total mass"]);
+}
+
+#[test]
+fn unphysical_inertia_is_rejected() {
+    let with_inertia = |inertia: &str| {
+        robot(&format!(
+            r#"{}<link name="arm"><inertial><mass value="1"/><inertia {inertia}/></inertial></link>{}"#,
+            link("base"),
+            joint("j1", "revolute", "base", "arm")
+        ))
+    };
+    let not_pd = r#"ixx="0.1" ixy="0" ixz="0" iyy="-0.1" iyz="0" izz="0.1""#;
+    let err = load_error(
+        &with_inertia(not_pd),
+        &["link 'arm'", "<inertia>", "not positive definite"],
+    );
+    assert!(matches!(err, RobotError::InvalidInertia { .. }), "{err:?}");
+    // Positive diagonal, indefinite through the off-diagonal terms.
+    let not_pd = r#"ixx="0.1" ixy="0.5" ixz="0" iyy="0.1" iyz="0" izz="0.1""#;
+    load_error(
+        &with_inertia(not_pd),
+        &["link 'arm'", "not positive definite"],
+    );
+    // A point mass (zero inertia with positive mass) is not positive definite either.
+    load_error(
+        &with_inertia(r#"ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0""#),
+        &["link 'arm'", "not positive definite"],
+    );
+    let triangle = r#"ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.3""#;
+    load_error(
+        &with_inertia(triangle),
+        &["link 'arm'", "triangle inequality"],
+    );
+}
+
+#[test]
+fn unknown_and_unsupported_joint_types_are_rejected() {
+    let xml = robot(&format!(
+        "{}{}{}",
+        link("base"),
+        link("arm"),
+        joint("ball_joint", "ball", "base", "arm")
+    ));
+    let err = load_error(&xml, &["joint 'ball_joint'", "unknown type 'ball'"]);
+    assert!(
+        matches!(err, RobotError::UnknownJointType { .. }),
+        "{err:?}"
+    );
+    for kind in ["floating", "planar", "spherical"] {
+        let xml = robot(&format!(
+            "{}{}{}",
+            link("base"),
+            link("arm"),
+            joint("free", kind, "base", "arm")
+        ));
+        let err = load_error(&xml, &["joint 'free'", kind, "not supported"]);
+        assert!(
+            matches!(err, RobotError::UnsupportedJoint { .. }),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_numbers_and_axes_are_rejected() {
+    let xml = good_two_link().replace(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 0 0"/>"#);
+    let err = load_error(&xml, &["joint 'j1'", "<axis", "zero length"]);
+    assert!(matches!(err, RobotError::ZeroAxis { .. }), "{err:?}");
+    let xml = good_two_link().replace(
+        r#"<origin xyz="0 0 0.2" rpy="0 0 0"/>"#,
+        r#"<origin xyz="0 nan 0.2" rpy="0 0 0"/>"#,
+    );
+    let err = load_error(&xml, &["joint 'j1' <origin>", "xyz", "not finite"]);
+    assert!(matches!(err, RobotError::NonFinite { .. }), "{err:?}");
+    let xml = good_two_link().replacen(r#"<mass value="1"/>"#, r#"<mass value="one"/>"#, 2);
+    load_error(
+        &xml,
+        &["link 'base' <inertial><mass>", "\"one\"", "not a number"],
+    );
+    let xml = good_two_link().replace(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 1"/>"#);
+    load_error(&xml, &["joint 'j1' <axis>", "three numbers"]);
+    let xml = good_two_link().replacen(r#"izz="0.01""#, "", 2);
+    load_error(&xml, &["link 'base' <inertial><inertia>", "izz"]);
+}
+
+#[test]
+fn unreadable_files_name_the_path() {
+    let err = Model::from_urdf_file("/nonexistent/robot.urdf").expect_err("no such file");
+    assert!(matches!(err, RobotError::Io { .. }));
+    assert!(err.to_string().contains("/nonexistent/robot.urdf"), "{err}");
+}
+
+fn fixture_panda() -> Model {
+    Model::from_urdf_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/fixtures/dynamics/panda.urdf"
+    ))
+    .expect("panda loads")
+}
+
+/// Expects a size error naming `argument`, with expected and found counts.
+fn assert_size_error<T: std::fmt::Debug>(
+    result: Result<T, RobotError>,
+    argument: &str,
+    expected: usize,
+    found: usize,
+) {
+    match result {
+        Err(RobotError::SizeMismatch {
+            argument: a,
+            expected: e,
+            found: f,
+            file,
+        }) => {
+            assert!(a.starts_with(argument), "{a} vs {argument}");
+            assert_eq!((e, f), (expected, found));
+            assert!(file.ends_with("panda.urdf"), "{file}");
+        }
+        other => panic!("expected a size error for {argument}, got {other:?}"),
+    }
+}
+
+#[test]
+fn wrong_slice_lengths_are_errors_not_panics() {
+    let model = fixture_panda();
+    let n = model.nv();
+    let mut data = Data::new(&model);
+    let ok = vec![0.1; n];
+    let short = vec![0.1; n - 1];
+    let long = vec![0.1; n + 2];
+    assert_size_error(rnea(&model, &mut data, &short, &ok, &ok), "q", n, n - 1);
+    assert_size_error(rnea(&model, &mut data, &ok, &long, &ok), "v", n, n + 2);
+    assert_size_error(rnea(&model, &mut data, &ok, &ok, &[]), "a", n, 0);
+    assert_size_error(crba(&model, &mut data, &long), "q", n, n + 2);
+    assert_size_error(gravity(&model, &mut data, &short), "q", n, n - 1);
+    assert_size_error(
+        nonlinear_effects(&model, &mut data, &ok, &short),
+        "v",
+        n,
+        n - 1,
+    );
+    assert_size_error(aba(&model, &mut data, &ok, &ok, &short), "tau", n, n - 1);
+    assert_size_error(aba(&model, &mut data, &short, &ok, &ok), "q", n, n - 1);
+    assert_size_error(forward_kinematics(&model, &mut data, &short), "q", n, n - 1);
+    assert_size_error(
+        regressor(&model, &mut data, 0, &ok, &ok, &long),
+        "a",
+        n,
+        n + 2,
+    );
+    let message = rnea(&model, &mut data, &short, &ok, &ok)
+        .expect_err("short q")
+        .to_string();
+    assert!(
+        message.contains("q: expected 9 entries, found 8") && message.contains("panda.urdf"),
+        "{message}"
+    );
+
+    // A Data made for another model.
+    let other = Model::from_urdf_str(&good_two_link(), FILE).expect("valid");
+    let mut wrong_data = Data::new(&other);
+    assert_size_error(crba(&model, &mut wrong_data, &ok), "data", n, 1);
+    assert_size_error(
+        world_from_link(&model, &wrong_data, "panda_hand"),
+        "data",
+        n,
+        1,
+    );
+    // A public buffer replaced by one of another size.
+    data.tau = nalgebra::DVector::zeros(3);
+    assert_size_error(rnea(&model, &mut data, &ok, &ok, &ok), "data", n, 3);
+    let mut data = Data::new(&model);
+    // Body index out of range.
+    let err = regressor(&model, &mut data, n, &ok, &ok, &ok).expect_err("no such body");
+    assert!(matches!(err, RobotError::BodyOutOfRange { .. }), "{err:?}");
+    assert!(err.to_string().contains("body index 9"), "{err}");
+    // Everything still works afterwards.
+    rnea(&model, &mut data, &ok, &ok, &ok).expect("valid call");
+}
+
+#[test]
+fn bad_builder_arguments_are_errors() {
+    let model = fixture_panda();
+    let n = model.nv();
+    assert_size_error(model.with_armature(&vec![0.1; n - 1]), "armature", n, n - 1);
+    let mut armature = vec![0.1; n];
+    armature[3] = -0.2;
+    let message = model
+        .with_armature(&armature)
+        .expect_err("negative")
+        .to_string();
+    assert!(
+        message.contains("armature[3]") && message.contains("panda_joint4"),
+        "{message}"
+    );
+    armature[3] = f64::NAN;
+    assert!(model.with_armature(&armature).is_err());
+
+    let i = Matrix3::from_diagonal_element(1e-3);
+    let err = model
+        .with_added_inertia("no_such_link", 1.0, Vector3::zeros(), i)
+        .expect_err("unknown link");
+    assert!(
+        matches!(err, RobotError::UnknownLink { .. }) && err.to_string().contains("no_such_link"),
+        "{err}"
+    );
+    for mass in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let message = model
+            .with_added_inertia("panda_hand", mass, Vector3::zeros(), i)
+            .expect_err("bad mass")
+            .to_string();
+        assert!(
+            message.contains("payload on link 'panda_hand'"),
+            "{message}"
+        );
+    }
+    let not_psd = Matrix3::from_diagonal(&Vector3::new(1e-3, -1e-3, 1e-3));
+    let message = model
+        .with_added_inertia("panda_hand", 1.0, Vector3::zeros(), not_psd)
+        .expect_err("not PSD")
+        .to_string();
+    assert!(
+        message.contains("payload on link 'panda_hand'") && message.contains("semi-definite"),
+        "{message}"
+    );
+    let mut asymmetric = i;
+    asymmetric[(0, 1)] = 1e-4;
+    assert!(
+        model
+            .with_added_inertia("panda_hand", 1.0, Vector3::zeros(), asymmetric)
+            .is_err()
+    );
+    assert!(
+        model
+            .with_added_inertia("panda_hand", 1.0, Vector3::new(f64::NAN, 0.0, 0.0), i)
+            .is_err()
+    );
+
+    let mut model = model;
+    assert!(
+        model
+            .set_gravity(Vector3::new(0.0, f64::INFINITY, 0.0))
+            .is_err()
+    );
+    let data = Data::new(&model);
+    let err = world_from_link(&model, &data, "panda_foot").expect_err("unknown link");
+    assert!(err.to_string().contains("panda_foot"), "{err}");
+}

@@ -1,0 +1,329 @@
+//! The `extern "C"` shims [`crate::export_plugin!`] puts in a plugin's table, generic over
+//! the model type.
+//!
+//! Each shim is the same three steps: check the raw arguments (null, alignment, lengths),
+//! run the safe `*_impl` body under `catch_unwind`, and turn its `Err` or a panic into a
+//! status code plus a message for `last_error`. No panic ever leaves a shim. After a panic
+//! the model is *poisoned*: every later call except `destroy` returns [`status::PANIC`].
+//!
+//! Real-time: on success `update`, `predict` and `stats` allocate nothing and touch no lock;
+//! only the failure path formats a message.
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use gpn_gp_core::model::ModelError;
+
+use crate::abi::{ABI_VERSION, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE, WriteFn};
+use crate::last_error;
+use crate::plugin::Plugin;
+use crate::status::{self, StatusCode};
+
+/// What a model handle points to on the plugin side.
+struct Instance<P> {
+    model: P,
+    poisoned: bool,
+}
+
+/// A failed call: the status to return and the message to leave in `last_error`.
+struct Failure {
+    code: StatusCode,
+    message: String,
+}
+
+impl Failure {
+    fn new(code: StatusCode, message: impl Into<String>) -> Failure {
+        Failure { code, message: message.into() }
+    }
+
+    fn model(function: &str, err: &ModelError) -> Failure {
+        Failure::new(status::of_model_error(err), format!("{function}: {err}"))
+    }
+}
+
+/// Record a failure and return its code.
+fn fail(failure: Failure) -> StatusCode {
+    last_error::set(&failure.message);
+    failure.code
+}
+
+/// The text of a panic payload (`&str` or `String`; anything else is unnamed).
+fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "non-string panic payload"
+    }
+}
+
+/// Run `body`, converting `Err` and panics into a status code and a last-error message.
+fn guard(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> StatusCode {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => status::OK,
+        Ok(Err(failure)) => fail(failure),
+        Err(payload) => {
+            let message = format!("{function}: model panicked: {}", panic_text(&*payload));
+            // A payload whose destructor panics must not escape either.
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+            fail(Failure::new(status::PANIC, message))
+        }
+    }
+}
+
+/// Check that `ptr` can back a slice of `len` values: not null and aligned.
+fn check_ptr<T>(function: &str, what: &str, ptr: *const T) -> Result<(), Failure> {
+    if ptr.is_null() {
+        Err(Failure::new(status::INVALID_ARGUMENT, format!("{function}: {what} is null")))
+    } else if !ptr.is_aligned() {
+        Err(Failure::new(status::INVALID_ARGUMENT, format!("{function}: {what} is misaligned")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Run `body` on the live, unpoisoned instance behind `handle`; poison it if `body` panics.
+///
+/// # Safety
+/// `handle` is null or came from this plugin's `create::<P>` and was not destroyed, and no
+/// other call on it runs concurrently.
+unsafe fn with_instance<P: Plugin>(
+    function: &str,
+    handle: *mut ModelHandle,
+    body: impl FnOnce(&mut P) -> Result<(), Failure>,
+) -> StatusCode {
+    // SAFETY: per this function's contract the pointer is null or a live, exclusively
+    // accessed `Instance<P>` made by `create::<P>` (Box::into_raw, so aligned).
+    let Some(instance) = (unsafe { handle.cast::<Instance<P>>().as_mut() }) else {
+        return fail(Failure::new(status::INVALID_ARGUMENT, format!("{function}: model handle is null")));
+    };
+    if instance.poisoned {
+        return fail(Failure::new(
+            status::PANIC,
+            format!("{function}: model is poisoned by an earlier panic; destroy it"),
+        ));
+    }
+    let code = guard(function, || body(&mut instance.model));
+    if code == status::PANIC {
+        instance.poisoned = true;
+    }
+    code
+}
+
+/// `create` for model type `P`.
+///
+/// # Safety
+/// The ABI's `create` contract: `config_json` points to `config_len` readable bytes (or
+/// `config_len == 0`), and `out_model` is a writable pointer.
+pub unsafe extern "C" fn create<P: Plugin>(
+    config_json: *const u8,
+    config_len: usize,
+    input_dim: usize,
+    output_dim: usize,
+    out_model: *mut *mut ModelHandle,
+) -> StatusCode {
+    guard("create", || {
+        check_ptr("create", "out_model", out_model)?;
+        // SAFETY: checked non-null and aligned; the caller guarantees it is writable.
+        unsafe { out_model.write(std::ptr::null_mut()) };
+        if input_dim == 0 || output_dim == 0 {
+            return Err(Failure::new(
+                status::INVALID_ARGUMENT,
+                format!("create: dimensions must be at least 1, got input_dim {input_dim}, output_dim {output_dim}"),
+            ));
+        }
+        let text = if config_len == 0 {
+            "{}"
+        } else {
+            check_ptr("create", "config_json", config_json)?;
+            // SAFETY: non-null; the caller guarantees `config_len` readable bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(config_json, config_len) };
+            std::str::from_utf8(bytes)
+                .map_err(|e| Failure::new(status::INVALID_ARGUMENT, format!("create: config is not UTF-8: {e}")))?
+        };
+        let config: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Failure::new(status::INVALID_CONFIG, format!("create: config is not JSON: {e}")))?;
+        let model = P::create(&config, input_dim, output_dim).map_err(|e| Failure::model("create", &e))?;
+        if model.input_dim() != input_dim || model.output_dim() != output_dim {
+            return Err(Failure::new(
+                status::INTERNAL,
+                format!(
+                    "create: asked for dims ({input_dim}, {output_dim}), model reports ({}, {})",
+                    model.input_dim(),
+                    model.output_dim()
+                ),
+            ));
+        }
+        let instance = Box::new(Instance { model, poisoned: false });
+        // SAFETY: checked above; ownership of the box passes to the handle (see `destroy`).
+        unsafe { out_model.write(Box::into_raw(instance).cast()) };
+        Ok(())
+    })
+}
+
+/// `destroy` for model type `P`: drops the model (joining its threads, if its `Drop` does).
+///
+/// # Safety
+/// `model` is null or came from `create::<P>` and is not used again.
+pub unsafe extern "C" fn destroy<P: Plugin>(model: *mut ModelHandle) {
+    if model.is_null() {
+        return;
+    }
+    // SAFETY: per the contract, `model` is the `Box<Instance<P>>` leaked by `create::<P>`,
+    // destroyed once.
+    let instance = unsafe { Box::from_raw(model.cast::<Instance<P>>()) };
+    let _ = guard("destroy", move || {
+        drop(instance);
+        Ok(())
+    });
+}
+
+/// `update` for model type `P`.
+///
+/// # Safety
+/// `model` as for [`with_instance`]; `x` holds `input_dim` and `y`, `noise_var` hold
+/// `output_dim` readable values.
+pub unsafe extern "C" fn update<P: Plugin>(
+    model: *mut ModelHandle,
+    x: *const f64,
+    y: *const f64,
+    t_secs: f64,
+    noise_var: *const f64,
+) -> StatusCode {
+    let body = |m: &mut P| {
+        check_ptr("update", "x", x)?;
+        check_ptr("update", "y", y)?;
+        check_ptr("update", "noise_var", noise_var)?;
+        let (d, p) = (m.input_dim(), m.output_dim());
+        // SAFETY: non-null, aligned, and the caller guarantees the lengths.
+        let (x, y, nv) = unsafe {
+            (
+                std::slice::from_raw_parts(x, d),
+                std::slice::from_raw_parts(y, p),
+                std::slice::from_raw_parts(noise_var, p),
+            )
+        };
+        m.update(x, y, t_secs, nv).map_err(|e| Failure::model("update", &e))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_instance::<P>("update", model, body) }
+}
+
+/// `predict` for model type `P`.
+///
+/// # Safety
+/// `model` as for [`with_instance`]; `x` holds `input_dim` readable values, `mean_out`
+/// and `var_out` `output_dim` writable values each, and the three do not overlap.
+pub unsafe extern "C" fn predict<P: Plugin>(
+    model: *mut ModelHandle,
+    x: *const f64,
+    mean_out: *mut f64,
+    var_out: *mut f64,
+) -> StatusCode {
+    let body = |m: &mut P| {
+        check_ptr("predict", "x", x)?;
+        check_ptr("predict", "mean_out", mean_out)?;
+        check_ptr("predict", "var_out", var_out)?;
+        let (d, p) = (m.input_dim(), m.output_dim());
+        // SAFETY: non-null, aligned, non-overlapping, and the caller guarantees lengths.
+        let (x, mean, var) = unsafe {
+            (
+                std::slice::from_raw_parts(x, d),
+                std::slice::from_raw_parts_mut(mean_out, p),
+                std::slice::from_raw_parts_mut(var_out, p),
+            )
+        };
+        m.predict(x, mean, var).map_err(|e| Failure::model("predict", &e))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_instance::<P>("predict", model, body) }
+}
+
+/// `stats` for model type `P`.
+///
+/// # Safety
+/// `model` as for [`with_instance`]; `out` is writable.
+pub unsafe extern "C" fn stats<P: Plugin>(model: *const ModelHandle, out: *mut PluginStats) -> StatusCode {
+    let body = |m: &mut P| {
+        check_ptr("stats", "out", out)?;
+        let s = PluginStats::from(m.stats());
+        // SAFETY: non-null, aligned, writable per the contract.
+        unsafe { out.write(s) };
+        Ok(())
+    };
+    // SAFETY: forwarded contract; `stats` only reads the model through `&P`.
+    unsafe { with_instance::<P>("stats", model.cast_mut(), body) }
+}
+
+/// `save` for model type `P`: one call of `write` with the whole state.
+///
+/// # Safety
+/// `model` as for [`with_instance`]; `write` is safe to call with `ctx`.
+pub unsafe extern "C" fn save<P: Plugin>(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode {
+    let body = |m: &mut P| {
+        let bytes = m.save_state().map_err(|e| Failure::model("save", &e))?;
+        // SAFETY: the host's writer, called with its own context and a valid slice.
+        let code = unsafe { write(ctx, bytes.as_ptr(), bytes.len()) };
+        if code == status::OK {
+            Ok(())
+        } else {
+            Err(Failure::new(code, format!("save: the host's writer refused {} bytes", bytes.len())))
+        }
+    };
+    // SAFETY: forwarded contract; `save_state` takes `&P`.
+    unsafe { with_instance::<P>("save", model.cast_mut(), body) }
+}
+
+/// `load` for model type `P`. Every model error becomes [`status::INVALID_STATE`].
+///
+/// # Safety
+/// `model` as for [`with_instance`]; `bytes` points to `len` readable bytes (or `len == 0`).
+pub unsafe extern "C" fn load<P: Plugin>(model: *mut ModelHandle, bytes: *const u8, len: usize) -> StatusCode {
+    let body = |m: &mut P| {
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else {
+            check_ptr("load", "bytes", bytes)?;
+            // SAFETY: non-null; the caller guarantees `len` readable bytes.
+            unsafe { std::slice::from_raw_parts(bytes, len) }
+        };
+        m.load_state(bytes)
+            .map_err(|e| Failure::new(status::INVALID_STATE, format!("load: {e}")))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_instance::<P>("load", model, body) }
+}
+
+/// `last_error`: this thread's last failure message, shared by every model type.
+///
+/// # Safety
+/// `buf` is null or points to `cap` writable bytes.
+pub unsafe extern "C" fn last_error(buf: *mut u8, cap: usize) -> usize {
+    if buf.is_null() || cap == 0 {
+        return 0;
+    }
+    // SAFETY: non-null; the caller guarantees `cap` writable bytes (u8 needs no alignment).
+    let out = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+    catch_unwind(AssertUnwindSafe(|| last_error::copy_into(out))).unwrap_or(0)
+}
+
+/// The table for model type `P` (what [`crate::export_plugin!`] puts in a `static`).
+pub const fn table<P: Plugin>(name: StrRef, version: StrRef, description: StrRef) -> PluginTable {
+    PluginTable {
+        abi_version: ABI_VERSION,
+        struct_size: TABLE_SIZE,
+        name,
+        version,
+        description,
+        create: Some(create::<P>),
+        destroy: Some(destroy::<P>),
+        update: Some(update::<P>),
+        predict: Some(predict::<P>),
+        stats: Some(stats::<P>),
+        save: Some(save::<P>),
+        load: Some(load::<P>),
+        last_error: Some(last_error),
+    }
+}

@@ -1,0 +1,163 @@
+//! Lemma 1 pieces, the Theorem-2 tracking bound, the Lyapunov solvers (spec §5.3 example)
+//! and the calibrated bound.
+
+#![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
+
+use gpn_gp_core::bound::{
+    BoundError, CalibratedBound, LemmaOne, WeightRule, beta, eta, eta_practical, expert_gamma,
+    joint_lyapunov, joints_lyapunov_identity, kernel_lipschitz_se, mean_lipschitz, rkhs_term,
+    sigma_modulus, solve_lyapunov, tracking_bound, tracking_factor,
+};
+use nalgebra::DMatrix;
+
+#[test]
+fn spec_example_lyapunov_and_factor() {
+    let p = joint_lyapunov(5.0, 10.0, [[1.0, 0.0], [0.0, 1.0]]).unwrap();
+    assert!((p.p11 - 1.3).abs() < 1e-12);
+    assert!((p.p12 - 0.1).abs() < 1e-12);
+    assert!((p.p22 - 0.06).abs() < 1e-12);
+    let (lo, hi) = p.eigenvalues();
+    assert!(
+        (hi - 1.3080).abs() < 1e-4 && (lo - 0.0520).abs() < 1e-4,
+        "{lo} {hi}"
+    );
+    let f = tracking_factor(hi, 1.0, lo);
+    assert!((f - 25.2).abs() < 0.05, "factor {f}");
+    // lim ‖z‖ ≤ η̄·sqrt(ε·factor), ε = 1.
+    let b = tracking_bound(0.5, 1.0, hi, 1.0, lo).unwrap();
+    assert!((b - 0.5 * f.sqrt()).abs() < 1e-12);
+    assert!(tracking_bound(0.5, 0.0, hi, 1.0, lo).is_err());
+}
+
+#[test]
+fn dense_solver_matches_closed_form_and_residual() {
+    // Three joints, z = [e; ė], A = [[0, I], [−Kp, −Kd]].
+    let kp = [5.0, 20.0, 1.5];
+    let kd = [10.0, 3.0, 2.5];
+    let n = 3;
+    let mut a = DMatrix::<f64>::zeros(2 * n, 2 * n);
+    for j in 0..n {
+        a[(j, n + j)] = 1.0;
+        a[(n + j, j)] = -kp[j];
+        a[(n + j, n + j)] = -kd[j];
+    }
+    let q = DMatrix::<f64>::identity(2 * n, 2 * n);
+    let p = solve_lyapunov(&a, &q).unwrap();
+    let resid = a.transpose() * &p + &p * &a + &q;
+    assert!(resid.amax() < 1e-10);
+    let (blocks, lo, hi) = joints_lyapunov_identity(&kp, &kd).unwrap();
+    for j in 0..n {
+        assert!((p[(j, j)] - blocks[j].p11).abs() < 1e-10);
+        assert!((p[(j, n + j)] - blocks[j].p12).abs() < 1e-10);
+        assert!((p[(n + j, n + j)] - blocks[j].p22).abs() < 1e-10);
+    }
+    let eig = p.symmetric_eigenvalues();
+    assert!((eig.min() - lo).abs() < 1e-10 && (eig.max() - hi).abs() < 1e-10);
+    // A general (non-block) Hurwitz A.
+    let a2 = DMatrix::from_row_slice(3, 3, &[-2.0, 1.0, 0.3, 0.0, -1.0, 0.5, 0.2, -0.4, -3.0]);
+    let q2 = DMatrix::from_row_slice(3, 3, &[2.0, 0.1, 0.0, 0.1, 1.0, 0.2, 0.0, 0.2, 1.5]);
+    let p2 = solve_lyapunov(&a2, &q2).unwrap();
+    assert!((a2.transpose() * &p2 + &p2 * &a2 + &q2).amax() < 1e-10);
+    assert!(joint_lyapunov(-1.0, 1.0, [[1.0, 0.0], [0.0, 1.0]]).is_err());
+}
+
+#[test]
+fn beta_eq13_by_hand() {
+    // m = 2, τ = 0.05, box [−1, 1] × [0, 0.5], δ = 0.01:
+    // ⌈(√2/0.1)·2⌉ = ⌈28.28⌉ = 29, ⌈(√2/0.1)·0.5⌉ = ⌈7.07⌉ = 8.
+    let b = beta(&[-1.0, 0.0], &[1.0, 0.5], 0.05, 0.01).unwrap();
+    let expect = 2.0 * (2.0 * (29f64.ln() + 8f64.ln()) - 2.0 * (0.01f64 / 2.0).ln()).sqrt();
+    assert!((b - expect).abs() < 1e-12);
+    // Degenerate side counts as one grid point.
+    let b1 = beta(&[0.0], &[0.0], 0.1, 0.1).unwrap();
+    assert!((b1 - 2.0 * (-2.0 * 0.1f64.ln()).sqrt()).abs() < 1e-12);
+    assert!(matches!(
+        beta(&[0.0], &[1.0], 0.1, 1.5),
+        Err(BoundError::Invalid { what: "delta", .. })
+    ));
+    assert!(matches!(
+        beta(&[0.0], &[1.0, 2.0], 0.1, 0.1),
+        Err(BoundError::Dimension { .. })
+    ));
+}
+
+#[test]
+fn lemma_constants_and_eta() {
+    let lk = kernel_lipschitz_se(2.0, &[0.5, 3.0]).unwrap();
+    assert!((lk - 4.0 * (-0.5f64).exp() / 0.5).abs() < 1e-14);
+    assert!((mean_lipschitz(lk, &[1.0, -2.0, 0.5]) - 3.5 * lk).abs() < 1e-14);
+    let w = sigma_modulus(0.01, lk, 10, 1.0 / 0.01, 2.0);
+    assert!((w - (2.0 * 0.01 * lk * (1.0 + 10.0 * 100.0 * 4.0)).sqrt()).abs() < 1e-12);
+    assert!((rkhs_term(1.0, lk, 0.01) - (2.0 * lk * 0.01).sqrt()).abs() < 1e-15);
+    let g = expert_gamma(3.0, w, 1.0, lk, 2.0, 0.01);
+    assert!((g - (3.0 * w + (2.0 * lk * 0.01).sqrt() + 0.02)).abs() < 1e-12);
+
+    // BCM-like weights summing to 1.5: Normalise divides them by 1.5.
+    let (ws, ss, gs) = ([1.0, 0.5], [0.2, 0.4], [0.01, 0.03]);
+    let e = eta(2.0, &ws, &ss, &gs, WeightRule::Normalise).unwrap();
+    let expect = 2.0 * (0.2 + 0.5 * 0.4) / 1.5 + (0.01 + 0.5 * 0.03) / 1.5;
+    assert!((e - expect).abs() < 1e-14);
+    let e2 = eta(2.0, &ws, &ss, &gs, WeightRule::AsGiven).unwrap();
+    assert!((e2 - (2.0 * 0.4 + 0.025)).abs() < 1e-14);
+    let e3 = eta(
+        2.0,
+        &ws,
+        &ss,
+        &gs,
+        WeightRule::PriorTerm {
+            gamma_norm: 1.0,
+            sigma_f: 3.0,
+        },
+    )
+    .unwrap();
+    assert!((e3 - (e2 + 0.5 * 3.0)).abs() < 1e-14);
+    // Zero weights: uniform.
+    let e4 = eta(1.0, &[0.0, 0.0], &ss, &gs, WeightRule::Normalise).unwrap();
+    assert!((e4 - (0.3 + 0.02)).abs() < 1e-14);
+    assert!(eta(1.0, &[1.0], &ss, &gs, WeightRule::Normalise).is_err());
+}
+
+#[test]
+fn calibrated_bound_freezes_at_quantile() {
+    let mut c = CalibratedBound::new(101, 0.95).unwrap();
+    // r = |y − μ|/σ = k/100 for k = 0..=100 (shuffled order), σ = 2.
+    for k in (0..=100).rev() {
+        let frozen = c.observe(k as f64 / 50.0, 0.0, 2.0);
+        assert_eq!(frozen, k == 0);
+    }
+    let b = c.beta_cal().unwrap();
+    assert!((b - 0.95).abs() < 1e-12, "{b}");
+    assert!((c.eta(3.0).unwrap() - 2.85).abs() < 1e-12);
+    // Ignored after freezing.
+    c.observe(1e6, 0.0, 1.0);
+    assert_eq!(c.beta_cal(), Some(b));
+
+    // Linear interpolation between order statistics, early freeze.
+    let mut d = CalibratedBound::new(1000, 0.5).unwrap();
+    assert_eq!(d.eta(1.0), None);
+    for r in [1.0, 4.0, 2.0, 3.0] {
+        d.observe(r, 0.0, 1.0);
+    }
+    d.freeze();
+    assert_eq!(d.beta_cal(), Some(2.5));
+    assert!(CalibratedBound::new(0, 0.95).is_err());
+    assert!(CalibratedBound::new(10, 1.5).is_err());
+}
+
+#[test]
+fn lemma_one_assembles_the_pieces() {
+    let (lo, hi) = ([-1.0, -2.0], [1.0, 2.0]);
+    let l = LemmaOne::se(&lo, &hi, 0.01, 0.01, 1.0, 1.5, &[0.5, 2.0], 0.1).unwrap();
+    let b = beta(&lo, &hi, 0.01, 0.01).unwrap();
+    let lk = kernel_lipschitz_se(1.5, &[0.5, 2.0]).unwrap();
+    assert_eq!(l.beta, b);
+    assert_eq!(l.l_kappa, lk);
+    let g = l.expert_gamma(3.0, 50);
+    let w = sigma_modulus(0.01, lk, 50, 100.0, 1.5);
+    assert!((g - expert_gamma(b, w, 1.0, lk, mean_lipschitz(lk, &[3.0]), 0.01)).abs() < 1e-12);
+    let e = l.eta(&[2.0, 2.0], &[0.1, 0.3], &[g, g]).unwrap();
+    assert!((e - (b * 0.2 + g)).abs() < 1e-12);
+    assert_eq!(eta_practical(b, 0.2), 2.0 * b * 0.2);
+    assert!(LemmaOne::se(&lo, &hi, 0.01, 0.01, 1.0, 1.5, &[0.5], 0.1).is_err());
+    assert!(LemmaOne::se(&lo, &hi, 0.01, 0.01, 1.0, 1.5, &[0.5, 2.0], 0.0).is_err());
+}

@@ -1,0 +1,105 @@
+//! Failure double for the plugin host: `predict` sleeps (config `predict_sleep_ms`, default
+//! 50) before answering, as a model blowing its real-time budget would, and every model runs
+//! a background thread (a stand-in for a refit worker) that `destroy` must join. Exports the
+//! live-model and live-thread counters.
+//!
+//! Boundary: test support only. Used by `node/tests/model_doubles.rs` and, later, by the
+//! control loop's budget supervisor tests.
+//!
+//! ```
+//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_plugin_api::Plugin;
+//! let cfg = gpn_double_common::serde_json::json!({"predict_sleep_ms": 1});
+//! let mut m = gpn_double_slow::Slow::create(&cfg, 1, 1).unwrap();
+//! let (mut mean, mut var) = ([0.0], [0.0]);
+//! m.predict(&[0.0], &mut mean, &mut var).unwrap();
+//! drop(m);
+//! assert_eq!(gpn_double_common::live_threads(), 0);
+//! ```
+#![warn(missing_docs)]
+
+use std::sync::mpsc::{Sender, channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use gpn_double_common::serde_json::Value;
+use gpn_double_common::{LiveThread, Mean};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_plugin_api::Plugin;
+
+/// A model with a slow `predict` and a background thread.
+pub struct Slow {
+    inner: Mean,
+    predict_sleep: Duration,
+    // Dropping the sender tells the worker to stop; `Drop` then joins it.
+    stop: Option<Sender<()>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl OnlineModel for Slow {
+    fn input_dim(&self) -> usize {
+        self.inner.input_dim()
+    }
+    fn output_dim(&self) -> usize {
+        self.inner.output_dim()
+    }
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        std::thread::sleep(self.predict_sleep);
+        self.inner.predict(x, mean, var)
+    }
+    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+        self.inner.update(x, y, t_secs, noise_var)
+    }
+    fn stats(&self) -> ModelStats {
+        self.inner.stats()
+    }
+}
+
+impl Plugin for Slow {
+    fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
+        let sleep_ms = match config.get("predict_sleep_ms") {
+            None => 50,
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| ModelError::Config(format!("predict_sleep_ms must be a whole number, got {v}")))?,
+        };
+        let (stop, stopped) = channel::<()>();
+        let worker = std::thread::Builder::new()
+            .name("slow-double-worker".into())
+            .spawn(move || {
+                let _counted = LiveThread::new();
+                // Returns when the model drops the sender.
+                while stopped.recv().is_ok() {}
+            })
+            .map_err(|e| ModelError::Other(format!("cannot start the worker thread: {e}")))?;
+        Ok(Slow {
+            inner: Mean::new(input_dim, output_dim),
+            predict_sleep: Duration::from_millis(sleep_ms),
+            stop: Some(stop),
+            worker: Some(worker),
+        })
+    }
+    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
+        self.inner.save_state()
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        self.inner.load_state(bytes)
+    }
+}
+
+impl Drop for Slow {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+gpn_plugin_api::export_plugin!(
+    Slow,
+    name = "slow",
+    version = env!("CARGO_PKG_VERSION"),
+    description = "Failure double: predict sleeps 50 ms; joins a worker thread on destroy",
+);
+gpn_double_common::export_counters!();

@@ -1,0 +1,57 @@
+//! Output groups: outputs whose kernels differ only by σ_f and share the noise-to-signal
+//! ratio σ_n²/σ_f² share one factorisation per expert.
+//!
+//! With K_o = s_o·K_g (s_o = σ_f,o²/σ_f,g²) the mean k_oᵀK_o⁻¹y_o = k_gᵀK_g⁻¹y_o needs no
+//! scale, and σ_o² = s_o·(σ_f,g² − vᵀv). The group's factor is built with the kernel and
+//! noise of its first output, so the pivot floor and refactor jitter act in that output's
+//! units. Outputs with other lengthscales, another kernel formula or another ratio get
+//! their own group (and factor).
+
+use crate::config::OutputHyper;
+use gpn_gp_core::kernel::ArdKernel;
+
+/// One shared factorisation: its kernel and noise variance.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub kernel: ArdKernel,
+    pub noise_var: f64,
+}
+
+/// How an output reads its group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutputMap {
+    pub group: usize,
+    /// σ_f,o² / σ_f,g².
+    pub scale: f64,
+    /// σ_f,o², the prior variance of this output.
+    pub prior_var: f64,
+}
+
+/// Groups the outputs (first output of each group defines it). Group 0 holds output 0,
+/// whose kernel also ranks experts and sizes the window.
+pub(crate) fn build(hyper: &[OutputHyper]) -> (Vec<Group>, Vec<OutputMap>) {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut maps = Vec::with_capacity(hyper.len());
+    for h in hyper {
+        let ratio = h.noise_var / h.kernel.sigma_f2();
+        let found = groups.iter().position(|g| {
+            let gr = g.noise_var / g.kernel.sigma_f2();
+            g.kernel.same_shape(&h.kernel)
+                && (gr - ratio).abs() <= 1e-12 * gr.abs().max(ratio.abs())
+        });
+        let gi = found.unwrap_or_else(|| {
+            groups.push(Group {
+                kernel: h.kernel.clone(),
+                noise_var: h.noise_var,
+            });
+            groups.len() - 1
+        });
+        let scale = h.kernel.sigma_f2() / groups[gi].kernel.sigma_f2();
+        maps.push(OutputMap {
+            group: gi,
+            scale,
+            prior_var: h.kernel.sigma_f2(),
+        });
+    }
+    (groups, maps)
+}

@@ -1,0 +1,328 @@
+//! The [`SkyGp`] model: construction, introspection and the
+//! [`OnlineModel`](gpn_gp_core::model::OnlineModel) implementation. The algorithm steps
+//! live in `select.rs` (P1–P5), `predict.rs` (P6–P7) and `update.rs` (U1–U3).
+
+use crate::config::{Config, DecayClock, Preset, ValidConfig};
+use crate::groups::{self, Group, OutputMap};
+use crate::pool::Pool;
+use gpn_gp_core::cholesky::PackedCholesky;
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+
+/// What the last prediction computed, reused by the following update at the same x
+/// (spec §2.3 "optional cache", §2.4).
+#[derive(Debug, Clone)]
+pub(crate) struct Cache {
+    /// Input of the last selection.
+    pub x: Vec<f64>,
+    /// The next `update` may reuse this selection (same x, no structural change since).
+    pub valid: bool,
+    /// k and v below hold κ(X_i, x) and L_i⁻¹k for every selected expert and group.
+    pub kv_ready: bool,
+    /// I_agg: list positions of the selected experts, most similar first.
+    pub sel: Vec<usize>,
+    /// Selection scratch: candidate positions and scores (sorted).
+    pub cand_pos: Vec<usize>,
+    pub cand_score: Vec<f64>,
+    /// k and v per (selected expert j, group g), at offset (j·G + g)·N̄.
+    pub k: Vec<f64>,
+    pub v: Vec<f64>,
+    /// Per output o and selected expert j, at o·Ncal + j: μ_i, σ_i² and ω_i.
+    pub mu: Vec<f64>,
+    pub var: Vec<f64>,
+    pub w: Vec<f64>,
+    /// Number of experts that entered the last aggregation.
+    pub n_agg: usize,
+}
+
+/// Buffers for update steps.
+#[derive(Debug, Clone)]
+pub(crate) struct Scratch {
+    pub b: Vec<f64>,
+    pub x_old: Vec<f64>,
+    pub y_old: Vec<f64>,
+    pub center: Vec<f64>,
+    pub center_off: Vec<f64>,
+    pub chol: PackedCholesky,
+    pub protected: Vec<usize>,
+}
+
+/// SkyGP-Fast / SkyGP-Dense: a streaming mixture of local GP experts with p outputs
+/// sharing one expert structure. See the crate root doc for the configuration.
+#[derive(Debug, Clone)]
+pub struct SkyGp {
+    pub(crate) cfg: ValidConfig,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) outputs: Vec<OutputMap>,
+    /// Group of each output.
+    pub(crate) out_group: Vec<usize>,
+    pub(crate) pool: Pool,
+    /// Position of the previous step's nearest expert, ν_prev.
+    pub(crate) nu_prev: Option<usize>,
+    /// Input of the previous selection, x_prev.
+    pub(crate) x_prev: Vec<f64>,
+    /// Decay clock (seconds or steps); ϑ_i = ρ^(clock − stamp_i).
+    pub(crate) clock: f64,
+    /// ln ρ (0 when decay is off).
+    pub(crate) ln_rho: f64,
+    /// ln ϑ̄.
+    pub(crate) ln_theta: f64,
+    pub(crate) cache: Cache,
+    pub(crate) scratch: Scratch,
+    pub(crate) samples_seen: u64,
+    pub(crate) replacements: u64,
+}
+
+impl SkyGp {
+    /// Builds a model from a JSON config (see the crate root table) for inputs of
+    /// dimension `input_dim` and `output_dim` outputs. Allocates every buffer the model
+    /// will ever use.
+    pub fn from_json(
+        config: &serde_json::Value,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<Self, ModelError> {
+        Ok(Self::new(
+            Config::from_json(config)?.check(input_dim, output_dim)?,
+        ))
+    }
+
+    /// Builds a model from a typed config.
+    pub fn from_config(
+        config: &Config,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<Self, ModelError> {
+        Ok(Self::new(config.check(input_dim, output_dim)?))
+    }
+
+    /// Builds a model from a checked config. **Allocates** the whole expert pool.
+    pub fn new(cfg: ValidConfig) -> Self {
+        let (d, p, n_bar, n_cal) = (cfg.input_dim, cfg.output_dim, cfg.n_bar, cfg.n_cal);
+        let (groups, outputs) = groups::build(&cfg.hyper);
+        let g = groups.len();
+        let out_group = outputs.iter().map(|m| m.group).collect();
+        let decay = cfg.use_time_decay && cfg.rho_decay < 1.0;
+        Self {
+            pool: Pool::new(
+                cfg.max_experts,
+                n_bar,
+                d,
+                p,
+                g,
+                cfg.variant == crate::config::Variant::Dense,
+            ),
+            nu_prev: None,
+            x_prev: vec![0.0; d],
+            clock: 0.0,
+            ln_rho: if decay { cfg.rho_decay.ln() } else { 0.0 },
+            ln_theta: cfg.theta_bar.ln(),
+            cache: Cache {
+                x: vec![0.0; d],
+                valid: false,
+                kv_ready: false,
+                sel: Vec::with_capacity(n_cal),
+                cand_pos: Vec::with_capacity(n_cal + 1),
+                cand_score: Vec::with_capacity(n_cal + 1),
+                k: vec![0.0; n_cal * g * n_bar],
+                v: vec![0.0; n_cal * g * n_bar],
+                mu: vec![0.0; n_cal * p],
+                var: vec![0.0; n_cal * p],
+                w: vec![0.0; n_cal * p],
+                n_agg: 0,
+            },
+            scratch: Scratch {
+                b: vec![0.0; n_bar],
+                x_old: vec![0.0; d],
+                y_old: vec![0.0; p],
+                center: vec![0.0; d],
+                center_off: vec![0.0; d],
+                chol: PackedCholesky::with_capacity(n_bar),
+                protected: Vec::with_capacity(n_cal),
+            },
+            samples_seen: 0,
+            replacements: 0,
+            groups,
+            outputs,
+            out_group,
+            cfg,
+        }
+    }
+
+    /// The resolved configuration.
+    pub fn config(&self) -> &ValidConfig {
+        &self.cfg
+    }
+
+    /// Number of experts in the list 𝒯.
+    pub fn n_experts(&self) -> usize {
+        self.pool.len()
+    }
+
+    /// Number of distinct factorisations per expert (1 when all outputs share one).
+    pub fn n_factor_groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// List positions of the experts chosen by the last selection (the last `predict`,
+    /// or an `update` without a preceding `predict` at its x), most similar first.
+    pub fn last_selected(&self) -> &[usize] {
+        &self.cache.sel
+    }
+
+    /// Per-expert means μ_i of output `o` in the last prediction (order of
+    /// [`Self::last_selected`]; empty if the last prediction was a prior).
+    pub fn last_expert_means(&self, o: usize) -> &[f64] {
+        self.per_output(&self.cache.mu, o)
+    }
+
+    /// Per-expert latent variances σ_i² of output `o` in the last prediction.
+    pub fn last_expert_vars(&self, o: usize) -> &[f64] {
+        self.per_output(&self.cache.var, o)
+    }
+
+    /// Aggregation weights ω_i (μ̃ = Σ ω_i μ_i) of output `o` in the last prediction. For
+    /// the error bound σ(x) = Σ ω_i σ_i use these with [`Self::last_expert_vars`].
+    pub fn last_weights(&self, o: usize) -> &[f64] {
+        self.per_output(&self.cache.w, o)
+    }
+
+    fn per_output<'a>(&self, buf: &'a [f64], o: usize) -> &'a [f64] {
+        let n_cal = self.cfg.n_cal;
+        &buf[o * n_cal..o * n_cal + self.cache.n_agg]
+    }
+
+    /// Dense replacements accepted so far.
+    pub fn replacements(&self) -> u64 {
+        self.replacements
+    }
+
+    /// Experts recycled because the pool (`max_experts`) was full.
+    pub fn evictions(&self) -> u64 {
+        self.pool.evictions
+    }
+
+    /// Points held by the expert at list position `pos` (None past the end).
+    pub fn expert_len(&self, pos: usize) -> Option<usize> {
+        (pos < self.pool.len()).then(|| self.pool.at(pos).n)
+    }
+
+    /// Inputs (row-major, n×d) and targets of output `o` held by the expert at list
+    /// position `pos`, and its center. For tests and diagnostics.
+    pub fn expert_data(&self, pos: usize, o: usize) -> Option<(&[f64], &[f64], &[f64])> {
+        if pos >= self.pool.len() || o >= self.cfg.output_dim {
+            return None;
+        }
+        let e = self.pool.at(pos);
+        let (d, nb) = (self.cfg.input_dim, self.cfg.n_bar);
+        Some((&e.x[..e.n * d], &e.y[o * nb..o * nb + e.n], &e.center))
+    }
+
+    /// Cholesky factor of output group `g` of the expert at list position `pos`. For
+    /// tests and diagnostics.
+    pub fn expert_factor(&self, pos: usize, g: usize) -> Option<&PackedCholesky> {
+        if pos >= self.pool.len() || g >= self.groups.len() {
+            return None;
+        }
+        Some(&self.pool.at(pos).chol[g])
+    }
+
+    fn check_x(&self, x: &[f64]) -> Result<(), ModelError> {
+        let d = self.cfg.input_dim;
+        if x.len() != d {
+            return Err(ModelError::Dimension {
+                what: "x",
+                expected: d,
+                found: x.len(),
+            });
+        }
+        finite("x", x)
+    }
+
+    fn check_p(&self, what: &'static str, s: &[f64]) -> Result<(), ModelError> {
+        let p = self.cfg.output_dim;
+        if s.len() != p {
+            return Err(ModelError::Dimension {
+                what,
+                expected: p,
+                found: s.len(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn finite(what: &'static str, s: &[f64]) -> Result<(), ModelError> {
+    match s.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(ModelError::NonFinite { what, index }),
+        None => Ok(()),
+    }
+}
+
+impl OnlineModel for SkyGp {
+    fn input_dim(&self) -> usize {
+        self.cfg.input_dim
+    }
+
+    fn output_dim(&self) -> usize {
+        self.cfg.output_dim
+    }
+
+    /// Real-time: no allocation, lock or I/O.
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        self.check_x(x)?;
+        self.check_p("mean", mean)?;
+        self.check_p("var", var)?;
+        self.predict_impl(x, mean, var);
+        Ok(())
+    }
+
+    /// Real-time: no allocation, lock or I/O. `noise_var` is checked for length and
+    /// otherwise ignored (the configured σ_n² is used); `t_secs` drives the time decay
+    /// when `decay_clock = "seconds"`.
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
+        self.check_x(x)?;
+        self.check_p("y", y)?;
+        finite("y", y)?;
+        self.check_p("noise_var", noise_var)?;
+        if self.cfg.decay_clock == DecayClock::Seconds && !t_secs.is_finite() {
+            return Err(ModelError::NonFinite {
+                what: "t_secs",
+                index: 0,
+            });
+        }
+        self.update_impl(x, y, t_secs)
+    }
+
+    fn stats(&self) -> ModelStats {
+        let c = &self.cache;
+        let s = &self.scratch;
+        let extra = 8
+            * (c.x.len()
+                + c.k.len()
+                + c.v.len()
+                + c.mu.len()
+                + c.var.len()
+                + c.w.len()
+                + s.b.len())
+            + s.chol.memory_bytes();
+        ModelStats {
+            samples_seen: self.samples_seen,
+            samples_stored: self.pool.points_stored(),
+            experts: self.pool.len() as u64,
+            memory_bytes: (self.pool.memory_bytes() + extra) as u64,
+        }
+    }
+}
+
+impl SkyGp {
+    /// True for the reference preset (ties → higher list position first).
+    pub(crate) fn reference_ties(&self) -> bool {
+        self.cfg.preset == Preset::Reference
+    }
+}
