@@ -16,14 +16,22 @@ fn host_still_works(test: &str) {
     let path = double("gpn_double_slow", &format!("{test}-after"));
     let plugin = Plugin::open(&path).expect("open slow double");
     let mut model = plugin.create("predict_sleep_ms: 0", 2, 1).expect("create");
-    model.update(&[0.1, 0.2], &[3.0], 0.0, &[0.01]).expect("update");
+    model
+        .update(&[0.1, 0.2], &[3.0], 0.0, &[0.01])
+        .expect("update");
     let (mut mean, mut var) = ([0.0], [0.0]);
-    model.predict(&[0.1, 0.2], &mut mean, &mut var).expect("predict");
+    model
+        .predict(&[0.1, 0.2], &mut mean, &mut var)
+        .expect("predict");
     assert_eq!(mean, [3.0]);
 }
 
 fn assert_unloaded(path: &Path) {
-    assert!(!is_mapped(path), "{} is still mapped after its last handle dropped", path.display());
+    assert!(
+        !is_mapped(path),
+        "{} is still mapped after its last handle dropped",
+        path.display()
+    );
 }
 
 #[test]
@@ -33,16 +41,32 @@ fn fails_create_reports_invalid_config_and_leaks_nothing() {
     assert_eq!(plugin.info().name, "fails_create");
     let err = plugin.create("{}", 3, 2).expect_err("create must fail");
     match &err {
-        HostError::Call { plugin, function, status, message, path: p, .. } => {
-            assert_eq!((plugin.as_str(), *function, *status), ("fails_create", "create", "INVALID_CONFIG"));
+        HostError::Call {
+            plugin,
+            function,
+            status,
+            message,
+            path: p,
+            ..
+        } => {
+            assert_eq!(
+                (plugin.as_str(), *function, *status),
+                ("fails_create", "create", "INVALID_CONFIG")
+            );
             assert!(message.contains("refuses every configuration"), "{message}");
             assert_eq!(p, &path);
         }
         other => panic!("expected HostError::Call, got {other:?}"),
     }
     let text = err.to_string();
-    assert!(text.starts_with("plugin fails_create: create failed with INVALID_CONFIG"), "{text}");
-    assert!(text.ends_with(&path.display().to_string()), "path last: {text}");
+    assert!(
+        text.starts_with("plugin fails_create: create failed with INVALID_CONFIG"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&path.display().to_string()),
+        "path last: {text}"
+    );
     // Nothing of the failed create survives: no model in the library, no handle in the host.
     assert_eq!(plugin.other_handles(), 0);
     assert_eq!(counter(&path, "gpn_double_live_models"), 0);
@@ -56,18 +80,33 @@ fn panic_in_update_is_contained_poisons_the_model_and_releases_it() {
     let path = double("gpn_double_panics_update", "panics_update");
     let plugin = Plugin::open(&path).expect("open");
     let mut model = plugin.create("", 1, 1).expect("create");
-    model.update(&[0.0], &[1.0], 0.0, &[0.1]).expect("first update");
-    model.update(&[0.0], &[3.0], 0.1, &[0.1]).expect("second update");
-    let err = model.update(&[0.0], &[5.0], 0.2, &[0.1]).expect_err("third update panics");
+    model
+        .update(&[0.0], &[1.0], 0.0, &[0.1])
+        .expect("first update");
+    model
+        .update(&[0.0], &[3.0], 0.1, &[0.1])
+        .expect("second update");
+    let err = model
+        .update(&[0.0], &[5.0], 0.2, &[0.1])
+        .expect_err("third update panics");
     let text = err.to_string();
     assert!(text.contains("update failed with PANIC"), "{text}");
-    assert!(text.contains("deliberate panic in update after 2 samples"), "{text}");
+    assert!(
+        text.contains("deliberate panic in update after 2 samples"),
+        "{text}"
+    );
     assert!(model.is_poisoned());
     // A poisoned model is not called again...
     let (mut mean, mut var) = ([0.0], [0.0]);
-    let err = model.predict(&[0.0], &mut mean, &mut var).expect_err("poisoned");
+    let err = model
+        .predict(&[0.0], &mut mean, &mut var)
+        .expect_err("poisoned");
     assert!(err.to_string().contains("poisoned"), "{err}");
-    assert_eq!(model.stats().samples_seen, 0, "stats of a poisoned model are zero");
+    assert_eq!(
+        model.stats().samples_seen,
+        0,
+        "stats of a poisoned model are zero"
+    );
     // ...but is destroyed on drop.
     assert_eq!(counter(&path, "gpn_double_live_models"), 1);
     drop(model);
@@ -90,14 +129,24 @@ fn nan_from_predict_is_rejected_not_propagated() {
     for (config, what) in [("{}", "mean"), ("nan_in: variance", "variance")] {
         let mut model = plugin.create(config, 2, 3).expect("create");
         let (mut mean, mut var) = ([0.0; 3], [0.0; 3]);
-        let err = model.predict(&[0.0, 1.0], &mut mean, &mut var).expect_err("NaN must be rejected");
+        let err = model
+            .predict(&[0.0, 1.0], &mut mean, &mut var)
+            .expect_err("NaN must be rejected");
         let text = err.to_string();
         assert!(matches!(err, ModelError::Other(_)));
-        assert!(text.contains(&format!("non-finite {what} NaN for output 2")), "{text}");
-        assert!(text.contains("NON_FINITE") && text.contains("returns_nan"), "{text}");
+        assert!(
+            text.contains(&format!("non-finite {what} NaN for output 2")),
+            "{text}"
+        );
+        assert!(
+            text.contains("NON_FINITE") && text.contains("returns_nan"),
+            "{text}"
+        );
         // Not poisoned: the model keeps learning and the host keeps running.
         assert!(!model.is_poisoned());
-        model.update(&[0.0, 1.0], &[1.0, 2.0, 3.0], 0.0, &[0.1; 3]).expect("update still works");
+        model
+            .update(&[0.0, 1.0], &[1.0, 2.0, 3.0], 0.0, &[0.1; 3])
+            .expect("update still works");
     }
     drop(plugin);
     host_still_works("returns_nan");
@@ -110,10 +159,18 @@ fn slow_predict_completes_and_destroy_joins_the_model_thread() {
     // Default config: predict sleeps 50 ms. No wall-clock assertion: it completes, and the
     // host is fine afterwards.
     let mut model = plugin.create("", 1, 2).expect("create");
-    assert_eq!(counter(&path, "gpn_double_live_threads"), 1, "the model runs a worker thread");
-    model.update(&[0.5], &[1.0, -1.0], 0.0, &[0.1, 0.1]).expect("update");
+    assert_eq!(
+        counter(&path, "gpn_double_live_threads"),
+        1,
+        "the model runs a worker thread"
+    );
+    model
+        .update(&[0.5], &[1.0, -1.0], 0.0, &[0.1, 0.1])
+        .expect("update");
     let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
-    model.predict(&[0.5], &mut mean, &mut var).expect("slow predict completes");
+    model
+        .predict(&[0.5], &mut mean, &mut var)
+        .expect("slow predict completes");
     assert_eq!(mean, [1.0, -1.0]);
     drop(model);
     // destroy joined the worker before returning, so the library can go.
@@ -128,7 +185,12 @@ fn wrong_abi_version_is_refused_before_anything_else() {
     let path = double("gpn_double_wrong_abi", "wrong_abi");
     let err = Plugin::open(&path).expect_err("ABI 2 must be refused");
     match &err {
-        HostError::AbiMismatch { expected, found, path: p, name } => {
+        HostError::AbiMismatch {
+            expected,
+            found,
+            path: p,
+            name,
+        } => {
             assert_eq!((*expected, *found), (1, 2));
             assert_eq!(p, &path);
             assert_eq!(name, "gpn_double_wrong_abi");
@@ -136,8 +198,15 @@ fn wrong_abi_version_is_refused_before_anything_else() {
         other => panic!("expected AbiMismatch, got {other:?}"),
     }
     let text = err.to_string();
-    assert!(text.contains("ABI version 2") && text.contains("implements version 1"), "{text}");
-    assert_eq!(counter(&path, "gpn_double_live_models"), 0, "nothing was created");
+    assert!(
+        text.contains("ABI version 2") && text.contains("implements version 1"),
+        "{text}"
+    );
+    assert_eq!(
+        counter(&path, "gpn_double_live_models"),
+        0,
+        "nothing was created"
+    );
     assert_unloaded(&path);
     host_still_works("wrong_abi");
 }
@@ -147,7 +216,14 @@ fn truncated_table_is_refused() {
     let path = double("gpn_double_short_table", "short_table");
     let err = Plugin::open(&path).expect_err("short table must be refused");
     assert!(
-        matches!(err, HostError::TableTooSmall { abi_version: 1, found: 56, .. }),
+        matches!(
+            err,
+            HostError::TableTooSmall {
+                abi_version: 1,
+                found: 56,
+                ..
+            }
+        ),
         "expected TableTooSmall(56), got {err:?}"
     );
     assert!(err.to_string().contains("56-byte function table"), "{err}");
@@ -158,9 +234,21 @@ fn truncated_table_is_refused() {
 fn a_library_without_the_entry_symbol_is_not_a_plugin() {
     let path = double("gpn_double_not_a_plugin", "not_a_plugin");
     let err = Plugin::open(&path).expect_err("must be refused");
-    assert!(matches!(err, HostError::NotAPlugin { symbol: "gpn_plugin_entry", .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            HostError::NotAPlugin {
+                symbol: "gpn_plugin_entry",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(text.contains("is not a gp-node plugin") && text.contains("gpn_plugin_entry"), "{text}");
+    assert!(
+        text.contains("is not a gp-node plugin") && text.contains("gpn_plugin_entry"),
+        "{text}"
+    );
     assert_unloaded(&path);
     host_still_works("not_a_plugin");
 }
@@ -168,11 +256,21 @@ fn a_library_without_the_entry_symbol_is_not_a_plugin() {
 #[test]
 fn a_text_file_named_like_a_plugin_fails_to_load() {
     let dir = scratch_dir("text_file");
-    let path = dir.join(format!("{}fake{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
+    let path = dir.join(format!(
+        "{}fake{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
     std::fs::write(&path, "this is not a shared library\n").expect("write");
     let err = Plugin::find("fake", &SearchPath::from_dirs([dir])).expect_err("must fail to load");
-    assert!(matches!(&err, HostError::Load { name, .. } if name == "fake"), "{err:?}");
-    assert!(err.to_string().starts_with("cannot load plugin \"fake\""), "{err}");
+    assert!(
+        matches!(&err, HostError::Load { name, .. } if name == "fake"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().starts_with("cannot load plugin \"fake\""),
+        "{err}"
+    );
     host_still_works("text_file");
 }
 
@@ -180,23 +278,50 @@ fn a_text_file_named_like_a_plugin_fails_to_load() {
 fn a_missing_plugin_lists_what_is_available() {
     let dir = scratch_dir("missing");
     let slow = model_support::cdylib("gpn_double_slow");
-    std::fs::copy(&slow, dir.join(format!("{}alpha{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)))
-        .expect("copy");
-    std::fs::copy(&slow, dir.join(format!("beta{}", std::env::consts::DLL_SUFFIX))).expect("copy");
+    std::fs::copy(
+        &slow,
+        dir.join(format!(
+            "{}alpha{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        )),
+    )
+    .expect("copy");
+    std::fs::copy(
+        &slow,
+        dir.join(format!("beta{}", std::env::consts::DLL_SUFFIX)),
+    )
+    .expect("copy");
     std::fs::write(dir.join("notes.txt"), "not a plugin").expect("write");
     let search = SearchPath::from_dirs([dir.clone(), dir.join("does-not-exist")]);
     let err = Plugin::find("gamma", &search).expect_err("gamma is not there");
-    let HostError::NotFound { name, available, searched } = &err else { panic!("expected NotFound, got {err:?}") };
+    let HostError::NotFound {
+        name,
+        available,
+        searched,
+    } = &err
+    else {
+        panic!("expected NotFound, got {err:?}")
+    };
     assert_eq!(name, "gamma");
     let names: Vec<&str> = available.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["alpha", "beta"]);
     assert_eq!(searched.len(), 2);
     let text = err.to_string();
-    assert!(text.contains("plugin \"gamma\" not found; available: alpha ("), "{text}");
+    assert!(
+        text.contains("plugin \"gamma\" not found; available: alpha ("),
+        "{text}"
+    );
     assert!(text.contains(&dir.display().to_string()), "{text}");
     // And both names do resolve.
-    assert_eq!(Plugin::find("alpha", &search).expect("alpha").info().name, "slow");
-    assert_eq!(Plugin::find("beta", &search).expect("beta").info().name, "slow");
+    assert_eq!(
+        Plugin::find("alpha", &search).expect("alpha").info().name,
+        "slow"
+    );
+    assert_eq!(
+        Plugin::find("beta", &search).expect("beta").info().name,
+        "slow"
+    );
 }
 
 #[test]
@@ -209,10 +334,19 @@ fn every_failure_in_a_row_then_a_working_model() {
         ("gpn_double_short_table", "row-short_table"),
         ("gpn_double_not_a_plugin", "row-not_a_plugin"),
     ] {
-        errors.push(Plugin::open(double(krate, test)).expect_err("refused").to_string());
+        errors.push(
+            Plugin::open(double(krate, test))
+                .expect_err("refused")
+                .to_string(),
+        );
     }
     let fails = Plugin::open(double("gpn_double_fails_create", "row-fails")).expect("open");
-    errors.push(fails.create("", 1, 1).expect_err("create fails").to_string());
+    errors.push(
+        fails
+            .create("", 1, 1)
+            .expect_err("create fails")
+            .to_string(),
+    );
     let panics = Plugin::open(double("gpn_double_panics_update", "row-panics")).expect("open");
     let mut m = panics.create("", 1, 1).expect("create");
     for k in 0..3 {
@@ -223,7 +357,11 @@ fn every_failure_in_a_row_then_a_working_model() {
     let nan = Plugin::open(double("gpn_double_returns_nan", "row-nan")).expect("open");
     let mut m = nan.create("", 1, 1).expect("create");
     let (mut mean, mut var) = ([0.0], [0.0]);
-    errors.push(m.predict(&[0.0], &mut mean, &mut var).expect_err("NaN").to_string());
+    errors.push(
+        m.predict(&[0.0], &mut mean, &mut var)
+            .expect_err("NaN")
+            .to_string(),
+    );
     // Six distinct, specific messages.
     assert_eq!(errors.len(), 6, "{errors:#?}");
     for (i, a) in errors.iter().enumerate() {

@@ -30,8 +30,15 @@ fn info_comes_from_the_table() {
     let (plugin, path) = well_behaved("info");
     let info = plugin.info();
     assert_eq!(info.name, "slow");
-    assert_eq!(info.version, env!("CARGO_PKG_VERSION"), "the doubles share the workspace version");
-    assert!(info.description.starts_with("Failure double: predict sleeps"));
+    assert_eq!(
+        info.version,
+        env!("CARGO_PKG_VERSION"),
+        "the doubles share the workspace version"
+    );
+    assert!(
+        info.description
+            .starts_with("Failure double: predict sleeps")
+    );
     assert_eq!(info.abi_version, gpn_plugin_api::ABI_VERSION);
     assert_eq!(info.path, path);
 }
@@ -42,14 +49,26 @@ fn a_plugin_model_is_an_online_model() {
     let mut model: Box<dyn OnlineModel> = Box::new(plugin.create(FAST, 2, 2).expect("create"));
     assert_eq!((model.input_dim(), model.output_dim()), (2, 2));
     for k in 0..4 {
-        model.update(&[k as f64, 0.0], &[k as f64, 10.0], k as f64 * 0.01, &[0.1, 0.1]).expect("update");
+        model
+            .update(
+                &[k as f64, 0.0],
+                &[k as f64, 10.0],
+                k as f64 * 0.01,
+                &[0.1, 0.1],
+            )
+            .expect("update");
     }
     let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
-    model.predict(&[0.0, 0.0], &mut mean, &mut var).expect("predict");
+    model
+        .predict(&[0.0, 0.0], &mut mean, &mut var)
+        .expect("predict");
     assert_eq!(mean, [1.5, 10.0]);
     assert_eq!(var, [0.2, 0.2]);
     let stats = model.stats();
-    assert_eq!((stats.samples_seen, stats.experts, stats.memory_bytes), (4, 1, 16));
+    assert_eq!(
+        (stats.samples_seen, stats.experts, stats.memory_bytes),
+        (4, 1, 16)
+    );
 }
 
 #[test]
@@ -57,37 +76,109 @@ fn wrong_lengths_are_caught_before_the_call() {
     let (plugin, _) = well_behaved("lengths");
     let mut model = plugin.create(FAST, 3, 2).expect("create");
     let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
-    let err = model.predict(&[0.0; 2], &mut mean, &mut var).expect_err("x too short");
-    assert!(matches!(err, ModelError::Dimension { what: "x", expected: 3, found: 2 }), "{err:?}");
-    let err = model.update(&[0.0; 3], &[1.0; 3], 0.0, &[0.1; 2]).expect_err("y too long");
-    assert!(matches!(err, ModelError::Dimension { what: "y", expected: 2, found: 3 }), "{err:?}");
-    let err = model.update(&[0.0; 3], &[1.0; 2], 0.0, &[0.1]).expect_err("noise_var too short");
-    assert!(matches!(err, ModelError::Dimension { what: "noise_var", .. }), "{err:?}");
+    let err = model
+        .predict(&[0.0; 2], &mut mean, &mut var)
+        .expect_err("x too short");
+    assert!(
+        matches!(
+            err,
+            ModelError::Dimension {
+                what: "x",
+                expected: 3,
+                found: 2
+            }
+        ),
+        "{err:?}"
+    );
+    let err = model
+        .update(&[0.0; 3], &[1.0; 3], 0.0, &[0.1; 2])
+        .expect_err("y too long");
+    assert!(
+        matches!(
+            err,
+            ModelError::Dimension {
+                what: "y",
+                expected: 2,
+                found: 3
+            }
+        ),
+        "{err:?}"
+    );
+    let err = model
+        .update(&[0.0; 3], &[1.0; 2], 0.0, &[0.1])
+        .expect_err("noise_var too short");
+    assert!(
+        matches!(
+            err,
+            ModelError::Dimension {
+                what: "noise_var",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let mut short = [0.0; 1];
-    let err = model.predict(&[0.0; 3], &mut short, &mut var).expect_err("mean too short");
-    assert!(matches!(err, ModelError::Dimension { what: "mean", .. }), "{err:?}");
+    let err = model
+        .predict(&[0.0; 3], &mut short, &mut var)
+        .expect_err("mean too short");
+    assert!(
+        matches!(err, ModelError::Dimension { what: "mean", .. }),
+        "{err:?}"
+    );
     // The plugin's own checks come back as errors too (non-finite input).
-    let err = model.update(&[f64::NAN, 0.0, 0.0], &[1.0; 2], 0.0, &[0.1; 2]).expect_err("NaN x");
-    assert!(err.to_string().contains("update failed with NON_FINITE"), "{err}");
+    let err = model
+        .update(&[f64::NAN, 0.0, 0.0], &[1.0; 2], 0.0, &[0.1; 2])
+        .expect_err("NaN x");
+    assert!(
+        err.to_string().contains("update failed with NON_FINITE"),
+        "{err}"
+    );
     let err = plugin.create(FAST, 0, 1).expect_err("zero input dim");
-    assert!(matches!(err, HostError::Dimensions { input_dim: 0, .. }), "{err:?}");
+    assert!(
+        matches!(err, HostError::Dimensions { input_dim: 0, .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn yaml_and_json_configs_reach_the_plugin() {
     let (plugin, _) = well_behaved("config");
     plugin.create("predict_sleep_ms: 0\n", 1, 1).expect("YAML");
-    plugin.create(r#"{"predict_sleep_ms": 0}"#, 1, 1).expect("JSON");
-    plugin.create_json(&serde_json::json!({"predict_sleep_ms": 0}), 1, 1).expect("JSON value");
+    plugin
+        .create(r#"{"predict_sleep_ms": 0}"#, 1, 1)
+        .expect("JSON");
+    plugin
+        .create_json(&serde_json::json!({"predict_sleep_ms": 0}), 1, 1)
+        .expect("JSON value");
     // The plugin's own validation, with its message.
-    let err = plugin.create("predict_sleep_ms: -3", 1, 1).expect_err("negative sleep");
+    let err = plugin
+        .create("predict_sleep_ms: -3", 1, 1)
+        .expect_err("negative sleep");
     let text = err.to_string();
-    assert!(matches!(err, HostError::Call { status: "INVALID_CONFIG", .. }), "{err:?}");
-    assert!(text.contains("predict_sleep_ms must be a whole number, got -3"), "{text}");
+    assert!(
+        matches!(
+            err,
+            HostError::Call {
+                status: "INVALID_CONFIG",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        text.contains("predict_sleep_ms must be a whole number, got -3"),
+        "{text}"
+    );
     // Text that is neither YAML nor JSON never reaches it.
-    let err = plugin.create("predict_sleep_ms: [0", 1, 1).expect_err("bad YAML");
+    let err = plugin
+        .create("predict_sleep_ms: [0", 1, 1)
+        .expect_err("bad YAML");
     assert!(matches!(err, HostError::Config { .. }), "{err:?}");
-    assert!(err.to_string().starts_with("invalid config for plugin slow: not YAML or JSON"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("invalid config for plugin slow: not YAML or JSON"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -96,20 +187,40 @@ fn save_then_load_reproduces_predictions_bitwise() {
     let mut a = plugin.create(FAST, 1, 2).expect("create");
     for k in 0..7 {
         let t = k as f64 * 0.37;
-        a.update(&[t], &[t.sin(), t.cos() / 3.0], t, &[0.1, 0.1]).expect("update");
+        a.update(&[t], &[t.sin(), t.cos() / 3.0], t, &[0.1, 0.1])
+            .expect("update");
     }
     let state = a.save_state().expect("save");
     let mut b = plugin.create(FAST, 1, 2).expect("create");
     b.load_state(&state).expect("load");
     let (ma, va) = predict(&mut a, &[0.5]);
     let (mb, vb) = predict(&mut b, &[0.5]);
-    assert_eq!(ma.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), mb.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-    assert_eq!(va.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), vb.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        ma.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        mb.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        va.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        vb.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     assert_eq!(b.stats().samples_seen, 7);
 
     let err = b.load_state(&state[..5]).expect_err("truncated state");
-    assert!(matches!(err, HostError::Call { function: "load", status: "INVALID_STATE", .. }), "{err:?}");
-    assert!(err.to_string().contains("state has 5 bytes, expected 24"), "{err}");
+    assert!(
+        matches!(
+            err,
+            HostError::Call {
+                function: "load",
+                status: "INVALID_STATE",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("state has 5 bytes, expected 24"),
+        "{err}"
+    );
     // A failed load leaves the model as it was.
     assert_eq!(predict(&mut b, &[0.5]).0, mb);
 }
@@ -121,7 +232,9 @@ fn a_model_keeps_its_library_loaded_after_the_plugin_handle_drops() {
     assert_eq!(plugin.other_handles(), 1);
     drop(plugin);
     assert!(is_mapped(&path), "the model's Arc keeps the library mapped");
-    model.update(&[0.0], &[4.0], 0.0, &[0.1]).expect("update after the plugin handle dropped");
+    model
+        .update(&[0.0], &[4.0], 0.0, &[0.1])
+        .expect("update after the plugin handle dropped");
     assert_eq!(predict(&mut model, &[0.0]).0, [4.0]);
     drop(model);
     assert!(!is_mapped(&path), "the library unloads with its last model");
@@ -142,10 +255,18 @@ fn a_model_is_created_on_one_thread_and_driven_on_another() {
     .expect("learner thread");
     assert_eq!(predict(&mut model, &[0.0]).0, [2.0]);
     // Errors are read on the thread that made the failing call.
-    let err = std::thread::spawn(move || model.update(&[f64::INFINITY], &[1.0], 0.0, &[0.1]).expect_err("inf"))
-        .join()
-        .expect("thread");
-    assert!(err.to_string().contains("x contains a non-finite value at index 0"), "{err}");
+    let err = std::thread::spawn(move || {
+        model
+            .update(&[f64::INFINITY], &[1.0], 0.0, &[0.1])
+            .expect_err("inf")
+    })
+    .join()
+    .expect("thread");
+    assert!(
+        err.to_string()
+            .contains("x contains a non-finite value at index 0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -155,20 +276,52 @@ fn names_resolve_in_search_order() {
     let suffix = std::env::consts::DLL_SUFFIX;
     let prefix = std::env::consts::DLL_PREFIX;
     // `model` is the slow double in the first directory and the NaN double in the second.
-    std::fs::copy(cdylib("gpn_double_slow"), first.join(format!("{prefix}model{suffix}"))).expect("copy");
-    std::fs::copy(cdylib("gpn_double_returns_nan"), second.join(format!("{prefix}model{suffix}"))).expect("copy");
+    std::fs::copy(
+        cdylib("gpn_double_slow"),
+        first.join(format!("{prefix}model{suffix}")),
+    )
+    .expect("copy");
+    std::fs::copy(
+        cdylib("gpn_double_returns_nan"),
+        second.join(format!("{prefix}model{suffix}")),
+    )
+    .expect("copy");
     // `gpn_only` is found by its short name through the `libgpn_<name>` rule.
-    std::fs::copy(cdylib("gpn_double_slow"), second.join(format!("{prefix}gpn_only{suffix}"))).expect("copy");
+    std::fs::copy(
+        cdylib("gpn_double_slow"),
+        second.join(format!("{prefix}gpn_only{suffix}")),
+    )
+    .expect("copy");
 
-    let cli_first = SearchPath::from_parts([first.as_os_str()], Some(OsString::from(second.as_os_str())), None);
-    assert_eq!(Plugin::find("model", &cli_first).expect("find").info().name, "slow");
-    let env_first = SearchPath::from_parts([second.as_os_str()], Some(OsString::from(first.as_os_str())), None);
-    assert_eq!(Plugin::find("model", &env_first).expect("find").info().name, "returns_nan");
-    assert_eq!(Plugin::find("only", &cli_first).expect("find").info().name, "slow");
+    let cli_first = SearchPath::from_parts(
+        [first.as_os_str()],
+        Some(OsString::from(second.as_os_str())),
+        None,
+    );
+    assert_eq!(
+        Plugin::find("model", &cli_first).expect("find").info().name,
+        "slow"
+    );
+    let env_first = SearchPath::from_parts(
+        [second.as_os_str()],
+        Some(OsString::from(first.as_os_str())),
+        None,
+    );
+    assert_eq!(
+        Plugin::find("model", &env_first).expect("find").info().name,
+        "returns_nan"
+    );
+    assert_eq!(
+        Plugin::find("only", &cli_first).expect("find").info().name,
+        "slow"
+    );
     // A name with a path separator is a path.
     let direct = first.join(format!("{prefix}model{suffix}"));
     assert_eq!(
-        Plugin::find(&direct.display().to_string(), &SearchPath::default()).expect("path").info().name,
+        Plugin::find(&direct.display().to_string(), &SearchPath::default())
+            .expect("path")
+            .info()
+            .name,
         "slow"
     );
 }
@@ -178,10 +331,17 @@ fn the_executables_directory_is_searched() {
     // This test binary lives in target/<profile>/deps/, where `cargo test -p gp_node`
     // builds the doubles (dev-dependencies) and `--workspace` also puts them one level up.
     model_support::cdylib("gpn_double_slow");
-    let search = SearchPath::from_parts(Vec::<&str>::new(), None, std::env::current_exe().ok().as_deref());
+    let search = SearchPath::from_parts(
+        Vec::<&str>::new(),
+        None,
+        std::env::current_exe().ok().as_deref(),
+    );
     let plugin = Plugin::find("gpn_double_slow", &search).expect("found next to the test binary");
     assert_eq!(plugin.info().name, "slow");
     let names: Vec<String> = search.available().into_iter().map(|a| a.name).collect();
     assert!(names.iter().any(|n| n == "gpn_double_slow"), "{names:?}");
-    assert!(names.iter().all(|n| !n.contains('-')), "hashed artefacts are not listed: {names:?}");
+    assert!(
+        names.iter().all(|n| !n.contains('-')),
+        "hashed artefacts are not listed: {names:?}"
+    );
 }

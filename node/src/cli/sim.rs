@@ -23,6 +23,9 @@ pub struct SimArgs {
     /// Run duration, s (overrides `run.duration_s`).
     #[arg(long)]
     duration: Option<f64>,
+    /// Pace the run to the wall clock at the tick rate (overrides `run.realtime`).
+    #[arg(long)]
+    realtime: bool,
     /// Random seed of the simulator (overrides `sim.seed`).
     #[arg(long)]
     seed: Option<u64>,
@@ -38,7 +41,11 @@ pub struct SimArgs {
 }
 
 fn progress_bar(label: &'static str, enabled: bool) -> impl FnMut(f64) {
-    let bar = if enabled { indicatif::ProgressBar::new(100) } else { indicatif::ProgressBar::hidden() };
+    let bar = if enabled {
+        indicatif::ProgressBar::new(100)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix:>8} [{bar:40}] {pos:>3}% {elapsed}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
@@ -57,14 +64,21 @@ fn progress_bar(label: &'static str, enabled: bool) -> impl FnMut(f64) {
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let mut params = match &args.params {
         Some(path) => NodeParams::from_file(path)?,
-        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML).map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
+        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
+            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
     };
     if let Some(plugin) = args.plugin {
         params.model.plugin = plugin;
     }
     if let Some(duration) = args.duration {
-        anyhow::ensure!(duration.is_finite() && duration > 0.0, "--duration must be > 0 s, got {duration}");
+        anyhow::ensure!(
+            duration.is_finite() && duration > 0.0,
+            "--duration must be > 0 s, got {duration}"
+        );
         params.run.duration_s = duration;
+    }
+    if args.realtime {
+        params.run.realtime = true;
     }
     if let Some(seed) = args.seed {
         params.sim.seed = seed;
@@ -76,15 +90,38 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let nominal = if args.learned_only {
         None
     } else {
-        Some(simulate::run(&robot, &params, false, None, &mut progress_bar("nominal", show)).context("nominal run")?)
+        Some(
+            simulate::run(
+                &robot,
+                &params,
+                false,
+                None,
+                &mut progress_bar("nominal", show),
+            )
+            .context("nominal run")?,
+        )
     };
     let mut recorder = match &args.record {
         Some(path) => Some(Recorder::create(path, robot.nv())?),
         None => None,
     };
-    let learned = simulate::run(&robot, &params, true, recorder.as_mut(), &mut progress_bar("learned", show)).context("learned run")?;
+    let learned = simulate::run(
+        &robot,
+        &params,
+        true,
+        recorder.as_mut(),
+        &mut progress_bar("learned", show),
+    )
+    .context("learned run")?;
     let nominal = nominal.unwrap_or_else(|| learned.clone());
-    let report = SimReport::new(&params.model.plugin, args.scenario.name(), params.run.duration_s, robot.joint_names(), &nominal, &learned);
+    let report = SimReport::new(
+        &params.model.plugin,
+        args.scenario.name(),
+        params.run.duration_s,
+        robot.joint_names(),
+        &nominal,
+        &learned,
+    );
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {

@@ -46,7 +46,12 @@ pub(super) struct FitBuffers {
 
 impl FitBuffers {
     pub(super) fn with_capacity(n: usize, d: usize, p: usize) -> Self {
-        Self { x: Vec::with_capacity(n * d), y: Vec::with_capacity(n * p), t_secs: Vec::with_capacity(n), noise_var: Vec::with_capacity(n * p) }
+        Self {
+            x: Vec::with_capacity(n * d),
+            y: Vec::with_capacity(n * p),
+            t_secs: Vec::with_capacity(n),
+            noise_var: Vec::with_capacity(n * p),
+        }
     }
 
     pub(super) fn clear(&mut self) {

@@ -4,8 +4,10 @@
 //! Checks, in order: non-finite values; positions beyond the URDF limits (plus a margin);
 //! velocities and torques beyond their limits (times a factor); position jumps larger than
 //! the velocity allows over the interval (encoder glitches); accelerations beyond a bound.
-//! The jump and acceleration checks can be switched off, so that an evaluation can let
-//! glitches reach a model on purpose. Real-time: no allocation.
+//! The learner adds one check that needs the model: isolated outliers against the model's
+//! prediction (torque glitches). The jump, acceleration and outlier checks can be switched
+//! off, so that an evaluation can let glitches reach a model on purpose. Real-time: no
+//! allocation.
 
 use crate::robot::JointLimits;
 
@@ -27,6 +29,18 @@ pub struct GateParams {
     pub check_accel: bool,
     /// Largest plausible joint acceleration, rad/s².
     pub max_accel_rad_s2: f64,
+    /// Refuse isolated outliers against the model's own prediction (torque glitches): a
+    /// sample whose target differs from the prediction by more than
+    /// max(`innovation_sigmas`·σ_pred, `innovation_limit_nm`) on any joint, unless the
+    /// previous `max_consecutive_outliers` samples were outliers too (then it is a real
+    /// change, e.g. a payload, and is learned).
+    pub check_innovation: bool,
+    /// Outlier threshold in predictive standard deviations.
+    pub innovation_sigmas: f64,
+    /// Outlier threshold floor, N·m.
+    pub innovation_limit_nm: f64,
+    /// Consecutive outliers after which samples are learned again.
+    pub max_consecutive_outliers: u32,
 }
 
 impl Default for GateParams {
@@ -39,6 +53,10 @@ impl Default for GateParams {
             jump_tolerance_rad: 0.005,
             check_accel: true,
             max_accel_rad_s2: 100.0,
+            check_innovation: true,
+            innovation_sigmas: 8.0,
+            innovation_limit_nm: 3.0,
+            max_consecutive_outliers: 3,
         }
     }
 }
@@ -58,6 +76,8 @@ pub enum Rejection {
     Jump,
     /// An implausible acceleration.
     Acceleration,
+    /// An isolated outlier against the model's prediction.
+    Innovation,
 }
 
 /// Count of refused samples per reason.
@@ -77,6 +97,8 @@ pub struct GateCounts {
     pub jump: u64,
     /// Refused: acceleration.
     pub acceleration: u64,
+    /// Refused: isolated outlier against the prediction.
+    pub innovation: u64,
 }
 
 /// The gate: limits from the URDF, settings, and counters.
@@ -124,6 +146,7 @@ impl Gate {
             Err(Rejection::EffortLimit) => c.effort_limit += 1,
             Err(Rejection::Jump) => c.jump += 1,
             Err(Rejection::Acceleration) => c.acceleration += 1,
+            Err(Rejection::Innovation) => c.innovation += 1,
         }
         verdict
     }
@@ -166,6 +189,17 @@ impl Gate {
             }
         }
         Ok(())
+    }
+
+    /// The settings.
+    pub fn params(&self) -> &GateParams {
+        &self.params
+    }
+
+    /// Records a sample refused as an outlier after it passed [`Gate::check`].
+    pub fn count_innovation_rejection(&mut self) {
+        self.counts.passed -= 1;
+        self.counts.innovation += 1;
     }
 
     /// Counters since construction.

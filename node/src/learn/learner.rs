@@ -171,6 +171,8 @@ pub struct Learner {
     sample_formed: bool,
     /// A reply taken by `wait_for_model`, adopted by the next `poll`.
     pending: Option<Reply>,
+    /// Outliers in a row (see [`GateParams::check_innovation`]).
+    consecutive_outliers: u32,
 }
 
 /// Why a learner could not be built.
@@ -211,10 +213,16 @@ impl Learner {
             });
         }
         if params.calibration_samples == 0 || params.calibration_samples > 10_000_000 {
-            return Err(LearnError::Param { key: "calibration_samples", reason: "must be in 1..=10000000".into() });
+            return Err(LearnError::Param {
+                key: "calibration_samples",
+                reason: "must be in 1..=10000000".into(),
+            });
         }
         if params.fit_samples > 1_000_000 || params.replay_capacity > 10_000_000 {
-            return Err(LearnError::Param { key: "fit_samples/replay_capacity", reason: "too large (≤ 1e6 / 1e7)".into() });
+            return Err(LearnError::Param {
+                key: "fit_samples/replay_capacity",
+                reason: "too large (≤ 1e6 / 1e7)".into(),
+            });
         }
         if params.fit_samples < 2 {
             return Err(LearnError::Param {
@@ -259,7 +267,11 @@ impl Learner {
             phase,
             failure: None,
             hyper,
-            fit_buffers: Some(FitBuffers::with_capacity(fit_n.max(params.replay_capacity), d, p)),
+            fit_buffers: Some(FitBuffers::with_capacity(
+                fit_n.max(params.replay_capacity),
+                d,
+                p,
+            )),
             learned_by_model: 0,
             refits_done: 0,
             replay: ReplayBuffer::new(d, p, params.replay_capacity),
@@ -273,6 +285,7 @@ impl Learner {
             noise_var_std: vec![0.0; p],
             sample_formed: false,
             pending: None,
+            consecutive_outliers: 0,
             mu: vec![0.0; p],
             var: vec![0.0; p],
             data: Data::new(robot),
@@ -378,7 +391,13 @@ impl Learner {
         let (Some(worker), Some(samples)) = (self.worker.as_ref(), self.fit_buffers.take()) else {
             return false;
         };
-        let job = FitJob { samples, d: 3 * self.nv, p: self.nv, max_points: self.params.fit_max_points, sharing: self.params.hyper_sharing };
+        let job = FitJob {
+            samples,
+            d: 3 * self.nv,
+            p: self.nv,
+            max_points: self.params.fit_max_points,
+            sharing: self.params.hyper_sharing,
+        };
         match worker.try_send(Job::Fit(job)) {
             Ok(()) => true,
             Err(Job::Fit(job)) => {
@@ -414,22 +433,33 @@ impl Learner {
     }
 
     fn learn_sample(&mut self, t_secs: f64) -> Observation {
-        let Some(model) = self.model.as_mut() else {
+        if self.model.is_none() {
             return Observation::Decimated;
-        };
+        }
         self.y_std.copy_from_slice(&self.y);
         self.standardizer.forward_mut(&mut self.y_std);
         self.noise_var_std.copy_from_slice(&self.noise_var);
         self.standardizer.forward_var_mut(&mut self.noise_var_std);
         let start = Instant::now();
+        let Some(model) = self.model.as_mut() else {
+            return Observation::Decimated;
+        };
         let predicted = model.predict(&self.x, &mut self.mu, &mut self.var);
         self.counts.last_learn_predict_micros = start.elapsed().as_secs_f64() * 1e6;
-        if predicted.is_ok() && self.mu.iter().chain(&self.var).all(|v| v.is_finite()) {
+        let prediction_ok = predicted.is_ok() && self.mu.iter().chain(&self.var).all(|v| v.is_finite());
+        if prediction_ok && self.is_isolated_outlier() {
+            self.gate.count_innovation_rejection();
+            return Observation::Rejected(Rejection::Innovation);
+        }
+        if prediction_ok {
             for (j, cal) in self.calibration.iter_mut().enumerate() {
                 cal.observe(self.y_std[j], self.mu[j], self.var[j].max(0.0).sqrt());
             }
         }
         let start = Instant::now();
+        let Some(model) = self.model.as_mut() else {
+            return Observation::Decimated;
+        };
         let updated = model.update(&self.x, &self.y_std, t_secs, &self.noise_var_std);
         self.counts.last_update_micros = start.elapsed().as_secs_f64() * 1e6;
         match updated {
@@ -446,9 +476,34 @@ impl Learner {
         }
     }
 
+    /// Whether the current sample is an isolated outlier against the prediction in `mu`,
+    /// `var` (standardised units); see [`GateParams::check_innovation`].
+    fn is_isolated_outlier(&mut self) -> bool {
+        let g = self.gate.params();
+        if !g.check_innovation {
+            return false;
+        }
+        let scale = self.standardizer.std();
+        let outlier = (0..self.nv).any(|j| {
+            let sigma_nm = (self.var[j].max(0.0) + self.noise_var_std[j]).sqrt() * scale[j];
+            let innovation_nm = (self.y_std[j] - self.mu[j]).abs() * scale[j];
+            innovation_nm > (g.innovation_sigmas * sigma_nm).max(g.innovation_limit_nm)
+        });
+        if outlier && self.consecutive_outliers < g.max_consecutive_outliers {
+            self.consecutive_outliers += 1;
+            return true;
+        }
+        self.consecutive_outliers = 0;
+        false
+    }
+
     /// Adopts a model the background worker finished, if any. Real-time: no waiting.
     pub fn poll(&mut self) -> bool {
-        let Some(reply) = self.pending.take().or_else(|| self.worker.as_ref().and_then(FitWorker::try_recv)) else {
+        let Some(reply) = self
+            .pending
+            .take()
+            .or_else(|| self.worker.as_ref().and_then(FitWorker::try_recv))
+        else {
             return false;
         };
         match reply {

@@ -38,7 +38,10 @@ fn to_json(yaml: &Yaml, at: &str) -> Result<Json, String> {
                 Json::from(u)
             } else {
                 let f = n.as_f64().unwrap_or(f64::NAN);
-                Json::Number(Number::from_f64(f).ok_or_else(|| format!("{at}: {f} is not a finite number"))?)
+                Json::Number(
+                    Number::from_f64(f)
+                        .ok_or_else(|| format!("{at}: {f} is not a finite number"))?,
+                )
             }
         }
         Yaml::String(s) => Json::String(s.clone()),
@@ -63,7 +66,9 @@ fn to_json(yaml: &Yaml, at: &str) -> Result<Json, String> {
             }
             Json::Object(out)
         }
-        Yaml::Tagged(tagged) => return Err(format!("{at}: YAML tag {} is not supported", tagged.tag)),
+        Yaml::Tagged(tagged) => {
+            return Err(format!("{at}: YAML tag {} is not supported", tagged.tag));
+        }
     })
 }
 

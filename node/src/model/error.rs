@@ -17,7 +17,10 @@ pub struct Available {
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
     /// No file for the name on the search path.
-    #[error("plugin \"{name}\" not found; {}", describe_missing(available, searched))]
+    #[error(
+        "plugin \"{name}\" not found; {}",
+        describe_missing(available, searched)
+    )]
     NotFound {
         /// The name asked for.
         name: String,
@@ -119,7 +122,9 @@ pub enum HostError {
         path: PathBuf,
     },
     /// Dimensions the host refuses before calling the plugin.
-    #[error("plugin {plugin}: input and output dimensions must be ≥ 1, got {input_dim} and {output_dim}: {path}")]
+    #[error(
+        "plugin {plugin}: input and output dimensions must be ≥ 1, got {input_dim} and {output_dim}: {path}"
+    )]
     Dimensions {
         /// The plugin's name.
         plugin: String,
@@ -182,8 +187,14 @@ mod tests {
             name: "nope".into(),
             searched: vec!["/a".into(), "/b".into()],
             available: vec![
-                Available { name: "skygp".into(), path: "/a/libskygp.so".into() },
-                Available { name: "rls_c".into(), path: "/b/librls_c.so".into() },
+                Available {
+                    name: "skygp".into(),
+                    path: "/a/libskygp.so".into(),
+                },
+                Available {
+                    name: "rls_c".into(),
+                    path: "/b/librls_c.so".into(),
+                },
             ],
         };
         assert_eq!(

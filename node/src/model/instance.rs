@@ -61,7 +61,13 @@ impl PluginModel {
         input_dim: usize,
         output_dim: usize,
     ) -> PluginModel {
-        PluginModel { handle, input_dim, output_dim, poisoned: false, loaded }
+        PluginModel {
+            handle,
+            input_dim,
+            output_dim,
+            poisoned: false,
+            loaded,
+        }
     }
 
     /// The plugin this model came from.
@@ -76,12 +82,19 @@ impl PluginModel {
 
     /// The learned state, as the plugin's `save` writes it (opaque bytes for `load`).
     pub fn save_state(&self) -> Result<Vec<u8>> {
-        self.check_usable("save").map_err(|m| self.loaded.host_error("save", status::PANIC, m))?;
+        self.check_usable("save")
+            .map_err(|m| self.loaded.host_error("save", status::PANIC, m))?;
         let mut bytes: Vec<u8> = Vec::new();
         // SAFETY: `save` is the plugin's; the handle is live and not used concurrently
         // (`&self` on a `!Sync` type); `append_chunk` is called by the plugin with
         // `&mut bytes` as its context, which outlives the call.
-        let code = unsafe { (self.loaded.functions.save)(self.handle.as_ptr(), append_chunk, (&raw mut bytes).cast()) };
+        let code = unsafe {
+            (self.loaded.functions.save)(
+                self.handle.as_ptr(),
+                append_chunk,
+                (&raw mut bytes).cast(),
+            )
+        };
         if code != status::OK {
             return Err(self.loaded.call_error("save", code));
         }
@@ -91,16 +104,22 @@ impl PluginModel {
     /// Replace the learned state with bytes from [`PluginModel::save_state`] of a model of
     /// the same plugin, config and dimensions.
     pub fn load_state(&mut self, bytes: &[u8]) -> Result<()> {
-        self.check_usable("load").map_err(|m| self.loaded.host_error("load", status::PANIC, m))?;
+        self.check_usable("load")
+            .map_err(|m| self.loaded.host_error("load", status::PANIC, m))?;
         // SAFETY: `load` is the plugin's; the handle is live and exclusively borrowed; the
         // slice is valid for its length.
-        let code = unsafe { (self.loaded.functions.load)(self.handle.as_ptr(), bytes.as_ptr(), bytes.len()) };
-        self.after_call(code).map_err(|code| self.loaded.call_error("load", code))
+        let code = unsafe {
+            (self.loaded.functions.load)(self.handle.as_ptr(), bytes.as_ptr(), bytes.len())
+        };
+        self.after_call(code)
+            .map_err(|code| self.loaded.call_error("load", code))
     }
 
     fn check_usable(&self, function: &str) -> std::result::Result<(), String> {
         if self.poisoned {
-            Err(format!("{function}: the model panicked earlier and is poisoned; drop it"))
+            Err(format!(
+                "{function}: the model panicked earlier and is poisoned; drop it"
+            ))
         } else {
             Ok(())
         }
@@ -127,8 +146,20 @@ impl PluginModel {
     }
 }
 
-fn check_len(what: &'static str, expected: usize, found: usize) -> std::result::Result<(), ModelError> {
-    if expected == found { Ok(()) } else { Err(ModelError::Dimension { what, expected, found }) }
+fn check_len(
+    what: &'static str,
+    expected: usize,
+    found: usize,
+) -> std::result::Result<(), ModelError> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(ModelError::Dimension {
+            what,
+            expected,
+            found,
+        })
+    }
 }
 
 /// The host's `save` writer: append the chunk to the `Vec<u8>` behind `ctx`.
@@ -163,7 +194,12 @@ impl OnlineModel for PluginModel {
         self.output_dim
     }
 
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> std::result::Result<(), ModelError> {
+    fn predict(
+        &mut self,
+        x: &[f64],
+        mean: &mut [f64],
+        var: &mut [f64],
+    ) -> std::result::Result<(), ModelError> {
         check_len("x", self.input_dim, x.len())?;
         check_len("mean", self.output_dim, mean.len())?;
         check_len("var", self.output_dim, var.len())?;
@@ -172,15 +208,24 @@ impl OnlineModel for PluginModel {
         // `x` has `input_dim` values, `mean` and `var` `output_dim` writable values each,
         // and the borrows guarantee they do not overlap.
         let code = unsafe {
-            (self.loaded.functions.predict)(self.handle.as_ptr(), x.as_ptr(), mean.as_mut_ptr(), var.as_mut_ptr())
+            (self.loaded.functions.predict)(
+                self.handle.as_ptr(),
+                x.as_ptr(),
+                mean.as_mut_ptr(),
+                var.as_mut_ptr(),
+            )
         };
-        self.after_call(code).map_err(|code| self.model_error("predict", code))?;
+        self.after_call(code)
+            .map_err(|code| self.model_error("predict", code))?;
         for (what, values) in [("mean", &*mean), ("variance", &*var)] {
             if let Some(o) = values.iter().position(|v| !v.is_finite()) {
                 let err = self.loaded.host_error(
                     "predict",
                     status::NON_FINITE,
-                    format!("returned a non-finite {what} {} for output {o}; rejected by the host", values[o]),
+                    format!(
+                        "returned a non-finite {what} {} for output {o}; rejected by the host",
+                        values[o]
+                    ),
                 );
                 return Err(ModelError::Other(err.to_string()));
             }
@@ -188,7 +233,13 @@ impl OnlineModel for PluginModel {
         Ok(())
     }
 
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> std::result::Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> std::result::Result<(), ModelError> {
         check_len("x", self.input_dim, x.len())?;
         check_len("y", self.output_dim, y.len())?;
         check_len("noise_var", self.output_dim, noise_var.len())?;
@@ -196,9 +247,16 @@ impl OnlineModel for PluginModel {
         // SAFETY: `update` is the plugin's; the handle is live and exclusively borrowed;
         // the slices have the lengths the model was created with.
         let code = unsafe {
-            (self.loaded.functions.update)(self.handle.as_ptr(), x.as_ptr(), y.as_ptr(), t_secs, noise_var.as_ptr())
+            (self.loaded.functions.update)(
+                self.handle.as_ptr(),
+                x.as_ptr(),
+                y.as_ptr(),
+                t_secs,
+                noise_var.as_ptr(),
+            )
         };
-        self.after_call(code).map_err(|code| self.model_error("update", code))
+        self.after_call(code)
+            .map_err(|code| self.model_error("update", code))
     }
 
     /// The plugin's counters; all zero if the model is poisoned or `stats` fails (this
@@ -211,7 +269,11 @@ impl OnlineModel for PluginModel {
         // SAFETY: `stats` is the plugin's; the handle is live and not used concurrently;
         // `out` is writable.
         let code = unsafe { (self.loaded.functions.stats)(self.handle.as_ptr(), &mut out) };
-        if code == status::OK { out.into() } else { ModelStats::default() }
+        if code == status::OK {
+            out.into()
+        } else {
+            ModelStats::default()
+        }
     }
 }
 

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gpn_plugin_api::abi::{ENTRY_SYMBOL_NUL, EntryFn};
-use gpn_plugin_api::{ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TableHeader, status};
+use gpn_plugin_api::{
+    ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TableHeader, status,
+};
 use libloading::Library;
 
 use super::config;
@@ -70,7 +72,11 @@ impl Loaded {
         // for its length; the ABI says the plugin writes at most `cap` bytes.
         let n = unsafe { (self.functions.last_error)(buf.as_mut_ptr(), buf.len()) };
         let text = String::from_utf8_lossy(&buf[..n.min(buf.len())]).into_owned();
-        if text.is_empty() { "(the plugin gave no message)".to_string() } else { text }
+        if text.is_empty() {
+            "(the plugin gave no message)".to_string()
+        } else {
+            text
+        }
     }
 
     /// A [`HostError::Call`] for a failed `function` with status `code`, message from the
@@ -80,7 +86,12 @@ impl Loaded {
     }
 
     /// A [`HostError::Call`] with the host's own message.
-    pub(crate) fn host_error(&self, function: &'static str, code: u32, message: String) -> HostError {
+    pub(crate) fn host_error(
+        &self,
+        function: &'static str,
+        code: u32,
+        message: String,
+    ) -> HostError {
         HostError::Call {
             plugin: self.info.name.clone(),
             function,
@@ -101,7 +112,9 @@ pub struct Plugin {
 
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plugin").field("info", &self.loaded.info).finish()
+        f.debug_struct("Plugin")
+            .field("info", &self.loaded.info)
+            .finish()
     }
 }
 
@@ -118,7 +131,8 @@ impl Plugin {
     /// fails here rather than inside the first call from the control thread.
     pub fn open(path: impl AsRef<Path>) -> Result<Plugin> {
         // A path with a separator, so the loader does not search its own directories.
-        let path = std::path::absolute(path.as_ref()).unwrap_or_else(|_| path.as_ref().to_path_buf());
+        let path =
+            std::path::absolute(path.as_ref()).unwrap_or_else(|_| path.as_ref().to_path_buf());
         let file_name = name_of_path(&path);
         let library = load_library(&path).map_err(|source| HostError::Load {
             name: file_name.clone(),
@@ -127,16 +141,21 @@ impl Plugin {
         })?;
         // SAFETY: `EntryFn` is the signature the ABI fixes for this symbol; a library that
         // exports the name with another type breaks the ABI and cannot be detected.
-        let entry = unsafe { library.get::<EntryFn>(ENTRY_SYMBOL_NUL) }.map_err(|_| HostError::NotAPlugin {
-            name: file_name.clone(),
-            symbol: ENTRY_SYMBOL,
-            path: path.clone(),
+        let entry = unsafe { library.get::<EntryFn>(ENTRY_SYMBOL_NUL) }.map_err(|_| {
+            HostError::NotAPlugin {
+                name: file_name.clone(),
+                symbol: ENTRY_SYMBOL,
+                path: path.clone(),
+            }
         })?;
         // SAFETY: calling the plugin's entry point, per the ABI: no arguments, returns a
         // pointer to a static table (or null).
         let table_ptr = unsafe { entry() };
         if table_ptr.is_null() {
-            return Err(HostError::NullTable { name: file_name, path });
+            return Err(HostError::NullTable {
+                name: file_name,
+                path,
+            });
         }
         if !table_ptr.is_aligned() {
             return Err(HostError::BadString {
@@ -164,7 +183,13 @@ impl Plugin {
             abi_version: header.abi_version,
             path,
         };
-        Ok(Plugin { loaded: Arc::new(Loaded { functions, info, _library: library }) })
+        Ok(Plugin {
+            loaded: Arc::new(Loaded {
+                functions,
+                info,
+                _library: library,
+            }),
+        })
     }
 
     /// What the plugin says about itself.
@@ -179,22 +204,41 @@ impl Plugin {
     }
 
     /// Create a model from YAML or JSON configuration text (empty means `{}`).
-    pub fn create(&self, config_text: &str, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+    pub fn create(
+        &self,
+        config_text: &str,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<PluginModel> {
         let json = config::to_json_text(config_text).map_err(|reason| self.config_error(reason))?;
         self.create_json_text(&json, input_dim, output_dim)
     }
 
     /// Create a model from a JSON value.
-    pub fn create_json(&self, config: &serde_json::Value, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+    pub fn create_json(
+        &self,
+        config: &serde_json::Value,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<PluginModel> {
         let json = serde_json::to_string(config).map_err(|e| self.config_error(e.to_string()))?;
         self.create_json_text(&json, input_dim, output_dim)
     }
 
     fn config_error(&self, reason: String) -> HostError {
-        HostError::Config { plugin: self.loaded.info.name.clone(), reason, path: self.loaded.info.path.clone() }
+        HostError::Config {
+            plugin: self.loaded.info.name.clone(),
+            reason,
+            path: self.loaded.info.path.clone(),
+        }
     }
 
-    fn create_json_text(&self, json: &str, input_dim: usize, output_dim: usize) -> Result<PluginModel> {
+    fn create_json_text(
+        &self,
+        json: &str,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<PluginModel> {
         let loaded = &self.loaded;
         if input_dim == 0 || output_dim == 0 {
             return Err(HostError::Dimensions {
@@ -207,7 +251,15 @@ impl Plugin {
         let mut handle: *mut ModelHandle = std::ptr::null_mut();
         // SAFETY: `create` is the plugin's (checked non-null); the config is a valid UTF-8
         // buffer of the given length and `handle` a writable out pointer, as the ABI asks.
-        let code = unsafe { (loaded.functions.create)(json.as_ptr(), json.len(), input_dim, output_dim, &mut handle) };
+        let code = unsafe {
+            (loaded.functions.create)(
+                json.as_ptr(),
+                json.len(),
+                input_dim,
+                output_dim,
+                &mut handle,
+            )
+        };
         if code != status::OK {
             let err = loaded.call_error("create", code);
             if !handle.is_null() {
@@ -218,7 +270,11 @@ impl Plugin {
             return Err(err);
         }
         let Some(handle) = std::ptr::NonNull::new(handle) else {
-            return Err(loaded.host_error("create", status::INTERNAL, "returned OK but no model".into()));
+            return Err(loaded.host_error(
+                "create",
+                status::INTERNAL,
+                "returned OK but no model".into(),
+            ));
         };
         // SAFETY: `handle` was just created by this library's `create` with these dims.
         Ok(unsafe { PluginModel::from_raw(Arc::clone(loaded), handle, input_dim, output_dim) })
@@ -262,7 +318,12 @@ pub(crate) fn check_header(header: TableHeader, name: &str, path: &Path) -> Resu
 }
 
 fn read_string(s: StrRef, field: &'static str, name: &str, path: &Path) -> Result<String> {
-    let bad = |reason: String| HostError::BadString { name: name.to_string(), field, reason, path: path.to_path_buf() };
+    let bad = |reason: String| HostError::BadString {
+        name: name.to_string(),
+        field,
+        reason,
+        path: path.to_path_buf(),
+    };
     if s.len == 0 {
         return Ok(String::new());
     }
@@ -270,16 +331,25 @@ fn read_string(s: StrRef, field: &'static str, name: &str, path: &Path) -> Resul
         return Err(bad(format!("null pointer with length {}", s.len)));
     }
     if s.len > MAX_STRING_BYTES {
-        return Err(bad(format!("length {} exceeds {MAX_STRING_BYTES} bytes", s.len)));
+        return Err(bad(format!(
+            "length {} exceeds {MAX_STRING_BYTES} bytes",
+            s.len
+        )));
     }
     // SAFETY: the ABI makes `ptr` point to `len` bytes that live as long as the library,
     // which is loaded for the duration of this call; they are copied out immediately.
     let bytes = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
-    std::str::from_utf8(bytes).map(str::to_owned).map_err(|e| bad(format!("not UTF-8: {e}")))
+    std::str::from_utf8(bytes)
+        .map(str::to_owned)
+        .map_err(|e| bad(format!("not UTF-8: {e}")))
 }
 
 fn functions_of(table: &PluginTable, name: &str, path: &Path) -> Result<Functions> {
-    let missing = |function| HostError::MissingFunction { name: name.to_string(), function, path: path.to_path_buf() };
+    let missing = |function| HostError::MissingFunction {
+        name: name.to_string(),
+        function,
+        path: path.to_path_buf(),
+    };
     Ok(Functions {
         create: table.create.ok_or_else(|| missing("create"))?,
         destroy: table.destroy.ok_or_else(|| missing("destroy"))?,
@@ -299,24 +369,93 @@ mod tests {
     #[test]
     fn header_check_refuses_other_versions_and_short_tables() {
         let path = Path::new("/p/libx.so");
-        assert!(check_header(TableHeader { abi_version: ABI_VERSION, struct_size: TABLE_SIZE }, "x", path).is_ok());
+        assert!(
+            check_header(
+                TableHeader {
+                    abi_version: ABI_VERSION,
+                    struct_size: TABLE_SIZE
+                },
+                "x",
+                path
+            )
+            .is_ok()
+        );
         // A longer table (a later minor addition at the end) is fine.
-        assert!(check_header(TableHeader { abi_version: ABI_VERSION, struct_size: TABLE_SIZE + 8 }, "x", path).is_ok());
-        let err = check_header(TableHeader { abi_version: 2, struct_size: TABLE_SIZE }, "x", path);
-        assert!(matches!(err, Err(HostError::AbiMismatch { expected: 1, found: 2, .. })));
-        let err = check_header(TableHeader { abi_version: ABI_VERSION, struct_size: 8 }, "x", path);
-        assert!(matches!(err, Err(HostError::TableTooSmall { found: 8, .. })));
+        assert!(
+            check_header(
+                TableHeader {
+                    abi_version: ABI_VERSION,
+                    struct_size: TABLE_SIZE + 8
+                },
+                "x",
+                path
+            )
+            .is_ok()
+        );
+        let err = check_header(
+            TableHeader {
+                abi_version: 2,
+                struct_size: TABLE_SIZE,
+            },
+            "x",
+            path,
+        );
+        assert!(matches!(
+            err,
+            Err(HostError::AbiMismatch {
+                expected: 1,
+                found: 2,
+                ..
+            })
+        ));
+        let err = check_header(
+            TableHeader {
+                abi_version: ABI_VERSION,
+                struct_size: 8,
+            },
+            "x",
+            path,
+        );
+        assert!(matches!(
+            err,
+            Err(HostError::TableTooSmall { found: 8, .. })
+        ));
     }
 
     #[test]
     fn strings_are_checked() {
         let path = Path::new("/p/libx.so");
-        assert_eq!(read_string(StrRef::from_static("héllo"), "name", "x", path).ok().as_deref(), Some("héllo"));
-        assert_eq!(read_string(StrRef::EMPTY, "name", "x", path).ok().as_deref(), Some(""));
-        let null = StrRef { ptr: std::ptr::null(), len: 3 };
-        assert!(matches!(read_string(null, "name", "x", path), Err(HostError::BadString { .. })));
+        assert_eq!(
+            read_string(StrRef::from_static("héllo"), "name", "x", path)
+                .ok()
+                .as_deref(),
+            Some("héllo")
+        );
+        assert_eq!(
+            read_string(StrRef::EMPTY, "name", "x", path)
+                .ok()
+                .as_deref(),
+            Some("")
+        );
+        let null = StrRef {
+            ptr: std::ptr::null(),
+            len: 3,
+        };
+        assert!(matches!(
+            read_string(null, "name", "x", path),
+            Err(HostError::BadString { .. })
+        ));
         static BAD: [u8; 2] = [0xff, 0xfe];
-        let bad = StrRef { ptr: BAD.as_ptr(), len: 2 };
-        assert!(matches!(read_string(bad, "version", "x", path), Err(HostError::BadString { field: "version", .. })));
+        let bad = StrRef {
+            ptr: BAD.as_ptr(),
+            len: 2,
+        };
+        assert!(matches!(
+            read_string(bad, "version", "x", path),
+            Err(HostError::BadString {
+                field: "version",
+                ..
+            })
+        ));
     }
 }

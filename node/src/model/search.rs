@@ -133,14 +133,19 @@ impl SearchPath {
     pub fn available(&self) -> Vec<Available> {
         let mut found = Vec::new();
         for dir in &self.dirs {
-            let Ok(entries) = std::fs::read_dir(dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
             let mut here: Vec<Available> = entries
                 .filter_map(|entry| entry.ok())
                 .filter(|entry| entry.path().is_file())
                 .filter_map(|entry| {
                     let file = entry.file_name().into_string().ok()?;
                     let name = name_of_file(&file)?;
-                    Some(Available { name, path: entry.path() })
+                    Some(Available {
+                        name,
+                        path: entry.path(),
+                    })
                 })
                 .collect();
             here.sort_by(|a, b| a.name.cmp(&b.name));
@@ -161,7 +166,10 @@ pub fn name_of_file(file: &str) -> Option<String> {
 
 /// The plugin name of a path (its file name, see [`name_of_file`]), or the file name as is.
 pub(crate) fn name_of_path(path: &Path) -> String {
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     name_of_file(&file).unwrap_or(file)
 }
 
@@ -200,7 +208,10 @@ mod tests {
         );
         assert_eq!(
             path.dirs(),
-            &[PathBuf::from("/repo/target/debug/deps"), PathBuf::from("/repo/target/debug")][..]
+            &[
+                PathBuf::from("/repo/target/debug/deps"),
+                PathBuf::from("/repo/target/debug")
+            ][..]
         );
     }
 

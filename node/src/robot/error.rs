@@ -268,7 +268,11 @@ pub enum RobotError {
 }
 
 fn chain(names: &[String]) -> String {
-    names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(" -> ")
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(" -> ")
 }
 
 fn quoted(names: &[String]) -> String {

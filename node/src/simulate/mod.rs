@@ -16,7 +16,7 @@ pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunPara
 pub use record::Recorder;
 pub use reference::ReferenceParams;
 pub use report::{SimReport, quantile};
-pub use runner::{RunLog, model_factory, run};
+pub use runner::{RunLog, model_factory, run, run_with_factory};
 pub use scenario::Scenario;
 
 use crate::control::ControlError;
@@ -68,7 +68,10 @@ pub enum SimulateError {
 /// Loads the robot of a parameter set: the built-in Panda when `urdf` is empty.
 pub fn load_robot(params: &NodeParams) -> Result<crate::robot::Model, SimulateError> {
     if params.robot.urdf.as_os_str().is_empty() {
-        Ok(crate::robot::Model::from_urdf_str(DEFAULT_URDF, "built-in urdf/panda.urdf")?)
+        Ok(crate::robot::Model::from_urdf_str(
+            DEFAULT_URDF,
+            "built-in urdf/panda.urdf",
+        )?)
     } else {
         Ok(crate::robot::Model::from_urdf_file(&params.robot.urdf)?)
     }

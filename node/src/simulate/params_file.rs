@@ -21,7 +21,9 @@ pub struct RobotParams {
 
 impl Default for RobotParams {
     fn default() -> Self {
-        Self { urdf: PathBuf::from("urdf/panda.urdf") }
+        Self {
+            urdf: PathBuf::from("urdf/panda.urdf"),
+        }
     }
 }
 
@@ -38,7 +40,10 @@ pub struct ModelParams {
 
 impl Default for ModelParams {
     fn default() -> Self {
-        Self { plugin: "skygp".into(), config: serde_json::json!({"variant": "dense"}) }
+        Self {
+            plugin: "skygp".into(),
+            config: serde_json::json!({"variant": "dense"}),
+        }
     }
 }
 
@@ -50,11 +55,14 @@ pub struct RunParams {
     pub duration_s: f64,
     /// Reference trajectory.
     pub reference: ReferenceParams,
+    /// Pace the run to the wall clock at the tick rate (background work then takes real
+    /// time, as on a robot); otherwise run as fast as possible.
+    pub realtime: bool,
 }
 
 impl Default for RunParams {
     fn default() -> Self {
-        Self { duration_s: 30.0, reference: ReferenceParams::default() }
+        Self { duration_s: 30.0, reference: ReferenceParams::default(), realtime: false }
     }
 }
 
@@ -113,8 +121,14 @@ struct Inner {
 impl NodeParams {
     /// Reads a parameter file; resolves a relative URDF path against the file's folder.
     pub fn from_file(path: &Path) -> Result<Self, ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ParamsError::Io { error, path: path.to_owned() })?;
-        let mut params = Self::from_yaml(&text).map_err(|message| ParamsError::Invalid { message, path: path.to_owned() })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ParamsError::Io {
+            error,
+            path: path.to_owned(),
+        })?;
+        let mut params = Self::from_yaml(&text).map_err(|message| ParamsError::Invalid {
+            message,
+            path: path.to_owned(),
+        })?;
         if params.robot.urdf.is_relative() {
             if let Some(dir) = path.parent() {
                 params.robot.urdf = dir.join(&params.robot.urdf);

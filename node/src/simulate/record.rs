@@ -31,7 +31,10 @@ pub struct Recorder {
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> SimulateError + '_ {
-    move |error| SimulateError::Record { error, path: path.to_owned() }
+    move |error| SimulateError::Record {
+        error,
+        path: path.to_owned(),
+    }
 }
 
 impl Recorder {
@@ -40,7 +43,15 @@ impl Recorder {
         let file = File::create(path).map_err(io_error(path))?;
         let mut out = BufWriter::new(file);
         let mut header = vec!["t".to_owned()];
-        for prefix in ["q", "q_d", "qd", "qdd_est", "tau", "tau_rbd", "true_residual"] {
+        for prefix in [
+            "q",
+            "q_d",
+            "qd",
+            "qdd_est",
+            "tau",
+            "tau_rbd",
+            "true_residual",
+        ] {
             header.extend((0..nv).map(|j| format!("{prefix}_{j}")));
         }
         header.extend((0..3 * nv).map(|k| format!("x_{k}")));
@@ -73,7 +84,16 @@ impl Recorder {
 
     /// Writes one tick.
     #[allow(clippy::too_many_arguments)]
-    pub fn write_tick(&mut self, t: f64, state: &SimState, q_d: &[f64], out: &TickOutput, truth: &[f64], learner: &Learner, sim: &mut Simulator) -> Result<(), SimulateError> {
+    pub fn write_tick(
+        &mut self,
+        t: f64,
+        state: &SimState,
+        q_d: &[f64],
+        out: &TickOutput,
+        truth: &[f64],
+        learner: &Learner,
+        sim: &mut Simulator,
+    ) -> Result<(), SimulateError> {
         let nv = self.nv;
         self.line.clear();
         self.line.push_str(&t.to_string());

@@ -20,7 +20,15 @@ impl Default for ReferenceParams {
     fn default() -> Self {
         use std::f64::consts::PI;
         Self {
-            center_rad: vec![0.0, -PI / 4.0, 0.0, -3.0 * PI / 4.0, 0.0, PI / 2.0, PI / 4.0],
+            center_rad: vec![
+                0.0,
+                -PI / 4.0,
+                0.0,
+                -3.0 * PI / 4.0,
+                0.0,
+                PI / 2.0,
+                PI / 4.0,
+            ],
             amplitude_rad: 0.3,
             frequencies_hz: vec![0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67],
             phase_step_rad: PI / 7.0,
@@ -38,7 +46,13 @@ impl ReferenceParams {
                 self.frequencies_hz.len()
             ));
         }
-        if !self.center_rad.iter().chain(&self.frequencies_hz).chain([&self.amplitude_rad, &self.phase_step_rad]).all(|v| v.is_finite()) {
+        if !self
+            .center_rad
+            .iter()
+            .chain(&self.frequencies_hz)
+            .chain([&self.amplitude_rad, &self.phase_step_rad])
+            .all(|v| v.is_finite())
+        {
             return Err("reference: every value must be finite".into());
         }
         Ok(())

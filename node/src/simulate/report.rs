@@ -60,6 +60,8 @@ pub struct SimReport {
     pub learned_samples: u64,
     /// Samples refused by the gate.
     pub gated_samples: u64,
+    /// Ticks of the learned run that took longer than the tick period.
+    pub late_ticks: u64,
     /// Hyperparameters of the learned run's model (standardised units).
     pub hyper: Option<serde_json::Value>,
 }
@@ -70,7 +72,11 @@ fn rms(values: impl Iterator<Item = f64>) -> f64 {
         s += v * v;
         n += 1;
     }
-    if n == 0 { f64::NAN } else { (s / n as f64).sqrt() }
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).sqrt()
+    }
 }
 
 /// Quantile (linear interpolation) of finite values; NaN if none.
@@ -89,23 +95,42 @@ pub fn quantile(values: &mut [f64], level: f64) -> f64 {
 fn tracking(log: &RunLog) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (nv, n) = (log.nv, log.t_secs.len());
     let half = n / 2;
-    let rms_j = (0..nv).map(|j| rms((half..n).map(|k| log.error_rad[k * nv + j]))).collect();
-    let max_j = (0..nv).map(|j| (half..n).map(|k| log.error_rad[k * nv + j].abs()).fold(0.0, f64::max)).collect();
+    let rms_j = (0..nv)
+        .map(|j| rms((half..n).map(|k| log.error_rad[k * nv + j])))
+        .collect();
+    let max_j = (0..nv)
+        .map(|j| {
+            (half..n)
+                .map(|k| log.error_rad[k * nv + j].abs())
+                .fold(0.0, f64::max)
+        })
+        .collect();
     let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
     let windows = (0..n.div_ceil(per_window))
-        .map(|w| rms((w * per_window..((w + 1) * per_window).min(n)).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied())))
+        .map(|w| {
+            rms((w * per_window..((w + 1) * per_window).min(n))
+                .flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
+        })
         .collect();
     (rms_j, max_j, windows)
 }
 
 impl SimReport {
     /// Builds the report from a nominal and a learned run of the same scenario and seed.
-    pub fn new(plugin: &str, scenario: &str, duration_s: f64, joints: &[String], nominal: &RunLog, learned: &RunLog) -> Self {
+    pub fn new(
+        plugin: &str,
+        scenario: &str,
+        duration_s: f64,
+        joints: &[String],
+        nominal: &RunLog,
+        learned: &RunLog,
+    ) -> Self {
         let (nominal_rms_rad, nominal_max_rad, nominal_windows_rad) = tracking(nominal);
         let (learned_rms_rad, learned_max_rad, learned_windows_rad) = tracking(learned);
         let (nv, n) = (learned.nv, learned.t_secs.len());
         let half = n / 2;
-        let err = |k: usize, j: usize| learned.true_residual_nm[k * nv + j] - learned.mu_nm[k * nv + j];
+        let err =
+            |k: usize, j: usize| learned.true_residual_nm[k * nv + j] - learned.mu_nm[k * nv + j];
         let residual_rmse_nm = (0..nv).map(|j| rms((half..n).map(|k| err(k, j)))).collect();
         let residual_rmse_pooled_nm = rms((half..n).flat_map(|k| (0..nv).map(move |j| err(k, j))));
         let coverage = |eta: &[f64]| {
@@ -119,7 +144,11 @@ impl SimReport {
                     }
                 }
             }
-            if total == 0 { f64::NAN } else { inside as f64 / total as f64 }
+            if total == 0 {
+                f64::NAN
+            } else {
+                inside as f64 / total as f64
+            }
         };
         let median = |eta: &[f64]| quantile(&mut eta[half * nv..].to_vec(), 0.5);
         let mut ticks = learned.tick_micros.clone();
@@ -141,7 +170,11 @@ impl SimReport {
             bound_coverage_thm: coverage(&learned.eta_thm_nm),
             median_eta_thm_nm: median(&learned.eta_thm_nm),
             tracking_bound: learned.final_tracking_bound,
-            tick_us: [quantile(&mut ticks, 0.5), quantile(&mut ticks, 0.99), ticks.iter().copied().fold(0.0, f64::max)],
+            tick_us: [
+                quantile(&mut ticks, 0.5),
+                quantile(&mut ticks, 0.99),
+                ticks.iter().copied().fold(0.0, f64::max),
+            ],
             wall_s: nominal.wall_secs + learned.wall_secs,
             model_adopted_at_s: learned.model_adopted_at_secs,
             fit_s: learned.fit_secs,
@@ -151,12 +184,17 @@ impl SimReport {
             learned_samples: learned.learned_samples,
             gated_samples: learned.gated_samples,
             hyper: learned.hyper.clone(),
+            late_ticks: learned.late_ticks,
         }
     }
 
     /// Nominal ÷ learned RMS per joint.
     pub fn improvement(&self) -> Vec<f64> {
-        self.nominal_rms_rad.iter().zip(&self.learned_rms_rad).map(|(n, l)| n / l).collect()
+        self.nominal_rms_rad
+            .iter()
+            .zip(&self.learned_rms_rad)
+            .map(|(n, l)| n / l)
+            .collect()
     }
 
     /// The JSON object of DESIGN.md §6 (plus a few extra keys).
@@ -194,6 +232,7 @@ impl SimReport {
             "learned_samples": self.learned_samples,
             "gated_samples": self.gated_samples,
             "hyper": self.hyper,
+            "late_ticks": self.late_ticks,
         })
     }
 
@@ -201,25 +240,78 @@ impl SimReport {
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        let _ = writeln!(s, "gp-node sim — plugin {}, scenario {}, {} s (tracking over the last half)", self.plugin, self.scenario, self.duration_s);
-        let _ = writeln!(s, "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}", "joint", "nominal RMS", "learned RMS", "nominal max", "learned max", "ratio", "resid RMSE");
-        let _ = writeln!(s, "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}", "", "rad", "rad", "rad", "rad", "nom/lrn", "N·m");
+        let _ = writeln!(
+            s,
+            "gp-node sim — plugin {}, scenario {}, {} s (tracking over the last half)",
+            self.plugin, self.scenario, self.duration_s
+        );
+        let _ = writeln!(
+            s,
+            "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}",
+            "joint",
+            "nominal RMS",
+            "learned RMS",
+            "nominal max",
+            "learned max",
+            "ratio",
+            "resid RMSE"
+        );
+        let _ = writeln!(
+            s,
+            "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}",
+            "", "rad", "rad", "rad", "rad", "nom/lrn", "N·m"
+        );
         let ratio = self.improvement();
         for j in 0..self.joints.len() {
             let _ = writeln!(
                 s,
                 "{:<14} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3e} {:>9.1} {:>12.3e}",
-                self.joints[j], self.nominal_rms_rad[j], self.learned_rms_rad[j], self.nominal_max_rad[j], self.learned_max_rad[j], ratio[j], self.residual_rmse_nm[j]
+                self.joints[j],
+                self.nominal_rms_rad[j],
+                self.learned_rms_rad[j],
+                self.nominal_max_rad[j],
+                self.learned_max_rad[j],
+                ratio[j],
+                self.residual_rmse_nm[j]
             );
         }
-        let _ = writeln!(s, "residual RMSE pooled   {:.4} N·m", self.residual_rmse_pooled_nm);
-        let _ = writeln!(s, "η_cal coverage         {:.2} %   median η_cal {:.4} N·m ({:.2}× RMSE)", 100.0 * self.bound_coverage, self.median_eta_cal_nm, self.median_eta_cal_nm / self.residual_rmse_pooled_nm);
-        let _ = writeln!(s, "η_thm coverage         {:.2} %   median η_thm {:.4} N·m", 100.0 * self.bound_coverage_thm, self.median_eta_thm_nm);
-        let _ = writeln!(s, "Theorem-2 bound        {:.4} (‖[e; ė]‖ at the end)", self.tracking_bound);
-        let _ = writeln!(s, "tick latency           p50 {:.1} µs   p99 {:.1} µs   max {:.1} µs", self.tick_us[0], self.tick_us[1], self.tick_us[2]);
-        let adopted = self.model_adopted_at_s.map_or("never".to_owned(), |t| format!("{t:.3} s"));
+        let _ = writeln!(
+            s,
+            "residual RMSE pooled   {:.4} N·m",
+            self.residual_rmse_pooled_nm
+        );
+        let _ = writeln!(
+            s,
+            "η_cal coverage         {:.2} %   median η_cal {:.4} N·m ({:.2}× RMSE)",
+            100.0 * self.bound_coverage,
+            self.median_eta_cal_nm,
+            self.median_eta_cal_nm / self.residual_rmse_pooled_nm
+        );
+        let _ = writeln!(
+            s,
+            "η_thm coverage         {:.2} %   median η_thm {:.4} N·m",
+            100.0 * self.bound_coverage_thm,
+            self.median_eta_thm_nm
+        );
+        let _ = writeln!(
+            s,
+            "Theorem-2 bound        {:.4} (‖[e; ė]‖ at the end)",
+            self.tracking_bound
+        );
+        let _ = writeln!(
+            s,
+            "tick latency           p50 {:.1} µs   p99 {:.1} µs   max {:.1} µs",
+            self.tick_us[0], self.tick_us[1], self.tick_us[2]
+        );
+        let adopted = self
+            .model_adopted_at_s
+            .map_or("never".to_owned(), |t| format!("{t:.3} s"));
         let experts = self.experts.map_or("-".to_owned(), |e| e.to_string());
-        let _ = writeln!(s, "model                  adopted at {adopted} (fit + warm-up {:.2} s), {experts} experts, {} samples learned, {} gated, {} overruns", self.fit_s, self.learned_samples, self.gated_samples, self.overruns);
+        let _ = writeln!(
+            s,
+            "model                  adopted at {adopted} (fit + warm-up {:.2} s), {experts} experts, {} samples learned, {} gated, {} overruns",
+            self.fit_s, self.learned_samples, self.gated_samples, self.overruns
+        );
         let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
         s
     }

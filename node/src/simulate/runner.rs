@@ -62,6 +62,8 @@ pub struct RunLog {
     pub gated_samples: u64,
     /// Supervisor: ticks over budget.
     pub overruns: u64,
+    /// Ticks whose execution took longer than the tick period.
+    pub late_ticks: u64,
     /// Hyperparameters the model used (its config's `"hyper"`), if any.
     pub hyper: Option<serde_json::Value>,
 }
@@ -71,13 +73,15 @@ pub struct RunLog {
 pub fn model_factory(plugin: &str, config: &serde_json::Value, d: usize, p: usize) -> ModelFactory {
     let plugin = plugin.to_owned();
     let config = config.clone();
-    Box::new(move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
-        let mut cfg = config.clone();
-        if let Some(obj) = cfg.as_object_mut() {
-            obj.insert("hyper".into(), hyper.clone());
-        }
-        crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
-    })
+    Box::new(
+        move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
+            let mut cfg = config.clone();
+            if let Some(obj) = cfg.as_object_mut() {
+                obj.insert("hyper".into(), hyper.clone());
+            }
+            crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
+        },
+    )
 }
 
 /// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law.
@@ -86,11 +90,29 @@ pub fn run(
     robot: &Model,
     params: &NodeParams,
     learning: bool,
+    recorder: Option<&mut Recorder>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunLog, SimulateError> {
+    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * robot.nv(), robot.nv());
+    run_with_factory(robot, params, learning, factory, recorder, progress)
+}
+
+/// As [`run`], with the model created by `factory` instead of the configured plugin (tests
+/// use it to put doubles in the loop).
+pub fn run_with_factory(
+    robot: &Model,
+    params: &NodeParams,
+    learning: bool,
+    factory: ModelFactory,
     mut recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     let nv = robot.nv();
-    params.run.reference.check(nv).map_err(SimulateError::Param)?;
+    params
+        .run
+        .reference
+        .check(nv)
+        .map_err(SimulateError::Param)?;
     let mut sim = Simulator::new(robot, &params.sim)?;
     let mut control = params.control.clone();
     control.use_model = learning;
@@ -102,22 +124,35 @@ pub fn run(
     // `freeze_calibration` below) on what the model predicted until then.
     learn_params.calibration_samples = (ticks / 2).max(1);
     let hyper = params.model.config.get("hyper").cloned();
-    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
 
     let reference = &params.run.reference;
     let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
     reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
-    let mut state = SimState { t_secs: 0.0, q: q_d.clone(), v: qd_d.clone() };
+    let mut state = SimState {
+        t_secs: 0.0,
+        q: q_d.clone(),
+        v: qd_d.clone(),
+    };
     let mut out = TickOutput::new(nv);
     let mut tau_prev = vec![0.0; nv];
     let mut truth = vec![0.0; nv];
     let mut query_state = state.clone();
 
-    let mut log = RunLog { nv, dt_secs: dt, ..RunLog::default() };
+    let mut log = RunLog {
+        nv,
+        dt_secs: dt,
+        ..RunLog::default()
+    };
     let per_joint = ticks * nv;
     log.t_secs.reserve(ticks);
-    for series in [&mut log.error_rad, &mut log.true_residual_nm, &mut log.mu_nm, &mut log.eta_cal_nm, &mut log.eta_thm_nm] {
+    for series in [
+        &mut log.error_rad,
+        &mut log.true_residual_nm,
+        &mut log.mu_nm,
+        &mut log.eta_cal_nm,
+        &mut log.eta_thm_nm,
+    ] {
         series.reserve(per_joint);
     }
     log.learned.reserve(ticks);
@@ -134,7 +169,15 @@ pub fn run(
         }
         reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
         let measured = sim.measure(&state, &tau_prev)?;
-        let input = TickInput { t_secs: t, q: &measured.q, v: &measured.v, tau: &measured.tau, q_d: &q_d, qd_d: &qd_d, qdd_d: &qdd_d };
+        let input = TickInput {
+            t_secs: t,
+            q: &measured.q,
+            v: &measured.v,
+            tau: &measured.tau,
+            q_d: &q_d,
+            qd_d: &qd_d,
+            qdd_d: &qdd_d,
+        };
         let status = tick.step(&input, &mut learner, &mut out);
         if status.adopted_model && log.model_adopted_at_secs.is_none() {
             log.model_adopted_at_secs = Some(t);
@@ -154,15 +197,26 @@ pub fn run(
         }
         log.learned.push(status.result == TickResult::Learned);
         log.tick_micros.push(status.exec_micros);
+        if status.exec_micros > dt * 1e6 {
+            log.late_ticks += 1;
+        }
         if let Some(rec) = recorder.as_deref_mut() {
             rec.write_tick(t, &state, &q_d, &out, &truth, &learner, &mut sim)?;
         }
 
-        if learner.background_busy() {
+        if params.run.realtime {
+            // Paced: tick k starts at wall time k·dt after the start.
+            let due = wall + std::time::Duration::from_secs_f64((k + 1) as f64 * dt);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        } else if learner.background_busy() {
             // Faster than the wall clock, simulated time stands still while a background
             // fit runs (as if it were instantaneous), so runs are reproducible; its wall
             // time is reported.
-            while !learner.wait_for_model(std::time::Duration::from_secs(1)) && learner.background_busy() {}
+            while !learner.wait_for_model(std::time::Duration::from_secs(1))
+                && learner.background_busy()
+            {}
         }
         sim.step(&mut state, &out.u)?;
         tau_prev.copy_from_slice(&out.u);
@@ -179,7 +233,13 @@ pub fn run(
     log.fit_secs = counts.fit_secs;
     log.learned_samples = counts.learned;
     let g = counts.gate;
-    log.gated_samples = g.non_finite + g.position_limit + g.velocity_limit + g.effort_limit + g.jump + g.acceleration;
+    log.gated_samples = g.non_finite
+        + g.position_limit
+        + g.velocity_limit
+        + g.effort_limit
+        + g.jump
+        + g.acceleration
+        + g.innovation;
     log.overruns = tick.supervisor_counts().overruns;
     log.hyper = learner.hyper().cloned();
     if let Some(rec) = recorder {

@@ -37,13 +37,23 @@ impl Scenario {
         match self {
             Scenario::Default => {}
             Scenario::Glitches => {
-                sim.glitches = GlitchParams { probability_per_sample: 1e-3, torque_spike_nm: [5.0, 20.0], encoder_spike_rad: 0.05 };
+                sim.glitches = GlitchParams {
+                    probability_per_sample: 1e-3,
+                    torque_spike_nm: [5.0, 20.0],
+                    encoder_spike_rad: 0.05,
+                };
             }
             Scenario::PayloadStep => {
-                sim.payload.step = Some(PayloadStep { at_secs: 0.5 * duration, mass_kg: sim.payload.mass_kg + 1.5 });
+                sim.payload.step = Some(PayloadStep {
+                    at_secs: 0.5 * duration,
+                    mass_kg: sim.payload.mass_kg + 1.5,
+                });
             }
             Scenario::FrictionDrift => {
-                sim.friction.drift = Some(FrictionDrift { factor_at_end: 3.0, over_secs: duration });
+                sim.friction.drift = Some(FrictionDrift {
+                    factor_at_end: 3.0,
+                    over_secs: duration,
+                });
             }
         }
     }

@@ -21,13 +21,21 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 /// The cdylib of workspace crate `crate_name` (e.g. `gpn_double_slow`).
 ///
 /// `cargo test -p gp_node` builds the doubles (they are dev-dependencies, so they land in
-/// `target/<profile>/deps/`); `cargo test --workspace` also puts them in
-/// `target/<profile>/`. If neither has it (a test binary run by hand after a partial
-/// build), build it with `cargo build -p` into the same target directory and profile.
+/// `target/<profile>/deps/`, looked at first: that copy is always as fresh as this test
+/// binary); `cargo build --workspace` also puts them in `target/<profile>/`. If neither has
+/// it (a test binary run by hand after a partial build), build it with `cargo build -p`
+/// into the same target directory and profile.
 pub fn cdylib(crate_name: &str) -> PathBuf {
     let file = format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}");
     let profile_dir = profile_dir();
-    let find = || [profile_dir.join(&file), profile_dir.join("deps").join(&file)].into_iter().find(|p| p.is_file());
+    let find = || {
+        [
+            profile_dir.join(&file),
+            profile_dir.join("deps").join(&file),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+    };
     if let Some(path) = find() {
         return path;
     }
@@ -41,18 +49,36 @@ pub fn cdylib(crate_name: &str) -> PathBuf {
     };
     let target_dir = profile_dir.parent().expect("target dir");
     let out = Command::new(env!("CARGO"))
-        .args(["build", "-p", crate_name, "--profile", &profile, "--target-dir"])
+        .args([
+            "build",
+            "-p",
+            crate_name,
+            "--profile",
+            &profile,
+            "--target-dir",
+        ])
         .arg(target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo build");
-    assert!(out.status.success(), "cargo build -p {crate_name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    find().unwrap_or_else(|| panic!("{file} not found in {} after building it", profile_dir.display()))
+    assert!(
+        out.status.success(),
+        "cargo build -p {crate_name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    find().unwrap_or_else(|| {
+        panic!(
+            "{file} not found in {} after building it",
+            profile_dir.display()
+        )
+    })
 }
 
 /// A fresh directory under cargo's test scratch dir, unique to this process and `name`.
 pub fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("model-tests-{}", std::process::id())).join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("model-tests-{}", std::process::id()))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
@@ -70,7 +96,11 @@ pub fn private_copy(library: &Path, test: &str, file_name: &str) -> PathBuf {
 
 /// A private copy of double `crate_name` for `test`, named `lib<crate_name>.so`.
 pub fn double(crate_name: &str, test: &str) -> PathBuf {
-    private_copy(&cdylib(crate_name), test, &format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}"))
+    private_copy(
+        &cdylib(crate_name),
+        test,
+        &format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}"),
+    )
 }
 
 /// Whether `path` is mapped into this process (Linux: `/proc/self/maps`).
@@ -97,12 +127,23 @@ pub fn counter(path: &Path, symbol: &str) -> u64 {
 /// Build the C example plugin (`plugins/c_example/blr.c`) with the system C compiler into
 /// a fresh scratch dir for `test`; returns the path of `libblr_c.so`.
 pub fn c_example(test: &str) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root");
     let dir = scratch_dir(test);
     let out = dir.join(format!("{DLL_PREFIX}blr_c{DLL_SUFFIX}"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
-        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared"])
+        .args([
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-fPIC",
+            "-shared",
+        ])
         .arg("-fvisibility=hidden")
         .arg("-I")
         .arg(repo.join("plugins/api/include"))
@@ -112,6 +153,10 @@ pub fn c_example(test: &str) -> PathBuf {
         .arg("-lm")
         .output()
         .unwrap_or_else(|e| panic!("cannot run the C compiler `{cc}`: {e}"));
-    assert!(status.status.success(), "{cc} failed on blr.c:\n{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{cc} failed on blr.c:\n{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     out
 }

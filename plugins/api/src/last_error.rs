@@ -47,6 +47,13 @@ pub fn clear() {
     LAST.with(|slot| slot.borrow_mut().len = 0);
 }
 
+/// This thread's last error as an owned string (empty when there is none).
+pub fn get() -> String {
+    let mut buf = [0u8; MESSAGE_CAPACITY];
+    let n = copy_into(&mut buf);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
 /// Copy this thread's last error into `out` (truncated at a character boundary) and return
 /// the number of bytes written.
 pub fn copy_into(out: &mut [u8]) -> usize {

@@ -43,6 +43,7 @@
 pub mod abi;
 mod export;
 pub mod last_error;
+mod panic_hook;
 mod plugin;
 pub mod shim;
 pub mod status;

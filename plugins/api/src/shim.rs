@@ -9,7 +9,6 @@
 //! Real-time: on success `update`, `predict` and `stats` allocate nothing and touch no lock;
 //! only the failure path formats a message.
 
-use std::any::Any;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -17,6 +16,7 @@ use gpn_gp_core::model::ModelError;
 
 use crate::abi::{ABI_VERSION, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE, WriteFn};
 use crate::last_error;
+use crate::panic_hook;
 use crate::plugin::Plugin;
 use crate::status::{self, StatusCode};
 
@@ -48,24 +48,19 @@ fn fail(failure: Failure) -> StatusCode {
     failure.code
 }
 
-/// The text of a panic payload (`&str` or `String`; anything else is unnamed).
-fn panic_text(payload: &(dyn Any + Send)) -> &str {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s
-    } else {
-        "non-string panic payload"
-    }
-}
-
 /// Run `body`, converting `Err` and panics into a status code and a last-error message.
 fn guard(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> StatusCode {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    panic_hook::install();
+    let (result, recorded) = panic_hook::run_in_shim(|| catch_unwind(AssertUnwindSafe(body)));
+    match result {
         Ok(Ok(())) => status::OK,
         Ok(Err(failure)) => fail(failure),
         Err(payload) => {
-            let message = format!("{function}: model panicked: {}", panic_text(&*payload));
+            let message = if recorded {
+                format!("{function}: {}", last_error::get())
+            } else {
+                format!("{function}: model panicked: {}", panic_hook::payload_text(&*payload))
+            };
             // A payload whose destructor panics must not escape either.
             let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
             fail(Failure::new(status::PANIC, message))

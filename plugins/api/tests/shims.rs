@@ -208,7 +208,8 @@ fn a_panic_is_caught_and_poisons_the_model() {
     let (_, h) = create("{}", 1, 1);
     assert_eq!(update(h, &[0.0], &[666.0]), status::PANIC);
     let msg = last_error();
-    assert!(msg.contains("panicked") && msg.contains("number of the beast"), "{msg}");
+    assert!(msg.starts_with("update: model panicked at "), "{msg}");
+    assert!(msg.contains("shims.rs:") && msg.ends_with("the probe saw the number of the beast"), "{msg}");
     let (mut m, mut v) = ([0.0], [0.0]);
     assert_eq!(predict(h, &[0.0], &mut m, &mut v), status::PANIC);
     assert!(last_error().contains("poisoned"));

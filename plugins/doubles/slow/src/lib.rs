@@ -64,10 +64,13 @@ impl Plugin for Slow {
                 .ok_or_else(|| ModelError::Config(format!("predict_sleep_ms must be a whole number, got {v}")))?,
         };
         let (stop, stopped) = channel::<()>();
+        // Counted from here (not from inside the thread, which may not have started when
+        // `create` returns) until the thread's closure ends.
+        let counted = LiveThread::new();
         let worker = std::thread::Builder::new()
             .name("slow-double-worker".into())
             .spawn(move || {
-                let _counted = LiveThread::new();
+                let _counted = counted;
                 // Returns when the model drops the sender.
                 while stopped.recv().is_ok() {}
             })
