@@ -45,7 +45,8 @@ fn a_warm_tick_allocates_nothing() {
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     params.control.supervisor.budget_micros = 1e9;
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
-    params.model.config["hyper"] = serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
+    params.model.config["hyper"] =
+        serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
     let robot = simulate::load_robot(&params).expect("robot");
     let nv = robot.nv();
     let factory = simulate::model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
@@ -56,7 +57,11 @@ fn a_warm_tick_allocates_nothing() {
     let reference = &params.run.reference;
     let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
     reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
-    let mut state = SimState { t_secs: 0.0, q: q_d.clone(), v: qd_d.clone() };
+    let mut state = SimState {
+        t_secs: 0.0,
+        q: q_d.clone(),
+        v: qd_d.clone(),
+    };
     let mut out = TickOutput::new(nv);
     let mut tau = vec![0.0; nv];
     let (warm, counted) = (3000, 2000);
@@ -69,7 +74,15 @@ fn a_warm_tick_allocates_nothing() {
         state.t_secs = t;
         reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
         let m = sim.measure(&state, &tau).expect("measure");
-        let input = TickInput { t_secs: t, q: &m.q, v: &m.v, tau: &m.tau, q_d: &q_d, qd_d: &qd_d, qdd_d: &qdd_d };
+        let input = TickInput {
+            t_secs: t,
+            q: &m.q,
+            v: &m.v,
+            tau: &m.tau,
+            q_d: &q_d,
+            qd_d: &qd_d,
+            qdd_d: &qdd_d,
+        };
         let status = tick.step(&input, &mut learner, &mut out);
         if k >= warm && status.result == TickResult::Learned {
             learned += 1;
@@ -78,6 +91,13 @@ fn a_warm_tick_allocates_nothing() {
         tau.copy_from_slice(&out.u);
     }
     COUNTING.store(false, Ordering::SeqCst);
-    assert!(learned > counted * 9 / 10, "the model ran in the counted ticks ({learned})");
-    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations in {counted} warm ticks");
+    assert!(
+        learned > counted * 9 / 10,
+        "the model ran in the counted ticks ({learned})"
+    );
+    assert_eq!(
+        ALLOCATIONS.load(Ordering::SeqCst),
+        0,
+        "allocations in {counted} warm ticks"
+    );
 }

@@ -3,11 +3,15 @@
 
 use std::time::Duration;
 
-use gp_node::control::{ControlParams, Fallback, SupervisorParams, Tick, TickInput, TickOutput, TickResult};
-use gp_node::learn::{AccelEstimator, AccelParams, AccelUpdate, LearnParams, Learner, ModelFactory};
+use gp_node::control::{
+    ControlParams, Fallback, SupervisorParams, Tick, TickInput, TickOutput, TickResult,
+};
+use gp_node::learn::{
+    AccelEstimator, AccelParams, AccelUpdate, LearnParams, Learner, ModelFactory,
+};
 use gp_node::robot::Model;
 use gp_node::sim::{SimParams, SimState, Simulator};
-use gp_node::simulate::{self, NodeParams, DEFAULT_PARAMS_YAML};
+use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 fn default_params(duration_s: f64) -> NodeParams {
@@ -32,7 +36,9 @@ impl OnlineModel for ExactModel {
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
         self.state.q.copy_from_slice(&x[..7]);
         self.state.v.copy_from_slice(&x[7..14]);
-        self.sim.true_residual(&self.state, &x[14..], mean).map_err(|e| ModelError::Other(e.to_string()))?;
+        self.sim
+            .true_residual(&self.state, &x[14..], mean)
+            .map_err(|e| ModelError::Other(e.to_string()))?;
         var.fill(1e-6);
         Ok(())
     }
@@ -47,7 +53,10 @@ impl OnlineModel for ExactModel {
 fn exact_factory(robot: &Model, sim: &SimParams) -> ModelFactory {
     let (robot, sim) = (robot.clone(), sim.clone());
     Box::new(move |_| {
-        let model = ExactModel { sim: Simulator::new(&robot, &sim).map_err(|e| e.to_string())?, state: SimState::at_rest(&[0.0; 7]) };
+        let model = ExactModel {
+            sim: Simulator::new(&robot, &sim).map_err(|e| e.to_string())?,
+            state: SimState::at_rest(&[0.0; 7]),
+        };
         Ok(Box::new(model) as Box<dyn OnlineModel>)
     })
 }
@@ -61,10 +70,15 @@ fn exact_compensation_tracks_within_half_a_milliradian() {
     params.control.supervisor.budget_micros = 1e9;
     let robot = simulate::load_robot(&params).expect("robot");
     let factory = exact_factory(&robot, &params.sim);
-    let log = simulate::run_with_factory(&robot, &params, true, factory, None, &mut |_| {}).expect("run");
+    let log =
+        simulate::run_with_factory(&robot, &params, true, factory, None, &mut |_| {}).expect("run");
     let n = log.t_secs.len();
     for j in 0..7 {
-        let rms = ((0..n).map(|k| log.error_rad[k * 7 + j].powi(2)).sum::<f64>() / n as f64).sqrt();
+        let rms = ((0..n)
+            .map(|k| log.error_rad[k * 7 + j].powi(2))
+            .sum::<f64>()
+            / n as f64)
+            .sqrt();
         assert!(rms <= 5e-4, "joint {j}: RMS {rms} rad");
     }
     assert!(log.learned.iter().all(|l| *l), "every tick used the model");
@@ -123,20 +137,44 @@ impl Rig {
     fn new(behaviour: Option<Misbehaviour>, supervisor: SupervisorParams) -> Self {
         let params = default_params(1.0);
         let robot = simulate::load_robot(&params).expect("robot");
-        let control = ControlParams { supervisor, ..params.control.clone() };
+        let control = ControlParams {
+            supervisor,
+            ..params.control.clone()
+        };
         let tick = Tick::new(&robot, &control).expect("tick");
         let (hyper, factory): (Option<serde_json::Value>, ModelFactory) = match behaviour {
-            Some(b) => (Some(serde_json::json!({})), Box::new(move |_| Ok(Box::new(BadModel(b)) as Box<dyn OnlineModel>))),
+            Some(b) => (
+                Some(serde_json::json!({})),
+                Box::new(move |_| Ok(Box::new(BadModel(b)) as Box<dyn OnlineModel>)),
+            ),
             None => (None, Box::new(|_| Err("never created".to_owned()))),
         };
-        let learner = Learner::new(&robot, LearnParams::default(), hyper, factory).expect("learner");
+        let learner =
+            Learner::new(&robot, LearnParams::default(), hyper, factory).expect("learner");
         let q = params.run.reference.center_rad.clone();
-        Self { out: TickOutput::new(7), tick, learner, robot, q, zeros: vec![0.0; 7] }
+        Self {
+            out: TickOutput::new(7),
+            tick,
+            learner,
+            robot,
+            q,
+            zeros: vec![0.0; 7],
+        }
     }
 
     fn step(&mut self, t: f64) -> TickResult {
-        let input = TickInput { t_secs: t, q: &self.q, v: &self.zeros, tau: &self.zeros, q_d: &self.q, qd_d: &self.zeros, qdd_d: &self.zeros };
-        self.tick.step(&input, &mut self.learner, &mut self.out).result
+        let input = TickInput {
+            t_secs: t,
+            q: &self.q,
+            v: &self.zeros,
+            tau: &self.zeros,
+            q_d: &self.q,
+            qd_d: &self.zeros,
+            qdd_d: &self.zeros,
+        };
+        self.tick
+            .step(&input, &mut self.learner, &mut self.out)
+            .result
     }
 }
 
@@ -150,34 +188,70 @@ fn supervisor_falls_back_when_the_model_fails() {
 
 #[test]
 fn supervisor_drops_only_the_non_finite_joint() {
-    let mut rig = Rig::new(Some(Misbehaviour::NanOnJoint(3)), SupervisorParams::default());
+    let mut rig = Rig::new(
+        Some(Misbehaviour::NanOnJoint(3)),
+        SupervisorParams::default(),
+    );
     assert_eq!(rig.step(0.0), TickResult::Nominal(Fallback::NonFinite));
     assert_eq!(rig.out.mu[3], 0.0);
-    assert!(rig.out.mu.iter().enumerate().all(|(j, m)| j == 3 || *m == 1.0), "{:?}", rig.out.mu);
+    assert!(
+        rig.out
+            .mu
+            .iter()
+            .enumerate()
+            .all(|(j, m)| j == 3 || *m == 1.0),
+        "{:?}",
+        rig.out.mu
+    );
     assert!(rig.out.u.iter().all(|u| u.is_finite()));
 }
 
 #[test]
 fn supervisor_discards_late_answers_and_quarantines_a_slow_model() {
-    let supervisor = SupervisorParams { budget_micros: 200.0, max_consecutive_faults: 3, quarantine_ticks: 4 };
-    let mut rig = Rig::new(Some(Misbehaviour::Slow(Duration::from_millis(2))), supervisor);
+    let supervisor = SupervisorParams {
+        budget_micros: 200.0,
+        max_consecutive_faults: 3,
+        quarantine_ticks: 4,
+    };
+    let mut rig = Rig::new(
+        Some(Misbehaviour::Slow(Duration::from_millis(2))),
+        supervisor,
+    );
     for k in 0..3 {
-        assert_eq!(rig.step(k as f64 * 1e-3), TickResult::Nominal(Fallback::Overrun), "tick {k}");
+        assert_eq!(
+            rig.step(k as f64 * 1e-3),
+            TickResult::Nominal(Fallback::Overrun),
+            "tick {k}"
+        );
         assert!(rig.out.mu.iter().all(|m| *m == 0.0));
     }
     for k in 3..7 {
-        assert_eq!(rig.step(k as f64 * 1e-3), TickResult::Nominal(Fallback::Quarantined), "tick {k}");
+        assert_eq!(
+            rig.step(k as f64 * 1e-3),
+            TickResult::Nominal(Fallback::Quarantined),
+            "tick {k}"
+        );
     }
-    assert_eq!(rig.step(0.007), TickResult::Nominal(Fallback::Overrun), "released after the quarantine");
+    assert_eq!(
+        rig.step(0.007),
+        TickResult::Nominal(Fallback::Overrun),
+        "released after the quarantine"
+    );
     let counts = rig.tick.supervisor_counts();
-    assert_eq!((counts.overruns, counts.quarantines, counts.quarantined), (4, 1, 4));
+    assert_eq!(
+        (counts.overruns, counts.quarantines, counts.quarantined),
+        (4, 1, 4)
+    );
 }
 
 #[test]
 fn without_a_model_the_nominal_law_runs() {
     let mut rig = Rig::new(None, SupervisorParams::default());
     assert_eq!(rig.step(0.0), TickResult::Nominal(Fallback::NoModel));
-    assert!(rig.out.eta_cal.iter().all(|e| e.is_nan()), "no bound without a model");
+    assert!(
+        rig.out.eta_cal.iter().all(|e| e.is_nan()),
+        "no bound without a model"
+    );
 }
 
 #[test]
@@ -185,16 +259,29 @@ fn bad_input_holds_gravity_compensation_at_the_last_good_pose() {
     let mut rig = Rig::new(Some(Misbehaviour::Fails), SupervisorParams::default());
     rig.step(0.0);
     let mut data = gp_node::robot::Data::new(&rig.robot);
-    let g = gp_node::robot::gravity(&rig.robot, &mut data, &rig.q).expect("gravity").to_vec();
+    let g = gp_node::robot::gravity(&rig.robot, &mut data, &rig.q)
+        .expect("gravity")
+        .to_vec();
     let good_q = rig.q.clone();
     rig.q[2] = f64::NAN;
     assert_eq!(rig.step(0.001), TickResult::BadInput);
-    for j in 0..7 {
-        assert!((rig.out.u[j] - g[j]).abs() < 1e-12, "joint {j}");
+    for (j, (u, g)) in rig.out.u.iter().zip(&g).enumerate() {
+        assert!((u - g).abs() < 1e-12, "joint {j}");
     }
     let short = [0.0; 6];
-    let input = TickInput { t_secs: 0.002, q: &short, v: &rig.zeros, tau: &rig.zeros, q_d: &good_q, qd_d: &rig.zeros, qdd_d: &rig.zeros };
-    assert_eq!(rig.tick.step(&input, &mut rig.learner, &mut rig.out).result, TickResult::BadInput);
+    let input = TickInput {
+        t_secs: 0.002,
+        q: &short,
+        v: &rig.zeros,
+        tau: &rig.zeros,
+        q_d: &good_q,
+        qd_d: &rig.zeros,
+        qdd_d: &rig.zeros,
+    };
+    assert_eq!(
+        rig.tick.step(&input, &mut rig.learner, &mut rig.out).result,
+        TickResult::BadInput
+    );
 }
 
 #[test]
@@ -203,8 +290,16 @@ fn acceleration_estimator_survives_duplicates_reordering_and_gaps() {
     assert_eq!(est.push(0.000, &[0.0]), AccelUpdate::Started);
     assert_eq!(est.push(0.001, &[0.002]), AccelUpdate::Estimate);
     assert!((est.accel()[0] - 2.0).abs() < 1e-9);
-    assert_eq!(est.push(0.001, &[9.0]), AccelUpdate::StaleStamp, "duplicate stamp ignored");
-    assert_eq!(est.push(0.0005, &[9.0]), AccelUpdate::StaleStamp, "out-of-order stamp ignored");
+    assert_eq!(
+        est.push(0.001, &[9.0]),
+        AccelUpdate::StaleStamp,
+        "duplicate stamp ignored"
+    );
+    assert_eq!(
+        est.push(0.0005, &[9.0]),
+        AccelUpdate::StaleStamp,
+        "out-of-order stamp ignored"
+    );
     // Irregular stamps: the difference uses the real interval.
     assert_eq!(est.push(0.0035, &[0.007]), AccelUpdate::Estimate);
     assert!((est.accel()[0] - 2.0).abs() < 1e-9, "{}", est.accel()[0]);
@@ -223,8 +318,19 @@ fn learning_improves_tracking_on_a_short_default_run() {
     let robot = simulate::load_robot(&params).expect("robot");
     let nominal = simulate::run(&robot, &params, false, None, &mut |_| {}).expect("nominal");
     let learned = simulate::run(&robot, &params, true, None, &mut |_| {}).expect("learned");
-    let report = simulate::SimReport::new("skygp", "default", 8.0, robot.joint_names(), &nominal, &learned);
-    assert!(learned.model_adopted_at_secs.is_some_and(|t| t < 1.5), "{:?}", learned.model_adopted_at_secs);
+    let report = simulate::SimReport::new(
+        "skygp",
+        "default",
+        8.0,
+        robot.joint_names(),
+        &nominal,
+        &learned,
+    );
+    assert!(
+        learned.model_adopted_at_secs.is_some_and(|t| t < 1.5),
+        "{:?}",
+        learned.model_adopted_at_secs
+    );
     for (j, ratio) in report.improvement().iter().enumerate() {
         assert!(*ratio > 3.0, "joint {j}: nominal/learned = {ratio}");
     }

@@ -54,7 +54,9 @@ fn feed(model: &mut PluginModel, n: usize) -> (Vec<[f64; 2]>, [Vec<f64>; 2]) {
     for k in 0..n {
         let x = input(k);
         let y = target(&x, k);
-        model.update(&x, &y, k as f64 * 0.002, &NOISE).expect("update");
+        model
+            .update(&x, &y, k as f64 * 0.002, &NOISE)
+            .expect("update");
         xs.push(x);
         ys[0].push(y[0]);
         ys[1].push(y[1]);
@@ -71,19 +73,29 @@ fn the_c_plugin_loads_and_describes_itself() {
     let path = c_example("describe");
     let plugin = Plugin::open(&path).expect("the C plugin loads");
     let info = plugin.info();
-    assert_eq!((info.name.as_str(), info.version.as_str(), info.abi_version), ("blr_c", "0.1.0", 1));
+    assert_eq!(
+        (info.name.as_str(), info.version.as_str(), info.abi_version),
+        ("blr_c", "0.1.0", 1)
+    );
     assert!(info.description.contains("Bayesian linear regression"));
     // Found by name like any plugin.
     let dir = path.parent().expect("dir").to_path_buf();
-    assert_eq!(Plugin::find("blr_c", &SearchPath::from_dirs([dir])).expect("by name").info().name, "blr_c");
+    assert_eq!(
+        Plugin::find("blr_c", &SearchPath::from_dirs([dir]))
+            .expect("by name")
+            .info()
+            .name,
+        "blr_c"
+    );
 }
 
 #[test]
 fn the_c_posterior_equals_batch_bayesian_linear_regression() {
     let plugin = Plugin::open(c_example("posterior")).expect("open");
-    for (config, prior_var, lambda) in
-        [("prior_var: 4.0", 4.0, 1.0), (r#"{"prior_var": 0.5, "forgetting": 0.97}"#, 0.5, 0.97)]
-    {
+    for (config, prior_var, lambda) in [
+        ("prior_var: 4.0", 4.0, 1.0),
+        (r#"{"prior_var": 0.5, "forgetting": 0.97}"#, 0.5, 0.97),
+    ] {
         let mut model = plugin.create(config, 2, 2).expect("create");
         let (xs, ys) = feed(&mut model, 60);
         for probe in [[0.3, -0.2], [1.5, 0.8], [-2.0, 3.0]] {
@@ -94,12 +106,23 @@ fn the_c_posterior_equals_batch_bayesian_linear_regression() {
                 let (w, cov) = batch_posterior(&xs, &ys[o], prior_var, NOISE[o], lambda);
                 let want_mean = phi.dot(&w);
                 let want_var = (phi.transpose() * &cov * &phi)[(0, 0)];
-                assert!(close(mean[o], want_mean), "{config}: output {o} mean {} vs batch {want_mean}", mean[o]);
-                assert!(close(var[o], want_var), "{config}: output {o} var {} vs batch {want_var}", var[o]);
+                assert!(
+                    close(mean[o], want_mean),
+                    "{config}: output {o} mean {} vs batch {want_mean}",
+                    mean[o]
+                );
+                assert!(
+                    close(var[o], want_var),
+                    "{config}: output {o} var {} vs batch {want_var}",
+                    var[o]
+                );
             }
         }
         let stats = model.stats();
-        assert_eq!((stats.samples_seen, stats.samples_stored, stats.experts), (60, 0, 1));
+        assert_eq!(
+            (stats.samples_seen, stats.samples_stored, stats.experts),
+            (60, 0, 1)
+        );
         assert!(stats.memory_bytes > 0);
     }
 }
@@ -129,28 +152,78 @@ fn the_c_state_round_trips_bitwise() {
     // State for other dimensions or not a state at all.
     let mut other = plugin.create("", 3, 2).expect("create");
     let err = other.load_state(&state).expect_err("wrong dims");
-    assert!(matches!(err, HostError::Call { status: "INVALID_STATE", .. }), "{err:?}");
-    let err = other.load_state(b"definitely not a state").expect_err("garbage");
-    assert!(err.to_string().contains("load failed with INVALID_STATE: load: not a blr_c state"), "{err}");
+    assert!(
+        matches!(
+            err,
+            HostError::Call {
+                status: "INVALID_STATE",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = other
+        .load_state(b"definitely not a state")
+        .expect_err("garbage");
+    assert!(
+        err.to_string()
+            .contains("load failed with INVALID_STATE: load: not a blr_c state"),
+        "{err}"
+    );
 }
 
 #[test]
 fn the_c_plugins_errors_come_back_with_their_messages() {
     let plugin = Plugin::open(c_example("errors")).expect("open");
-    let err = plugin.create("prior_var: 1\nlengthscale: 3", 1, 1).expect_err("unknown key");
-    assert!(matches!(err, HostError::Call { function: "create", status: "INVALID_CONFIG", .. }), "{err:?}");
-    assert!(err.to_string().contains("unknown key \"lengthscale\""), "{err}");
-    let err = plugin.create("forgetting: 1.5", 1, 1).expect_err("out of range");
-    assert!(err.to_string().contains("forgetting must be in (0, 1], got 1.5"), "{err}");
+    let err = plugin
+        .create("prior_var: 1\nlengthscale: 3", 1, 1)
+        .expect_err("unknown key");
+    assert!(
+        matches!(
+            err,
+            HostError::Call {
+                function: "create",
+                status: "INVALID_CONFIG",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("unknown key \"lengthscale\""),
+        "{err}"
+    );
+    let err = plugin
+        .create("forgetting: 1.5", 1, 1)
+        .expect_err("out of range");
+    assert!(
+        err.to_string()
+            .contains("forgetting must be in (0, 1], got 1.5"),
+        "{err}"
+    );
 
     let mut model = plugin.create("", 1, 1).expect("create");
-    let err = model.update(&[f64::NAN], &[1.0], 0.0, &[0.1]).expect_err("NaN input");
-    assert!(err.to_string().contains("NON_FINITE: update: x contains a non-finite value at index 0"), "{err}");
-    let err = model.update(&[0.0], &[1.0], 0.0, &[0.0]).expect_err("zero noise");
-    assert!(err.to_string().contains("INVALID_ARGUMENT: update: noise_var[0] must be > 0"), "{err}");
+    let err = model
+        .update(&[f64::NAN], &[1.0], 0.0, &[0.1])
+        .expect_err("NaN input");
+    assert!(
+        err.to_string()
+            .contains("NON_FINITE: update: x contains a non-finite value at index 0"),
+        "{err}"
+    );
+    let err = model
+        .update(&[0.0], &[1.0], 0.0, &[0.0])
+        .expect_err("zero noise");
+    assert!(
+        err.to_string()
+            .contains("INVALID_ARGUMENT: update: noise_var[0] must be > 0"),
+        "{err}"
+    );
     // A fixed noise in the config overrides the per-sample one.
     let mut fixed = plugin.create("noise_var: 0.1", 1, 1).expect("create");
-    fixed.update(&[0.0], &[1.0], 0.0, &[0.0]).expect("config noise used");
+    fixed
+        .update(&[0.0], &[1.0], 0.0, &[0.0])
+        .expect("config noise used");
     // Errors do not poison: the model still learns.
     model.update(&[0.0], &[1.0], 0.0, &[0.1]).expect("update");
 }
@@ -164,5 +237,8 @@ fn the_c_library_unloads_after_its_last_model() {
     model.update(&[1.0], &[2.0], 0.0, &[0.5]).expect("update");
     assert!(is_mapped(&path));
     drop(model);
-    assert!(!is_mapped(&path), "libblr_c.so still mapped after its last model dropped");
+    assert!(
+        !is_mapped(&path),
+        "libblr_c.so still mapped after its last model dropped"
+    );
 }

@@ -165,7 +165,7 @@ fn cholesky_solve_in_place(m: &[f64], n: usize, l: &mut [f64], b: &mut [f64]) ->
                 s -= l[i * n + k] * l[j * n + k];
             }
             if i == j {
-                if !(s > 0.0) {
+                if s.is_nan() || s <= 0.0 {
                     return None;
                 }
                 l[i * n + i] = s.sqrt();

@@ -97,10 +97,10 @@ impl AccelEstimator {
         let raw_var = 2.0 * (self.params.velocity_noise_std_rad_s / dt).powi(2);
         // Stationary variance of the filter's output for white input: α/(2−α)·σ².
         let var = raw_var * alpha / (2.0 - alpha);
-        for j in 0..v.len() {
+        for (j, (accel, variance)) in self.accel.iter_mut().zip(&mut self.variance).enumerate() {
             let raw = (v[j] - self.last_v[j]) / dt;
-            self.accel[j] += alpha * (raw - self.accel[j]);
-            self.variance[j] = var;
+            *accel += alpha * (raw - *accel);
+            *variance = var;
         }
         self.last_v.copy_from_slice(v);
         self.last_t = Some(t_secs);

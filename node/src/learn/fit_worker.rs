@@ -5,7 +5,7 @@
 //! Messages move buffers that already exist (`Vec`s, boxed models) through bounded
 //! channels; the control thread only `try_send`s and `try_recv`s, never waits.
 
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -141,7 +141,9 @@ impl FitWorker {
         })
     }
 
-    /// Queues a job without waiting; gives it back if the queue is full.
+    /// Queues a job without waiting; gives it back if the queue is full (the job is moved,
+    /// not copied, so its size does not matter).
+    #[allow(clippy::result_large_err)]
     pub(super) fn try_send(&self, job: Job) -> Result<(), Job> {
         match &self.jobs {
             Some(tx) => tx.try_send(job).map_err(|e| match e {
@@ -158,10 +160,7 @@ impl FitWorker {
 
     /// A finished job, if any, without waiting.
     pub(super) fn try_recv(&self) -> Option<Reply> {
-        match self.replies.try_recv() {
-            Ok(reply) => Some(reply),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-        }
+        self.replies.try_recv().ok()
     }
 }
 

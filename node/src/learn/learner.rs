@@ -352,11 +352,11 @@ impl Learner {
         }
         let base = self.params.torque_noise_std_nm.powi(2);
         self.noise_var.fill(base);
-        if self.params.accel.velocity_noise_std_rad_s > 0.0 {
-            if let Ok(m) = crba(&self.robot, &mut self.data, &self.previous.q) {
-                for (j, var) in self.noise_var.iter_mut().enumerate() {
-                    *var += (m[(j, j)]).powi(2) * self.accel.variance()[j];
-                }
+        if self.params.accel.velocity_noise_std_rad_s > 0.0
+            && let Ok(m) = crba(&self.robot, &mut self.data, &self.previous.q)
+        {
+            for (j, var) in self.noise_var.iter_mut().enumerate() {
+                *var += (m[(j, j)]).powi(2) * self.accel.variance()[j];
             }
         }
         let sample_t = t_secs - self.accel.dt_secs();
@@ -446,7 +446,8 @@ impl Learner {
         };
         let predicted = model.predict(&self.x, &mut self.mu, &mut self.var);
         self.counts.last_learn_predict_micros = start.elapsed().as_secs_f64() * 1e6;
-        let prediction_ok = predicted.is_ok() && self.mu.iter().chain(&self.var).all(|v| v.is_finite());
+        let prediction_ok =
+            predicted.is_ok() && self.mu.iter().chain(&self.var).all(|v| v.is_finite());
         if prediction_ok && self.is_isolated_outlier() {
             self.gate.count_innovation_rejection();
             return Observation::Rejected(Rejection::Innovation);

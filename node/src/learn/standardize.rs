@@ -20,7 +20,7 @@ impl Standardizer {
     /// Mean and standard deviation of each output of `y` (row-major n×p); a zero or
     /// non-finite spread is replaced by 1 so the map stays invertible.
     pub fn fit(y: &[f64], p: usize) -> Self {
-        let n = if p == 0 { 0 } else { y.len() / p };
+        let n = y.len().checked_div(p).unwrap_or(0);
         let mut mean = vec![0.0; p];
         let mut std = vec![1.0; p];
         if n == 0 {

@@ -127,6 +127,7 @@ impl Simulator {
         Ok(())
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn euler_substep(&mut self, state: &mut SimState, tau: &[f64], h: f64) -> SimResult<()> {
         let ddq = &mut self.scratch.dv[0];
         self.truth

@@ -62,7 +62,11 @@ pub struct RunParams {
 
 impl Default for RunParams {
     fn default() -> Self {
-        Self { duration_s: 30.0, reference: ReferenceParams::default(), realtime: false }
+        Self {
+            duration_s: 30.0,
+            reference: ReferenceParams::default(),
+            realtime: false,
+        }
     }
 }
 
@@ -129,10 +133,11 @@ impl NodeParams {
             message,
             path: path.to_owned(),
         })?;
-        if params.robot.urdf.is_relative() {
-            if let Some(dir) = path.parent() {
-                params.robot.urdf = dir.join(&params.robot.urdf);
-            }
+        if params.robot.urdf.is_relative()
+            && !params.robot.urdf.as_os_str().is_empty()
+            && let Some(dir) = path.parent()
+        {
+            params.robot.urdf = dir.join(&params.robot.urdf);
         }
         Ok(params)
     }

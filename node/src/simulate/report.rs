@@ -237,6 +237,7 @@ impl SimReport {
     }
 
     /// The human-readable table.
+    #[allow(clippy::needless_range_loop)]
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();

@@ -93,7 +93,12 @@ pub fn run(
     recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
-    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * robot.nv(), robot.nv());
+    let factory = model_factory(
+        &params.model.plugin,
+        &params.model.config,
+        3 * robot.nv(),
+        robot.nv(),
+    );
     run_with_factory(robot, params, learning, factory, recorder, progress)
 }
 
@@ -245,10 +250,11 @@ pub fn run_with_factory(
     if let Some(rec) = recorder {
         rec.flush()?;
     }
-    if learning && log.model_adopted_at_secs.is_none() {
-        if let Some(reason) = learner.failure() {
-            return Err(SimulateError::Model(reason.to_owned()));
-        }
+    if learning
+        && log.model_adopted_at_secs.is_none()
+        && let Some(reason) = learner.failure()
+    {
+        return Err(SimulateError::Model(reason.to_owned()));
     }
     Ok(log)
 }

@@ -48,11 +48,17 @@ unsafe impl Send for StrRef {}
 
 impl StrRef {
     /// The empty string.
-    pub const EMPTY: StrRef = StrRef { ptr: std::ptr::null(), len: 0 };
+    pub const EMPTY: StrRef = StrRef {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
 
     /// A view of a `'static` string (usable in a `static` table).
     pub const fn from_static(s: &'static str) -> StrRef {
-        StrRef { ptr: s.as_ptr(), len: s.len() }
+        StrRef {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
     }
 }
 
@@ -96,7 +102,8 @@ impl From<PluginStats> for gpn_gp_core::model::ModelStats {
 /// Host-supplied sink for `save`: the plugin calls it zero or more times with consecutive
 /// chunks of the state; the host copies each chunk into memory it owns. Returns
 /// [`crate::status::OK`] to go on; anything else makes the plugin stop and return that code.
-pub type WriteFn = unsafe extern "C" fn(ctx: *mut c_void, bytes: *const u8, len: usize) -> StatusCode;
+pub type WriteFn =
+    unsafe extern "C" fn(ctx: *mut c_void, bytes: *const u8, len: usize) -> StatusCode;
 
 /// `create`: parse the JSON config (`config_len` UTF-8 bytes; `config_len == 0` means `{}`)
 /// and build a model with input dimension `input_dim` and output dimension `output_dim`
@@ -133,14 +140,17 @@ pub type PredictFn = unsafe extern "C" fn(
 ) -> StatusCode;
 
 /// `stats`: fill `*out` with the model's counters.
-pub type StatsFn = unsafe extern "C" fn(model: *const ModelHandle, out: *mut PluginStats) -> StatusCode;
+pub type StatsFn =
+    unsafe extern "C" fn(model: *const ModelHandle, out: *mut PluginStats) -> StatusCode;
 
 /// `save`: serialise the learned state through `write(ctx, ..)`; the bytes are opaque to
 /// the host and only meaningful to `load` of the same plugin with the same config and dims.
-pub type SaveFn = unsafe extern "C" fn(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode;
+pub type SaveFn =
+    unsafe extern "C" fn(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode;
 
 /// `load`: replace the learned state with `len` bytes produced by `save`.
-pub type LoadFn = unsafe extern "C" fn(model: *mut ModelHandle, bytes: *const u8, len: usize) -> StatusCode;
+pub type LoadFn =
+    unsafe extern "C" fn(model: *mut ModelHandle, bytes: *const u8, len: usize) -> StatusCode;
 
 /// `last_error`: copy the message of the most recent failing call **made on the calling
 /// thread** into `buf` (at most `cap` bytes, UTF-8, truncated at a character boundary, no
@@ -207,11 +217,20 @@ pub const TABLE_SIZE: u32 = {
 /// Field names of [`PluginTable`] in declaration order with their byte offsets; the C
 /// header test compares these with `offsetof` in C.
 pub const TABLE_FIELD_OFFSETS: [(&str, usize); 13] = [
-    ("abi_version", std::mem::offset_of!(PluginTable, abi_version)),
-    ("struct_size", std::mem::offset_of!(PluginTable, struct_size)),
+    (
+        "abi_version",
+        std::mem::offset_of!(PluginTable, abi_version),
+    ),
+    (
+        "struct_size",
+        std::mem::offset_of!(PluginTable, struct_size),
+    ),
     ("name", std::mem::offset_of!(PluginTable, name)),
     ("version", std::mem::offset_of!(PluginTable, version)),
-    ("description", std::mem::offset_of!(PluginTable, description)),
+    (
+        "description",
+        std::mem::offset_of!(PluginTable, description),
+    ),
     ("create", std::mem::offset_of!(PluginTable, create)),
     ("destroy", std::mem::offset_of!(PluginTable, destroy)),
     ("update", std::mem::offset_of!(PluginTable, update)),
@@ -224,14 +243,29 @@ pub const TABLE_FIELD_OFFSETS: [(&str, usize); 13] = [
 
 /// Field names of [`PluginStats`] in declaration order with their byte offsets.
 pub const STATS_FIELD_OFFSETS: [(&str, usize); 4] = [
-    ("samples_seen", std::mem::offset_of!(PluginStats, samples_seen)),
-    ("samples_stored", std::mem::offset_of!(PluginStats, samples_stored)),
+    (
+        "samples_seen",
+        std::mem::offset_of!(PluginStats, samples_seen),
+    ),
+    (
+        "samples_stored",
+        std::mem::offset_of!(PluginStats, samples_stored),
+    ),
     ("experts", std::mem::offset_of!(PluginStats, experts)),
-    ("memory_bytes", std::mem::offset_of!(PluginStats, memory_bytes)),
+    (
+        "memory_bytes",
+        std::mem::offset_of!(PluginStats, memory_bytes),
+    ),
 ];
 
 // The header must be a prefix of the table, whatever else changes.
 const _: () = {
-    assert!(std::mem::offset_of!(PluginTable, abi_version) == std::mem::offset_of!(TableHeader, abi_version));
-    assert!(std::mem::offset_of!(PluginTable, struct_size) == std::mem::offset_of!(TableHeader, struct_size));
+    assert!(
+        std::mem::offset_of!(PluginTable, abi_version)
+            == std::mem::offset_of!(TableHeader, abi_version)
+    );
+    assert!(
+        std::mem::offset_of!(PluginTable, struct_size)
+            == std::mem::offset_of!(TableHeader, struct_size)
+    );
 };

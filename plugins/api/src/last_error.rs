@@ -89,10 +89,16 @@ mod tests {
         set("model exploded: ∞");
         let mut buf = [0u8; 64];
         let n = copy_into(&mut buf);
-        assert_eq!(std::str::from_utf8(&buf[..n]).expect("utf-8"), "model exploded: ∞");
+        assert_eq!(
+            std::str::from_utf8(&buf[..n]).expect("utf-8"),
+            "model exploded: ∞"
+        );
         let mut small = [0u8; 17];
         let n = copy_into(&mut small);
-        assert_eq!(std::str::from_utf8(&small[..n]).expect("utf-8"), "model exploded: ");
+        assert_eq!(
+            std::str::from_utf8(&small[..n]).expect("utf-8"),
+            "model exploded: "
+        );
         clear();
         assert_eq!(copy_into(&mut buf), 0);
     }

@@ -48,7 +48,10 @@ mod plugin;
 pub mod shim;
 pub mod status;
 
-pub use abi::{ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE, TableHeader};
+pub use abi::{
+    ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE,
+    TableHeader,
+};
 pub use plugin::Plugin;
 /// The JSON crate whose `Value` [`Plugin::create`] receives.
 pub use serde_json;

@@ -43,7 +43,10 @@ pub(crate) fn install() {
                     .location()
                     .map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column()))
                     .unwrap_or_default();
-                last_error::set(&format!("model panicked{location}: {}", payload_text(info.payload())));
+                last_error::set(&format!(
+                    "model panicked{location}: {}",
+                    payload_text(info.payload())
+                ));
                 RECORDED.with(|r| r.set(true));
             } else {
                 previous(info);

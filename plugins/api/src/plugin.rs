@@ -52,7 +52,11 @@ pub trait Plugin: OnlineModel + Sized + 'static {
     /// Build a model for inputs of dimension `input_dim` and `output_dim` outputs from its
     /// configuration (`{}` when the user gave none). The model's `input_dim()` and
     /// `output_dim()` must then return exactly these.
-    fn create(config: &serde_json::Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError>;
+    fn create(
+        config: &serde_json::Value,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<Self, ModelError>;
 
     /// Serialise the learned state (everything `load_state` needs to reproduce predictions
     /// bit for bit on a model created with the same config and dimensions).

@@ -34,7 +34,10 @@ struct Failure {
 
 impl Failure {
     fn new(code: StatusCode, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
+        Failure {
+            code,
+            message: message.into(),
+        }
     }
 
     fn model(function: &str, err: &ModelError) -> Failure {
@@ -59,7 +62,10 @@ fn guard(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> StatusCo
             let message = if recorded {
                 format!("{function}: {}", last_error::get())
             } else {
-                format!("{function}: model panicked: {}", panic_hook::payload_text(&*payload))
+                format!(
+                    "{function}: model panicked: {}",
+                    panic_hook::payload_text(&*payload)
+                )
             };
             // A payload whose destructor panics must not escape either.
             let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
@@ -71,9 +77,15 @@ fn guard(function: &str, body: impl FnOnce() -> Result<(), Failure>) -> StatusCo
 /// Check that `ptr` can back a slice of `len` values: not null and aligned.
 fn check_ptr<T>(function: &str, what: &str, ptr: *const T) -> Result<(), Failure> {
     if ptr.is_null() {
-        Err(Failure::new(status::INVALID_ARGUMENT, format!("{function}: {what} is null")))
+        Err(Failure::new(
+            status::INVALID_ARGUMENT,
+            format!("{function}: {what} is null"),
+        ))
     } else if !ptr.is_aligned() {
-        Err(Failure::new(status::INVALID_ARGUMENT, format!("{function}: {what} is misaligned")))
+        Err(Failure::new(
+            status::INVALID_ARGUMENT,
+            format!("{function}: {what} is misaligned"),
+        ))
     } else {
         Ok(())
     }
@@ -92,7 +104,10 @@ unsafe fn with_instance<P: Plugin>(
     // SAFETY: per this function's contract the pointer is null or a live, exclusively
     // accessed `Instance<P>` made by `create::<P>` (Box::into_raw, so aligned).
     let Some(instance) = (unsafe { handle.cast::<Instance<P>>().as_mut() }) else {
-        return fail(Failure::new(status::INVALID_ARGUMENT, format!("{function}: model handle is null")));
+        return fail(Failure::new(
+            status::INVALID_ARGUMENT,
+            format!("{function}: model handle is null"),
+        ));
     };
     if instance.poisoned {
         return fail(Failure::new(
@@ -126,7 +141,9 @@ pub unsafe extern "C" fn create<P: Plugin>(
         if input_dim == 0 || output_dim == 0 {
             return Err(Failure::new(
                 status::INVALID_ARGUMENT,
-                format!("create: dimensions must be at least 1, got input_dim {input_dim}, output_dim {output_dim}"),
+                format!(
+                    "create: dimensions must be at least 1, got input_dim {input_dim}, output_dim {output_dim}"
+                ),
             ));
         }
         let text = if config_len == 0 {
@@ -135,12 +152,21 @@ pub unsafe extern "C" fn create<P: Plugin>(
             check_ptr("create", "config_json", config_json)?;
             // SAFETY: non-null; the caller guarantees `config_len` readable bytes.
             let bytes = unsafe { std::slice::from_raw_parts(config_json, config_len) };
-            std::str::from_utf8(bytes)
-                .map_err(|e| Failure::new(status::INVALID_ARGUMENT, format!("create: config is not UTF-8: {e}")))?
+            std::str::from_utf8(bytes).map_err(|e| {
+                Failure::new(
+                    status::INVALID_ARGUMENT,
+                    format!("create: config is not UTF-8: {e}"),
+                )
+            })?
         };
-        let config: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Failure::new(status::INVALID_CONFIG, format!("create: config is not JSON: {e}")))?;
-        let model = P::create(&config, input_dim, output_dim).map_err(|e| Failure::model("create", &e))?;
+        let config: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            Failure::new(
+                status::INVALID_CONFIG,
+                format!("create: config is not JSON: {e}"),
+            )
+        })?;
+        let model =
+            P::create(&config, input_dim, output_dim).map_err(|e| Failure::model("create", &e))?;
         if model.input_dim() != input_dim || model.output_dim() != output_dim {
             return Err(Failure::new(
                 status::INTERNAL,
@@ -151,7 +177,10 @@ pub unsafe extern "C" fn create<P: Plugin>(
                 ),
             ));
         }
-        let instance = Box::new(Instance { model, poisoned: false });
+        let instance = Box::new(Instance {
+            model,
+            poisoned: false,
+        });
         // SAFETY: checked above; ownership of the box passes to the handle (see `destroy`).
         unsafe { out_model.write(Box::into_raw(instance).cast()) };
         Ok(())
@@ -200,7 +229,8 @@ pub unsafe extern "C" fn update<P: Plugin>(
                 std::slice::from_raw_parts(noise_var, p),
             )
         };
-        m.update(x, y, t_secs, nv).map_err(|e| Failure::model("update", &e))
+        m.update(x, y, t_secs, nv)
+            .map_err(|e| Failure::model("update", &e))
     };
     // SAFETY: forwarded contract.
     unsafe { with_instance::<P>("update", model, body) }
@@ -230,7 +260,8 @@ pub unsafe extern "C" fn predict<P: Plugin>(
                 std::slice::from_raw_parts_mut(var_out, p),
             )
         };
-        m.predict(x, mean, var).map_err(|e| Failure::model("predict", &e))
+        m.predict(x, mean, var)
+            .map_err(|e| Failure::model("predict", &e))
     };
     // SAFETY: forwarded contract.
     unsafe { with_instance::<P>("predict", model, body) }
@@ -240,7 +271,10 @@ pub unsafe extern "C" fn predict<P: Plugin>(
 ///
 /// # Safety
 /// `model` as for [`with_instance`]; `out` is writable.
-pub unsafe extern "C" fn stats<P: Plugin>(model: *const ModelHandle, out: *mut PluginStats) -> StatusCode {
+pub unsafe extern "C" fn stats<P: Plugin>(
+    model: *const ModelHandle,
+    out: *mut PluginStats,
+) -> StatusCode {
     let body = |m: &mut P| {
         check_ptr("stats", "out", out)?;
         let s = PluginStats::from(m.stats());
@@ -256,7 +290,11 @@ pub unsafe extern "C" fn stats<P: Plugin>(model: *const ModelHandle, out: *mut P
 ///
 /// # Safety
 /// `model` as for [`with_instance`]; `write` is safe to call with `ctx`.
-pub unsafe extern "C" fn save<P: Plugin>(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode {
+pub unsafe extern "C" fn save<P: Plugin>(
+    model: *const ModelHandle,
+    write: WriteFn,
+    ctx: *mut c_void,
+) -> StatusCode {
     let body = |m: &mut P| {
         let bytes = m.save_state().map_err(|e| Failure::model("save", &e))?;
         // SAFETY: the host's writer, called with its own context and a valid slice.
@@ -264,7 +302,10 @@ pub unsafe extern "C" fn save<P: Plugin>(model: *const ModelHandle, write: Write
         if code == status::OK {
             Ok(())
         } else {
-            Err(Failure::new(code, format!("save: the host's writer refused {} bytes", bytes.len())))
+            Err(Failure::new(
+                code,
+                format!("save: the host's writer refused {} bytes", bytes.len()),
+            ))
         }
     };
     // SAFETY: forwarded contract; `save_state` takes `&P`.
@@ -275,7 +316,11 @@ pub unsafe extern "C" fn save<P: Plugin>(model: *const ModelHandle, write: Write
 ///
 /// # Safety
 /// `model` as for [`with_instance`]; `bytes` points to `len` readable bytes (or `len == 0`).
-pub unsafe extern "C" fn load<P: Plugin>(model: *mut ModelHandle, bytes: *const u8, len: usize) -> StatusCode {
+pub unsafe extern "C" fn load<P: Plugin>(
+    model: *mut ModelHandle,
+    bytes: *const u8,
+    len: usize,
+) -> StatusCode {
     let body = |m: &mut P| {
         let bytes: &[u8] = if len == 0 {
             &[]

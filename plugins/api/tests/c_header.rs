@@ -32,7 +32,14 @@ fn header_defines() -> BTreeMap<String, String> {
             let rest = line.trim().strip_prefix("#define ")?;
             let mut parts = rest.splitn(2, char::is_whitespace);
             let name = parts.next()?.to_string();
-            let value = parts.next().unwrap_or("").split("/*").next().unwrap_or("").trim().to_string();
+            let value = parts
+                .next()
+                .unwrap_or("")
+                .split("/*")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
             Some((name, value))
         })
         .collect()
@@ -74,22 +81,50 @@ fn layout_program(defines: &BTreeMap<String, String>) -> String {
         "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n#include \"gpn_plugin.h\"\n\
          int main(void) {\n",
     );
-    for (name, _) in defines.iter().filter(|(n, _)| n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION") {
-        writeln!(c, "  printf(\"define {name} %lu\\n\", (unsigned long)({name}));").expect("fmt");
+    for (name, _) in defines
+        .iter()
+        .filter(|(n, _)| n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION")
+    {
+        writeln!(
+            c,
+            "  printf(\"define {name} %lu\\n\", (unsigned long)({name}));"
+        )
+        .expect("fmt");
     }
-    writeln!(c, "  printf(\"define GPN_PLUGIN_ENTRY_SYMBOL %s\\n\", GPN_PLUGIN_ENTRY_SYMBOL);").expect("fmt");
-    for (ty, fields) in [("gpn_plugin_table", &TABLE_FIELD_OFFSETS[..]), ("gpn_stats", &STATS_FIELD_OFFSETS[..])] {
-        writeln!(c, "  printf(\"size {ty} %lu\\n\", (unsigned long)sizeof({ty}));").expect("fmt");
+    writeln!(
+        c,
+        "  printf(\"define GPN_PLUGIN_ENTRY_SYMBOL %s\\n\", GPN_PLUGIN_ENTRY_SYMBOL);"
+    )
+    .expect("fmt");
+    for (ty, fields) in [
+        ("gpn_plugin_table", &TABLE_FIELD_OFFSETS[..]),
+        ("gpn_stats", &STATS_FIELD_OFFSETS[..]),
+    ] {
+        writeln!(
+            c,
+            "  printf(\"size {ty} %lu\\n\", (unsigned long)sizeof({ty}));"
+        )
+        .expect("fmt");
         for (field, _) in fields {
-            writeln!(c, "  printf(\"offset {ty}.{field} %lu\\n\", (unsigned long)offsetof({ty}, {field}));")
-                .expect("fmt");
+            writeln!(
+                c,
+                "  printf(\"offset {ty}.{field} %lu\\n\", (unsigned long)offsetof({ty}, {field}));"
+            )
+            .expect("fmt");
         }
     }
     for (ty, fields) in [("gpn_str", ["ptr", "len"])] {
-        writeln!(c, "  printf(\"size {ty} %lu\\n\", (unsigned long)sizeof({ty}));").expect("fmt");
+        writeln!(
+            c,
+            "  printf(\"size {ty} %lu\\n\", (unsigned long)sizeof({ty}));"
+        )
+        .expect("fmt");
         for field in fields {
-            writeln!(c, "  printf(\"offset {ty}.{field} %lu\\n\", (unsigned long)offsetof({ty}, {field}));")
-                .expect("fmt");
+            writeln!(
+                c,
+                "  printf(\"offset {ty}.{field} %lu\\n\", (unsigned long)offsetof({ty}, {field}));"
+            )
+            .expect("fmt");
         }
     }
     c.push_str("  return 0;\n}\n");
@@ -99,22 +134,43 @@ fn layout_program(defines: &BTreeMap<String, String>) -> String {
 /// What the Rust side says each line of the program must print.
 fn expected_lines() -> BTreeMap<String, String> {
     let mut want = BTreeMap::new();
-    want.insert("define GPN_ABI_VERSION".to_string(), ABI_VERSION.to_string());
-    want.insert("define GPN_PLUGIN_ENTRY_SYMBOL".to_string(), ENTRY_SYMBOL.to_string());
+    want.insert(
+        "define GPN_ABI_VERSION".to_string(),
+        ABI_VERSION.to_string(),
+    );
+    want.insert(
+        "define GPN_PLUGIN_ENTRY_SYMBOL".to_string(),
+        ENTRY_SYMBOL.to_string(),
+    );
     for (name, code) in status::ALL {
         want.insert(format!("define GPN_STATUS_{name}"), code.to_string());
     }
-    want.insert("size gpn_plugin_table".into(), std::mem::size_of::<PluginTable>().to_string());
+    want.insert(
+        "size gpn_plugin_table".into(),
+        std::mem::size_of::<PluginTable>().to_string(),
+    );
     for (field, off) in TABLE_FIELD_OFFSETS {
         want.insert(format!("offset gpn_plugin_table.{field}"), off.to_string());
     }
-    want.insert("size gpn_stats".into(), std::mem::size_of::<PluginStats>().to_string());
+    want.insert(
+        "size gpn_stats".into(),
+        std::mem::size_of::<PluginStats>().to_string(),
+    );
     for (field, off) in STATS_FIELD_OFFSETS {
         want.insert(format!("offset gpn_stats.{field}"), off.to_string());
     }
-    want.insert("size gpn_str".into(), std::mem::size_of::<StrRef>().to_string());
-    want.insert("offset gpn_str.ptr".into(), std::mem::offset_of!(StrRef, ptr).to_string());
-    want.insert("offset gpn_str.len".into(), std::mem::offset_of!(StrRef, len).to_string());
+    want.insert(
+        "size gpn_str".into(),
+        std::mem::size_of::<StrRef>().to_string(),
+    );
+    want.insert(
+        "offset gpn_str.ptr".into(),
+        std::mem::offset_of!(StrRef, ptr).to_string(),
+    );
+    want.insert(
+        "offset gpn_str.len".into(),
+        std::mem::offset_of!(StrRef, len).to_string(),
+    );
     want
 }
 
@@ -132,7 +188,13 @@ fn header_matches_rust_constants_sizes_and_offsets() {
     let defines = header_defines();
     let program = layout_program(&defines);
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let got = parse_output(&compile_and_run(&compiler, "-std=c11", "c", &program, &scratch_dir("api_header_c")));
+    let got = parse_output(&compile_and_run(
+        &compiler,
+        "-std=c11",
+        "c",
+        &program,
+        &scratch_dir("api_header_c"),
+    ));
     let want = expected_lines();
     let mut problems = Vec::new();
     for (key, value) in &want {
@@ -145,7 +207,11 @@ fn header_matches_rust_constants_sizes_and_offsets() {
     for key in got.keys().filter(|k| !want.contains_key(*k)) {
         problems.push(format!("{key}: in the header, unknown to Rust"));
     }
-    assert!(problems.is_empty(), "gpn_plugin.h disagrees with gpn_plugin_api:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "gpn_plugin.h disagrees with gpn_plugin_api:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -156,7 +222,13 @@ fn header_compiles_as_cplusplus() {
         "extern \"C\" GPN_EXPORT const gpn_plugin_table *gpn_plugin_entry(void) { return NULL; }\n",
     );
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let out = compile_and_run(&compiler, "-std=c++17", "cpp", &program, &scratch_dir("api_header_cpp"));
+    let out = compile_and_run(
+        &compiler,
+        "-std=c++17",
+        "cpp",
+        &program,
+        &scratch_dir("api_header_cpp"),
+    );
     assert!(out.contains("size gpn_plugin_table"));
 }
 
@@ -165,7 +237,13 @@ fn header_defines_are_parsed() {
     // Guard the parser itself: if it stopped seeing #defines the main test would pass
     // vacuously on the status codes.
     let defines = header_defines();
-    assert_eq!(defines.get("GPN_ABI_VERSION").map(String::as_str), Some("1u"));
-    let statuses = defines.keys().filter(|k| k.starts_with("GPN_STATUS_")).count();
+    assert_eq!(
+        defines.get("GPN_ABI_VERSION").map(String::as_str),
+        Some("1u")
+    );
+    let statuses = defines
+        .keys()
+        .filter(|k| k.starts_with("GPN_STATUS_"))
+        .count();
     assert_eq!(statuses, status::ALL.len());
 }

@@ -4,7 +4,9 @@
 use std::ffi::c_void;
 
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
-use gpn_plugin_api::{ABI_VERSION, ModelHandle, Plugin, PluginStats, PluginTable, TABLE_SIZE, status};
+use gpn_plugin_api::{
+    ABI_VERSION, ModelHandle, Plugin, PluginStats, PluginTable, TABLE_SIZE, status,
+};
 
 /// Mean of y per output; panics in `update` when y[0] == 666, fails predict when x[0] < 0.
 struct Probe {
@@ -35,14 +37,22 @@ impl OnlineModel for Probe {
             panic!("the probe saw the number of the beast");
         }
         if !y[0].is_finite() {
-            return Err(ModelError::NonFinite { what: "y", index: 0 });
+            return Err(ModelError::NonFinite {
+                what: "y",
+                index: 0,
+            });
         }
         self.sum.iter_mut().zip(y).for_each(|(s, y)| *s += y);
         self.n += 1;
         Ok(())
     }
     fn stats(&self) -> ModelStats {
-        ModelStats { samples_seen: self.n, samples_stored: 0, experts: 1, memory_bytes: 8 * self.sum.len() as u64 }
+        ModelStats {
+            samples_seen: self.n,
+            samples_stored: 0,
+            experts: 1,
+            memory_bytes: 8 * self.sum.len() as u64,
+        }
     }
 }
 
@@ -51,7 +61,11 @@ impl Plugin for Probe {
         if config.get("reject").is_some() {
             return Err(ModelError::Config("`reject` is set".into()));
         }
-        Ok(Probe { d, sum: vec![0.0; p], n: 0 })
+        Ok(Probe {
+            d,
+            sum: vec![0.0; p],
+            n: 0,
+        })
     }
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         let mut out = self.n.to_le_bytes().to_vec();
@@ -62,7 +76,11 @@ impl Plugin for Probe {
     }
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
         if bytes.len() != 8 * (1 + self.sum.len()) {
-            return Err(ModelError::Other(format!("expected {} bytes, got {}", 8 * (1 + self.sum.len()), bytes.len())));
+            return Err(ModelError::Other(format!(
+                "expected {} bytes, got {}",
+                8 * (1 + self.sum.len()),
+                bytes.len()
+            )));
         }
         let word = |i: usize| <[u8; 8]>::try_from(&bytes[8 * i..8 * i + 8]).expect("8 bytes");
         self.n = u64::from_le_bytes(word(0));
@@ -73,7 +91,12 @@ impl Plugin for Probe {
     }
 }
 
-gpn_plugin_api::export_plugin!(Probe, name = "probe", version = "9.9.9", description = "test probe");
+gpn_plugin_api::export_plugin!(
+    Probe,
+    name = "probe",
+    version = "9.9.9",
+    description = "test probe"
+);
 
 fn table() -> &'static PluginTable {
     // SAFETY: the entry point returns a pointer to a `static`.
@@ -95,7 +118,9 @@ fn last_error() -> String {
 fn create(config: &str, d: usize, p: usize) -> (u32, *mut ModelHandle) {
     let mut handle: *mut ModelHandle = std::ptr::dangling_mut(); // must be overwritten
     // SAFETY: config is a valid byte slice, `handle` is writable.
-    let code = unsafe { (table().create.expect("create"))(config.as_ptr(), config.len(), d, p, &mut handle) };
+    let code = unsafe {
+        (table().create.expect("create"))(config.as_ptr(), config.len(), d, p, &mut handle)
+    };
     (code, handle)
 }
 
@@ -112,7 +137,9 @@ fn update(h: *mut ModelHandle, x: &[f64], y: &[f64]) -> u32 {
 
 fn predict(h: *mut ModelHandle, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> u32 {
     // SAFETY: slices of the model's dims.
-    unsafe { (table().predict.expect("predict"))(h, x.as_ptr(), mean.as_mut_ptr(), var.as_mut_ptr()) }
+    unsafe {
+        (table().predict.expect("predict"))(h, x.as_ptr(), mean.as_mut_ptr(), var.as_mut_ptr())
+    }
 }
 
 #[test]
@@ -136,7 +163,10 @@ fn create_update_predict_stats_destroy() {
     assert_eq!(mean, [2.0, 4.0]);
     let mut s = PluginStats::default();
     // SAFETY: live handle, writable out.
-    assert_eq!(unsafe { (table().stats.expect("stats"))(h, &mut s) }, status::OK);
+    assert_eq!(
+        unsafe { (table().stats.expect("stats"))(h, &mut s) },
+        status::OK
+    );
     assert_eq!(s.samples_seen, 2);
     destroy(h);
 }
@@ -153,7 +183,11 @@ fn create_failures_are_categorised_and_leave_null() {
     let (code, h) = create("{not json", 1, 1);
     assert_eq!(code, status::INVALID_CONFIG);
     assert!(h.is_null());
-    assert!(last_error().contains("config is not JSON"), "{}", last_error());
+    assert!(
+        last_error().contains("config is not JSON"),
+        "{}",
+        last_error()
+    );
 
     let (code, h) = create(r#"{"reject": true}"#, 1, 1);
     assert_eq!(code, status::INVALID_CONFIG);
@@ -167,12 +201,15 @@ fn create_failures_are_categorised_and_leave_null() {
     let bad = [0xff_u8, 0xfe];
     let mut handle = std::ptr::null_mut();
     // SAFETY: valid slice and out pointer.
-    let code = unsafe { (table().create.expect("create"))(bad.as_ptr(), bad.len(), 1, 1, &mut handle) };
+    let code =
+        unsafe { (table().create.expect("create"))(bad.as_ptr(), bad.len(), 1, 1, &mut handle) };
     assert_eq!(code, status::INVALID_ARGUMENT);
     assert!(last_error().contains("UTF-8"));
 
     // SAFETY: a null out pointer must be rejected, not written.
-    let code = unsafe { (table().create.expect("create"))(std::ptr::null(), 0, 1, 1, std::ptr::null_mut()) };
+    let code = unsafe {
+        (table().create.expect("create"))(std::ptr::null(), 0, 1, 1, std::ptr::null_mut())
+    };
     assert_eq!(code, status::INVALID_ARGUMENT);
 }
 
@@ -181,10 +218,15 @@ fn null_pointers_are_rejected() {
     let (_, h) = create("{}", 1, 1);
     let y = [1.0];
     // SAFETY: the shim must check the null x before reading.
-    let code = unsafe { (table().update.expect("update"))(h, std::ptr::null(), y.as_ptr(), 0.0, y.as_ptr()) };
+    let code = unsafe {
+        (table().update.expect("update"))(h, std::ptr::null(), y.as_ptr(), 0.0, y.as_ptr())
+    };
     assert_eq!(code, status::INVALID_ARGUMENT);
     assert!(last_error().contains("x is null"));
-    assert_eq!(update(std::ptr::null_mut(), &[0.0], &[1.0]), status::INVALID_ARGUMENT);
+    assert_eq!(
+        update(std::ptr::null_mut(), &[0.0], &[1.0]),
+        status::INVALID_ARGUMENT
+    );
     // SAFETY: null is a no-op for destroy.
     unsafe { (table().destroy.expect("destroy"))(std::ptr::null_mut()) };
     destroy(h);
@@ -209,7 +251,10 @@ fn a_panic_is_caught_and_poisons_the_model() {
     assert_eq!(update(h, &[0.0], &[666.0]), status::PANIC);
     let msg = last_error();
     assert!(msg.starts_with("update: model panicked at "), "{msg}");
-    assert!(msg.contains("shims.rs:") && msg.ends_with("the probe saw the number of the beast"), "{msg}");
+    assert!(
+        msg.contains("shims.rs:") && msg.ends_with("the probe saw the number of the beast"),
+        "{msg}"
+    );
     let (mut m, mut v) = ([0.0], [0.0]);
     assert_eq!(predict(h, &[0.0], &mut m, &mut v), status::PANIC);
     assert!(last_error().contains("poisoned"));
@@ -281,6 +326,9 @@ fn last_error_is_bounded_at_a_char_boundary() {
     let n = unsafe { (table().last_error.expect("last_error"))(buf.as_mut_ptr(), buf.len()) };
     assert_eq!(&buf[..n], b"predi");
     // SAFETY: a null buffer writes nothing.
-    assert_eq!(unsafe { (table().last_error.expect("last_error"))(std::ptr::null_mut(), 10) }, 0);
+    assert_eq!(
+        unsafe { (table().last_error.expect("last_error"))(std::ptr::null_mut(), 10) },
+        0
+    );
     destroy(h);
 }

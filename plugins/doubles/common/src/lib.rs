@@ -114,12 +114,21 @@ pub struct Mean {
 impl Mean {
     /// A model for `input_dim` inputs and `output_dim` outputs.
     pub fn new(input_dim: usize, output_dim: usize) -> Mean {
-        Mean { input_dim, sum: vec![0.0; output_dim], n: 0, _live: LiveModel::new() }
+        Mean {
+            input_dim,
+            sum: vec![0.0; output_dim],
+            n: 0,
+            _live: LiveModel::new(),
+        }
     }
 
     fn check(&self, what: &'static str, expected: usize, values: &[f64]) -> Result<(), ModelError> {
         if values.len() != expected {
-            return Err(ModelError::Dimension { what, expected, found: values.len() });
+            return Err(ModelError::Dimension {
+                what,
+                expected,
+                found: values.len(),
+            });
         }
         match values.iter().position(|v| !v.is_finite()) {
             Some(index) => Err(ModelError::NonFinite { what, index }),
@@ -147,7 +156,13 @@ impl OnlineModel for Mean {
         Ok(())
     }
 
-    fn update(&mut self, x: &[f64], y: &[f64], _t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        _t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
         self.check("x", self.input_dim, x)?;
         self.check("y", self.sum.len(), y)?;
         self.check("noise_var", self.sum.len(), noise_var)?;
@@ -167,20 +182,29 @@ impl OnlineModel for Mean {
 }
 
 impl Plugin for Mean {
-    fn create(_config: &serde_json::Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
+    fn create(
+        _config: &serde_json::Value,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<Self, ModelError> {
         Ok(Mean::new(input_dim, output_dim))
     }
 
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         let mut out = self.n.to_le_bytes().to_vec();
-        self.sum.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+        self.sum
+            .iter()
+            .for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
         Ok(out)
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
         let want = 8 * (1 + self.sum.len());
         if bytes.len() != want {
-            return Err(ModelError::Other(format!("state has {} bytes, expected {want}", bytes.len())));
+            return Err(ModelError::Other(format!(
+                "state has {} bytes, expected {want}",
+                bytes.len()
+            )));
         }
         let mut words = bytes.chunks_exact(8).map(|c| {
             let mut w = [0u8; 8];
@@ -188,7 +212,10 @@ impl Plugin for Mean {
             w
         });
         self.n = words.next().map_or(0, u64::from_le_bytes);
-        self.sum.iter_mut().zip(words).for_each(|(s, w)| *s = f64::from_le_bytes(w));
+        self.sum
+            .iter_mut()
+            .zip(words)
+            .for_each(|(s, w)| *s = f64::from_le_bytes(w));
         Ok(())
     }
 }

@@ -29,7 +29,13 @@ impl OnlineModel for FailsCreate {
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
         self.0.predict(x, mean, var)
     }
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
         self.0.update(x, y, t_secs, noise_var)
     }
     fn stats(&self) -> ModelStats {
@@ -42,7 +48,9 @@ impl Plugin for FailsCreate {
         // Build the model first and fail afterwards, as a late validation step would: the
         // live-model counter shows that the error path releases it.
         let _model = Mean::new(input_dim, output_dim);
-        Err(ModelError::Config("fails_create refuses every configuration (failure double)".into()))
+        Err(ModelError::Config(
+            "fails_create refuses every configuration (failure double)".into(),
+        ))
     }
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         self.0.save_state()

@@ -33,9 +33,18 @@ impl OnlineModel for PanicsUpdate {
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
         self.0.predict(x, mean, var)
     }
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
         let seen = self.0.stats().samples_seen;
-        assert!(seen < 2, "panics_update: deliberate panic in update after {seen} samples (failure double)");
+        assert!(
+            seen < 2,
+            "panics_update: deliberate panic in update after {seen} samples (failure double)"
+        );
         self.0.update(x, y, t_secs, noise_var)
     }
     fn stats(&self) -> ModelStats {

@@ -40,7 +40,13 @@ impl OnlineModel for ReturnsNan {
         }
         Ok(())
     }
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
         self.inner.update(x, y, t_secs, noise_var)
     }
     fn stats(&self) -> ModelStats {
@@ -54,10 +60,15 @@ impl Plugin for ReturnsNan {
             None | Some("mean") => false,
             Some("variance") => true,
             Some(other) => {
-                return Err(ModelError::Config(format!("nan_in must be \"mean\" or \"variance\", got \"{other}\"")));
+                return Err(ModelError::Config(format!(
+                    "nan_in must be \"mean\" or \"variance\", got \"{other}\""
+                )));
             }
         };
-        Ok(ReturnsNan { inner: Mean::new(input_dim, output_dim), nan_in_variance })
+        Ok(ReturnsNan {
+            inner: Mean::new(input_dim, output_dim),
+            nan_in_variance,
+        })
     }
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         self.inner.save_state()

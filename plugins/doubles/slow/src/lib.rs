@@ -47,7 +47,13 @@ impl OnlineModel for Slow {
         std::thread::sleep(self.predict_sleep);
         self.inner.predict(x, mean, var)
     }
-    fn update(&mut self, x: &[f64], y: &[f64], t_secs: f64, noise_var: &[f64]) -> Result<(), ModelError> {
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
         self.inner.update(x, y, t_secs, noise_var)
     }
     fn stats(&self) -> ModelStats {
@@ -59,9 +65,9 @@ impl Plugin for Slow {
     fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
         let sleep_ms = match config.get("predict_sleep_ms") {
             None => 50,
-            Some(v) => v
-                .as_u64()
-                .ok_or_else(|| ModelError::Config(format!("predict_sleep_ms must be a whole number, got {v}")))?,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                ModelError::Config(format!("predict_sleep_ms must be a whole number, got {v}"))
+            })?,
         };
         let (stop, stopped) = channel::<()>();
         // Counted from here (not from inside the thread, which may not have started when

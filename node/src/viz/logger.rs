@@ -1,0 +1,247 @@
+//! The logger thread: turns frames into rerun calls. Scalars are gathered into columns and
+//! sent every [`BATCH_TICKS`] ticks (`send_columns`, one chunk per entity and batch); the
+//! robot's pose is logged at [`POSE_RATE_HZ`] of simulated time.
+
+use re_sdk::log::TimeColumn;
+use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
+use re_sdk_types::archetypes::{Scalars, SeriesLines};
+use re_sdk_types::components::Color;
+
+use super::error::{Result, VizError};
+use super::pool::{Frame, FrameReceiver};
+use super::robot3d::{Robot3d, log_error};
+use super::{BATCH_TICKS, POSE_RATE_HZ};
+
+/// Name of the simulated-time timeline.
+pub(crate) const SIM_TIME: &str = "sim_time";
+/// Name of the tick-index timeline.
+pub(crate) const TICK: &str = "tick";
+
+/// A logged scalar quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quantity {
+    Q,
+    QDesired,
+    TrackingError,
+    TorqueApplied,
+    TorqueRbd,
+    ResidualTrue,
+    ResidualPredicted,
+    ResidualUpper,
+    ResidualLower,
+    Sigma,
+    LatencyMicros,
+    Experts,
+}
+
+impl Quantity {
+    const PER_JOINT: [Quantity; 10] = [
+        Quantity::Q,
+        Quantity::QDesired,
+        Quantity::TrackingError,
+        Quantity::TorqueApplied,
+        Quantity::TorqueRbd,
+        Quantity::ResidualTrue,
+        Quantity::ResidualPredicted,
+        Quantity::ResidualUpper,
+        Quantity::ResidualLower,
+        Quantity::Sigma,
+    ];
+
+    /// Entity path: `joints/J/...` per joint, else from the root.
+    fn path(self, joint: &str) -> EntityPath {
+        let (per_joint, parts): (bool, &[&str]) = match self {
+            Quantity::Q => (true, &["position", "q"]),
+            Quantity::QDesired => (true, &["position", "q_d"]),
+            Quantity::TrackingError => (true, &["tracking_error"]),
+            Quantity::TorqueApplied => (true, &["torque", "applied"]),
+            Quantity::TorqueRbd => (true, &["torque", "rbd"]),
+            Quantity::ResidualTrue => (true, &["residual", "true"]),
+            Quantity::ResidualPredicted => (true, &["residual", "predicted"]),
+            Quantity::ResidualUpper => (true, &["residual", "upper"]),
+            Quantity::ResidualLower => (true, &["residual", "lower"]),
+            Quantity::Sigma => (true, &["sigma"]),
+            Quantity::LatencyMicros => (false, &["tick", "latency_us"]),
+            Quantity::Experts => (false, &["model", "experts"]),
+        };
+        let prefix: &[&str] = if per_joint { &["joints", joint] } else { &[] };
+        EntityPath::new(
+            prefix
+                .iter()
+                .chain(parts)
+                .map(|p| EntityPathPart::new(*p))
+                .collect(),
+        )
+    }
+
+    /// Series name and colour in the plot.
+    fn style(self) -> (&'static str, [u8; 3]) {
+        match self {
+            Quantity::Q => ("q", [31, 119, 180]),
+            Quantity::QDesired => ("q_d", [255, 127, 14]),
+            Quantity::TrackingError => ("q − q_d", [214, 39, 40]),
+            Quantity::TorqueApplied => ("u (applied)", [31, 119, 180]),
+            Quantity::TorqueRbd => ("τ_RBD", [127, 127, 127]),
+            Quantity::ResidualTrue => ("true residual", [40, 40, 40]),
+            Quantity::ResidualPredicted => ("μ (predicted)", [31, 119, 180]),
+            Quantity::ResidualUpper => ("μ + η_cal", [158, 202, 225]),
+            Quantity::ResidualLower => ("μ − η_cal", [158, 202, 225]),
+            Quantity::Sigma => ("σ", [148, 103, 189]),
+            Quantity::LatencyMicros => ("tick µs", [44, 160, 44]),
+            Quantity::Experts => ("experts", [140, 86, 75]),
+        }
+    }
+
+    /// The value in `f` (joint `j` where per joint).
+    fn value(self, f: &Frame, j: usize) -> f64 {
+        match self {
+            Quantity::Q => f.q[j],
+            Quantity::QDesired => f.q_d[j],
+            Quantity::TrackingError => f.q[j] - f.q_d[j],
+            Quantity::TorqueApplied => f.u[j],
+            Quantity::TorqueRbd => f.tau_rbd[j],
+            Quantity::ResidualTrue => f.true_residual[j],
+            Quantity::ResidualPredicted => f.mu[j],
+            Quantity::ResidualUpper => f.mu[j] + f.eta_cal[j],
+            Quantity::ResidualLower => f.mu[j] - f.eta_cal[j],
+            Quantity::Sigma => f.sigma[j],
+            Quantity::LatencyMicros => f.exec_micros,
+            Quantity::Experts => f.experts,
+        }
+    }
+}
+
+/// One scalar entity and its pending column.
+struct Series {
+    path: EntityPath,
+    quantity: Quantity,
+    joint: usize,
+    t_secs: Vec<f64>,
+    ticks: Vec<i64>,
+    values: Vec<f64>,
+}
+
+/// The logger thread's state: the recording, the pending columns and the robot.
+pub(crate) struct Logger {
+    rec: RecordingStream,
+    series: Vec<Series>,
+    pending: usize,
+    robot: Robot3d,
+    last_pose: Option<i64>,
+    poses: u64,
+}
+
+impl Logger {
+    /// A logger for joints `joint_names` writing to `rec`; logs the static entities now.
+    pub fn new(rec: RecordingStream, joint_names: &[String], robot: Robot3d) -> Result<Self> {
+        // Only our own timelines: no wall-clock `log_time`, no `log_tick`.
+        rec.set_log_time_enabled(false);
+        rec.set_log_tick_enabled(false);
+        let mut series = Vec::new();
+        for (j, name) in joint_names.iter().enumerate() {
+            for quantity in Quantity::PER_JOINT {
+                series.push((quantity, j, quantity.path(name)));
+            }
+        }
+        for quantity in [Quantity::LatencyMicros, Quantity::Experts] {
+            series.push((quantity, 0, quantity.path("")));
+        }
+        let series = series
+            .into_iter()
+            .map(|(quantity, joint, path)| Series {
+                path,
+                quantity,
+                joint,
+                t_secs: Vec::with_capacity(BATCH_TICKS),
+                ticks: Vec::with_capacity(BATCH_TICKS),
+                values: Vec::with_capacity(BATCH_TICKS),
+            })
+            .collect::<Vec<_>>();
+        for s in &series {
+            let (name, [r, g, b]) = s.quantity.style();
+            rec.log_static(
+                s.path.clone(),
+                &SeriesLines::new()
+                    .with_names([name])
+                    .with_colors([Color::from_rgb(r, g, b)]),
+            )
+            .map_err(log_error(&s.path))?;
+        }
+        robot.log_static(&rec)?;
+        Ok(Self {
+            rec,
+            series,
+            pending: 0,
+            robot,
+            last_pose: None,
+            poses: 0,
+        })
+    }
+
+    /// Logs frames until the sending side closes, then flushes; returns the poses logged.
+    pub fn run(mut self, frames: FrameReceiver) -> Result<u64> {
+        while let Ok(frame) = frames.full.recv() {
+            let logged = self.push(&frame);
+            // Back to the pool; fails only once the tick side is gone.
+            let _ = frames.free.try_send(frame);
+            logged?;
+        }
+        self.send()?;
+        self.rec
+            .flush_blocking()
+            .map_err(|e| VizError::Log {
+                entity: "(flush)".into(),
+                message: e.to_string(),
+            })?;
+        Ok(self.poses)
+    }
+
+    fn push(&mut self, frame: &Frame) -> Result<()> {
+        let tick = i64::try_from(frame.tick).unwrap_or(i64::MAX);
+        for s in &mut self.series {
+            let v = s.quantity.value(frame, s.joint);
+            if v.is_finite() {
+                s.t_secs.push(frame.t_secs);
+                s.ticks.push(tick);
+                s.values.push(v);
+            }
+        }
+        self.pending += 1;
+        if self.pending >= BATCH_TICKS {
+            self.send()?;
+        }
+        let pose = (frame.t_secs * POSE_RATE_HZ + 1e-9).floor() as i64;
+        if self.last_pose != Some(pose) {
+            self.last_pose = Some(pose);
+            self.rec.set_time_sequence(TICK, tick);
+            self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
+            self.robot.log_pose(&self.rec, &frame.q)?;
+            self.poses += 1;
+        }
+        Ok(())
+    }
+
+    /// Sends the pending columns.
+    fn send(&mut self) -> Result<()> {
+        self.pending = 0;
+        for s in &mut self.series {
+            if s.values.is_empty() {
+                continue;
+            }
+            let times = [
+                TimeColumn::new_duration_secs(SIM_TIME, s.t_secs.drain(..)),
+                TimeColumn::new_sequence(TICK, s.ticks.drain(..)),
+            ];
+            let columns = Scalars::new(s.values.drain(..))
+                .columns_of_unit_batches()
+                .map_err(|e| VizError::Log {
+                    entity: s.path.to_string(),
+                    message: e.to_string(),
+                })?;
+            self.rec
+                .send_columns(s.path.clone(), times, columns)
+                .map_err(log_error(&s.path))?;
+        }
+        Ok(())
+    }
+}

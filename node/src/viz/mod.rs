@@ -1,0 +1,189 @@
+//! rerun logging of `gp-node sim`, from a logger thread the control tick never waits on.
+//!
+//! Boundary: this module knows rerun, the tick's output ([`TickOutput`]) and the robot
+//! model; it knows nothing of ROS, plugins or the simulator's physics. The simulation loop
+//! calls [`Viz::log_tick`] once per tick; everything else happens on the logger thread.
+//!
+//! # Feature flag
+//! `rerun` (on by default; the `gp-node` binary needs it for `gp-node sim`'s logging). Without
+//! it, [`Viz`] keeps its API but [`Viz::start`] returns [`VizError::NotBuilt`]
+//! ("built without rerun"), and [`ENABLED`] is false.
+//!
+//! # Real time
+//! [`Viz::start`] allocates a fixed pool of [`FRAME_POOL`] frames and starts the logger
+//! thread, which owns the rerun `RecordingStream` and makes every rerun call. Frames circulate
+//! through two bounded `sync_channel`s: [`Viz::log_tick`] takes a free frame with
+//! `try_recv`, copies the tick's slices into it and hands it over with `try_send`. If the
+//! logger lags and no frame is free, the tick is dropped and counted ([`VizSummary::dropped`];
+//! `gp-node sim` prints "viz: N frames dropped"). `log_tick` never allocates, locks or
+//! waits (`node/tests/viz_alloc.rs` counts its allocations). [`Viz::finish`] closes the
+//! queue, lets the logger drain it, flushes the sink and joins the thread.
+//!
+//! # What is logged
+//! Timelines: `sim_time` (simulated time, a duration in s) and `tick` (the tick index).
+//! Scalars are logged every tick, in columns of [`BATCH_TICKS`] ticks; non-finite values are
+//! left out (η_cal is NaN until calibrated, so the band starts when calibration ends; there
+//! is no expert count before a model is active). `J` is the URDF joint name, e.g.
+//! `panda_joint1`.
+//!
+//! | entity | archetype | value |
+//! |---|---|---|
+//! | `joints/J/position/q` | Scalars | true joint position q, rad |
+//! | `joints/J/position/q_d` | Scalars | reference q_d, rad |
+//! | `joints/J/tracking_error` | Scalars | true tracking error q − q_d, rad |
+//! | `joints/J/torque/applied` | Scalars | command u applied to the robot, N·m |
+//! | `joints/J/torque/rbd` | Scalars | τ_RBD(q, q̇, q̈_cmd) of the nominal model, N·m |
+//! | `joints/J/residual/true` | Scalars | true residual at the query point x*, N·m |
+//! | `joints/J/residual/predicted` | Scalars | predicted residual μ(x*) used in the law, N·m |
+//! | `joints/J/residual/upper` | Scalars | μ + η_cal, upper edge of the ±η band, N·m |
+//! | `joints/J/residual/lower` | Scalars | μ − η_cal, lower edge of the ±η band, N·m |
+//! | `joints/J/sigma` | Scalars | latent posterior standard deviation σ, N·m |
+//! | `tick/latency_us` | Scalars | wall time of the control tick, µs |
+//! | `model/experts` | Scalars | experts (or components) of the active model |
+//! | `robot` | ViewCoordinates (static) | right-handed, Z up (the URDF world frame) |
+//! | `robot/links/L` | Transform3D | `world_from_body` of the body whose link is `L` |
+//! | `robot/links/L/V_k` | Boxes3D, Cylinders3D, Capsules3D, Ellipsoids3D (static) | visual k of URDF link `V` welded to `L`, with its static Transform3D |
+//! | `robot/skeleton` | LineStrips3D | a segment from each joint origin to its parent's, world frame |
+//!
+//! Every scalar entity also carries a static `SeriesLines` with its name. The 3-D robot is
+//! logged at [`POSE_RATE_HZ`] of simulated time, from the frame's q, by forward kinematics
+//! on the logger thread. Visuals are the URDF's primitive shapes (box, cylinder, capsule,
+//! sphere); mesh visuals are skipped (the skeleton still shows their links).
+//!
+//! # Example
+//! ```no_run
+//! # #[cfg(feature = "rerun")] {
+//! use gp_node::control::TickOutput;
+//! use gp_node::robot::Model;
+//! use gp_node::simulate::DEFAULT_URDF;
+//! use gp_node::viz::{Viz, VizTarget, VizTick};
+//!
+//! let robot = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf")?;
+//! let target = VizTarget::File("run.rrd".into());
+//! let mut viz = Viz::start(&target, &robot, Some(DEFAULT_URDF), "example")?;
+//! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
+//! viz.log_tick(&VizTick {
+//!     tick: 0,
+//!     t_secs: 0.0,
+//!     q: &q,
+//!     q_d: &q,
+//!     out: &out,
+//!     true_residual: &truth,
+//!     exec_micros: 12.0,
+//!     experts: None,
+//! });
+//! let summary = viz.finish()?;
+//! assert_eq!(summary.dropped, 0);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+
+#[cfg(feature = "rerun")]
+mod logger;
+#[cfg(feature = "rerun")]
+mod pool;
+#[cfg(feature = "rerun")]
+mod robot3d;
+#[cfg(feature = "rerun")]
+mod stream;
+
+#[cfg(not(feature = "rerun"))]
+mod disabled;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::control::TickOutput;
+
+pub use error::{Result, VizError};
+
+#[cfg(not(feature = "rerun"))]
+pub use disabled::Viz;
+#[cfg(feature = "rerun")]
+pub use stream::Viz;
+
+/// Whether this build can log to rerun (the `rerun` feature).
+pub const ENABLED: bool = cfg!(feature = "rerun");
+
+/// The rerun version this build logs with; open its files with the same version of the
+/// viewer (`pip install rerun-sdk==RERUN_VERSION`, then `rerun FILE.rrd`).
+pub const RERUN_VERSION: &str = "0.36.3";
+
+/// Frames in the pool between the tick and the logger thread (2 s of ticks at 1 kHz).
+pub const FRAME_POOL: usize = 2048;
+
+/// Ticks per column batch of the scalar entities.
+pub const BATCH_TICKS: usize = 250;
+
+/// Rate of the 3-D robot pose, Hz of simulated time.
+pub const POSE_RATE_HZ: f64 = 50.0;
+
+/// The `rerun` address `--connect` uses by default.
+pub const DEFAULT_CONNECT_ADDR: &str = "127.0.0.1:9876";
+
+/// Where the recording goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VizTarget {
+    /// Write an `.rrd` file (open it with `rerun FILE.rrd`).
+    File(PathBuf),
+    /// Spawn a rerun viewer (the `rerun` executable on `PATH`) and stream to it.
+    Spawn,
+    /// Stream to a running viewer: `HOST:PORT` or a full `rerun+http://HOST:PORT/proxy` URL.
+    Connect(String),
+}
+
+impl VizTarget {
+    /// The gRPC URL of a [`VizTarget::Connect`] address (`HOST:PORT` becomes
+    /// `rerun+http://HOST:PORT/proxy`; a URL is kept as given).
+    pub fn connect_url(addr: &str) -> String {
+        if addr.contains("://") {
+            addr.to_owned()
+        } else {
+            format!("rerun+http://{addr}/proxy")
+        }
+    }
+}
+
+impl fmt::Display for VizTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VizTarget::File(path) => write!(f, "write {}", path.display()),
+            VizTarget::Spawn => f.write_str("spawn a rerun viewer"),
+            VizTarget::Connect(addr) => write!(f, "connect to {}", Self::connect_url(addr)),
+        }
+    }
+}
+
+/// What one tick hands to the logger (per-joint slices in the model's joint order).
+#[derive(Debug, Clone, Copy)]
+pub struct VizTick<'a> {
+    /// Tick index (the `tick` timeline).
+    pub tick: u64,
+    /// Simulated time, s (the `sim_time` timeline).
+    pub t_secs: f64,
+    /// True joint positions, rad.
+    pub q: &'a [f64],
+    /// Reference positions, rad.
+    pub q_d: &'a [f64],
+    /// The tick's output: u, τ_RBD, μ, σ, η_cal.
+    pub out: &'a TickOutput,
+    /// True residual at the query point, N·m.
+    pub true_residual: &'a [f64],
+    /// Wall time of the tick, µs.
+    pub exec_micros: f64,
+    /// Experts of the active model, if one is active.
+    pub experts: Option<u64>,
+}
+
+/// What the logger did, from [`Viz::finish`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VizSummary {
+    /// Ticks handed to the logger thread.
+    pub logged: u64,
+    /// Ticks dropped because the logger lagged (or a slice had the wrong length).
+    pub dropped: u64,
+    /// Robot poses logged.
+    pub poses: u64,
+}

@@ -1,0 +1,273 @@
+//! The robot in 3-D: the URDF's primitive visuals as static shapes under one entity per
+//! body, moved by `world_from_body` transforms from forward kinematics, plus a skeleton of
+//! joint origins. Runs on the logger thread (after [`Robot3d::new`], which parses the URDF
+//! once before the run starts).
+
+use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
+use re_sdk_types::archetypes::{
+    Boxes3D, Capsules3D, Cylinders3D, Ellipsoids3D, LineStrips3D, Transform3D, ViewCoordinates,
+};
+use re_sdk_types::components::{Color, FillMode};
+use re_sdk_types::datatypes::Mat3x3;
+
+use crate::robot::{BodyRef, Data, Model, Transform, forward_kinematics};
+
+use super::error::{Result, VizError};
+
+/// Colour of visuals without a URDF material colour.
+const DEFAULT_RGBA: [u8; 4] = [205, 210, 220, 255];
+/// Colour of the skeleton.
+const SKELETON_RGBA: [u8; 4] = [230, 120, 40, 255];
+/// Radius of the skeleton's lines, m.
+const SKELETON_RADIUS_M: f32 = 0.006;
+
+/// A URDF primitive.
+#[derive(Debug, Clone, PartialEq)]
+enum Shape {
+    /// Full side lengths, m.
+    Box([f64; 3]),
+    /// Along the local z axis, centred.
+    Cylinder { radius: f64, length: f64 },
+    /// Along the local z axis, centred; `length` between the cap centres.
+    Capsule { radius: f64, length: f64 },
+    /// Centred.
+    Sphere { radius: f64 },
+}
+
+/// One visual, placed in its body's frame.
+#[derive(Debug, Clone)]
+struct Visual {
+    path: EntityPath,
+    body_from_visual: Transform,
+    shape: Shape,
+    rgba: [u8; 4],
+}
+
+/// The robot's entities and the forward-kinematics buffers that move them.
+pub(crate) struct Robot3d {
+    model: Model,
+    data: Data,
+    /// `robot/links/L` for each body, L the body's link.
+    body_paths: Vec<EntityPath>,
+    visuals: Vec<Visual>,
+    /// Mesh visuals left out.
+    skipped_meshes: usize,
+}
+
+fn path(parts: &[&str]) -> EntityPath {
+    EntityPath::new(parts.iter().map(|p| EntityPathPart::new(*p)).collect())
+}
+
+fn f32s<const N: usize>(v: [f64; N]) -> [f32; N] {
+    v.map(|x| x as f32)
+}
+
+fn rerun_transform(x: &Transform) -> Transform3D {
+    let r = &x.rotation;
+    let columns: [[f32; 3]; 3] =
+        std::array::from_fn(|c| [r[(0, c)] as f32, r[(1, c)] as f32, r[(2, c)] as f32]);
+    let t = &x.translation;
+    Transform3D::from_translation_mat3x3(f32s([t.x, t.y, t.z]), Mat3x3::from(columns))
+}
+
+fn rgba_of(color: &urdf_rs::Color) -> [u8; 4] {
+    color.rgba.0.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+}
+
+impl Robot3d {
+    /// Entities for `model`; with `urdf` (the XML the model was built from, and its name for
+    /// errors), also its primitive visuals.
+    pub fn new(model: &Model, urdf: Option<(&str, &str)>) -> Result<Self> {
+        let body_paths = (0..model.nv())
+            .map(|i| path(&["robot", "links", model.body_link_name(i)]))
+            .collect();
+        let mut robot = Self {
+            model: model.clone(),
+            data: Data::new(model),
+            body_paths,
+            visuals: Vec::new(),
+            skipped_meshes: 0,
+        };
+        if let Some((xml, source_name)) = urdf {
+            robot.read_visuals(xml, source_name)?;
+        }
+        Ok(robot)
+    }
+
+    fn read_visuals(&mut self, xml: &str, source_name: &str) -> Result<()> {
+        let urdf = urdf_rs::read_from_string(xml).map_err(|e| VizError::Urdf {
+            source_name: source_name.to_owned(),
+            message: e.to_string(),
+        })?;
+        for link in &urdf.links {
+            // Links the model does not know (none, for the model built from this XML).
+            let Some((body, body_from_link)) = self.model.body_of_link_transform(&link.name)
+            else {
+                continue;
+            };
+            let parent = match body {
+                BodyRef::Body(i) => self.model.body_link_name(i),
+                BodyRef::World => link.name.as_str(),
+            };
+            for (k, visual) in link.visual.iter().enumerate() {
+                let shape = match &visual.geometry {
+                    urdf_rs::Geometry::Box { size } => Shape::Box(size.0),
+                    urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
+                        radius: *radius,
+                        length: *length,
+                    },
+                    urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
+                        radius: *radius,
+                        length: *length,
+                    },
+                    urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
+                    urdf_rs::Geometry::Mesh { .. } => {
+                        self.skipped_meshes += 1;
+                        continue;
+                    }
+                };
+                let named_color = |name: &str| {
+                    urdf.materials
+                        .iter()
+                        .find(|m| m.name == name)
+                        .and_then(|m| m.color.as_ref())
+                };
+                let rgba = visual
+                    .material
+                    .as_ref()
+                    .and_then(|m| m.color.as_ref().or_else(|| named_color(&m.name)))
+                    .map_or(DEFAULT_RGBA, rgba_of);
+                let origin = &visual.origin;
+                let link_from_visual = Transform::from_xyz_rpy(origin.xyz.0, origin.rpy.0);
+                let name = format!("{}_{k}", link.name);
+                self.visuals.push(Visual {
+                    path: path(&["robot", "links", parent, &name]),
+                    body_from_visual: body_from_link * link_from_visual,
+                    shape,
+                    rgba,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Mesh visuals that are not drawn.
+    pub fn skipped_meshes(&self) -> usize {
+        self.skipped_meshes
+    }
+
+    /// Logs what never changes: the world's axes and every visual with its placement.
+    pub fn log_static(&self, rec: &RecordingStream) -> Result<()> {
+        let robot = path(&["robot"]);
+        rec.log_static(robot.clone(), &ViewCoordinates::RIGHT_HAND_Z_UP())
+            .map_err(log_error(&robot))?;
+        for v in &self.visuals {
+            let color = [Color::from_unmultiplied_rgba(
+                v.rgba[0], v.rgba[1], v.rgba[2], v.rgba[3],
+            )];
+            let logged = match v.shape {
+                Shape::Box(size) => rec.log_static(
+                    v.path.clone(),
+                    &Boxes3D::from_sizes([f32s(size)])
+                        .with_colors(color)
+                        .with_fill_mode(FillMode::Solid),
+                ),
+                Shape::Cylinder { radius, length } => rec.log_static(
+                    v.path.clone(),
+                    &Cylinders3D::from_lengths_and_radii([length as f32], [radius as f32])
+                        .with_colors(color)
+                        .with_fill_mode(FillMode::Solid),
+                ),
+                Shape::Capsule { radius, length } => rec.log_static(
+                    v.path.clone(),
+                    // rerun's capsule starts at the origin; the URDF's is centred.
+                    &Capsules3D::from_lengths_and_radii([length as f32], [radius as f32])
+                        .with_translations([[0.0, 0.0, -0.5 * length as f32]])
+                        .with_colors(color)
+                        .with_fill_mode(FillMode::Solid),
+                ),
+                Shape::Sphere { radius } => rec.log_static(
+                    v.path.clone(),
+                    &Ellipsoids3D::from_radii([radius as f32])
+                        .with_colors(color)
+                        .with_fill_mode(FillMode::Solid),
+                ),
+            };
+            logged.map_err(log_error(&v.path))?;
+            rec.log_static(v.path.clone(), &rerun_transform(&v.body_from_visual))
+                .map_err(log_error(&v.path))?;
+        }
+        Ok(())
+    }
+
+    /// Logs the pose at `q` (the caller sets the time): one transform per body and the
+    /// skeleton. A `q` of the wrong length logs nothing.
+    pub fn log_pose(&mut self, rec: &RecordingStream, q: &[f64]) -> Result<()> {
+        let Ok(world_from_body) = forward_kinematics(&self.model, &mut self.data, q) else {
+            return Ok(());
+        };
+        for (path, x) in self.body_paths.iter().zip(world_from_body) {
+            rec.log(path.clone(), &rerun_transform(x))
+                .map_err(log_error(path))?;
+        }
+        let origin = |x: &Transform| f32s([x.translation.x, x.translation.y, x.translation.z]);
+        let segments: Vec<[[f32; 3]; 2]> = (0..self.model.nv())
+            .map(|i| {
+                let from = self
+                    .model
+                    .parent(i)
+                    .map_or([0.0; 3], |p| origin(&world_from_body[p]));
+                [from, origin(&world_from_body[i])]
+            })
+            .collect();
+        let skeleton = path(&["robot", "skeleton"]);
+        let [r, g, b, a] = SKELETON_RGBA;
+        rec.log(
+            skeleton.clone(),
+            &LineStrips3D::new(segments)
+                .with_radii([SKELETON_RADIUS_M])
+                .with_colors([Color::from_unmultiplied_rgba(r, g, b, a)]),
+        )
+        .map_err(log_error(&skeleton))
+    }
+}
+
+/// Maps a rerun error to [`VizError::Log`] naming `path`.
+pub(crate) fn log_error(path: &EntityPath) -> impl Fn(re_sdk::RecordingStreamError) -> VizError {
+    let entity = path.to_string();
+    move |e| VizError::Log {
+        entity: entity.clone(),
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::DEFAULT_URDF;
+
+    #[test]
+    fn the_panda_has_a_visual_per_link_under_its_body() {
+        let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
+        let robot = Robot3d::new(&model, Some((DEFAULT_URDF, "panda.urdf"))).expect("visuals");
+        assert_eq!(robot.body_paths.len(), 7);
+        assert_eq!(robot.body_paths[0].to_string(), "/robot/links/panda_link1");
+        assert_eq!(robot.visuals.len(), 11);
+        assert_eq!(robot.skipped_meshes(), 0);
+        assert!(
+            robot
+                .visuals
+                .iter()
+                .any(|v| v.path.to_string() == "/robot/links/panda_link0/panda_link0_0")
+        );
+    }
+
+    #[test]
+    fn a_broken_urdf_names_its_source() {
+        let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
+        let err = Robot3d::new(&model, Some(("<robot", "broken.urdf")))
+            .err()
+            .expect("error");
+        assert!(err.to_string().contains("broken.urdf"), "{err}");
+    }
+}

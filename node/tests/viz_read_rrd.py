@@ -1,0 +1,83 @@
+"""Summarise an .rrd file with the rerun SDK's own reader (for node/tests/viz_rrd.rs).
+
+Usage: python viz_read_rrd.py FILE.rrd
+
+Prints one JSON object: the SDK version, the recording's application id, and per entity
+path the rows (temporal and static), the timelines, the components, the range of the
+`sim_time` timeline (s) and, for `Scalars`, the count, min and max of the values.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import rerun
+from rerun.experimental import RrdReader
+
+
+def scalar_values(batch: pa.RecordBatch, column: str) -> pa.Array:
+    values = batch.column(column)
+    while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        values = pc.list_flatten(values)
+    return values
+
+
+def main(path: str) -> None:
+    reader = RrdReader(path)
+    recordings = reader.recordings()
+    entities: dict[str, dict] = {}
+    for chunk in reader.stream():
+        entry = entities.setdefault(
+            chunk.entity_path,
+            {
+                "rows": 0,
+                "static_rows": 0,
+                "timelines": set(),
+                "components": set(),
+                "sim_time_secs": [None, None],
+                "scalars": {"count": 0, "min": None, "max": None},
+            },
+        )
+        if chunk.is_static:
+            entry["static_rows"] += chunk.num_rows
+        else:
+            entry["rows"] += chunk.num_rows
+        entry["timelines"].update(chunk.timeline_names)
+        batch = chunk.to_record_batch()
+        for field in batch.schema:
+            kind = (field.metadata or {}).get(b"rerun:kind")
+            if kind == b"data":
+                entry["components"].add(field.name)
+        if "sim_time" in batch.schema.names and chunk.num_rows > 0:
+            t = batch.column("sim_time").cast(pa.int64())
+            lo, hi = pc.min(t).as_py() / 1e9, pc.max(t).as_py() / 1e9
+            span = entry["sim_time_secs"]
+            span[0] = lo if span[0] is None else min(span[0], lo)
+            span[1] = hi if span[1] is None else max(span[1], hi)
+        if "Scalars:scalars" in batch.schema.names:
+            values = scalar_values(batch, "Scalars:scalars")
+            stats = entry["scalars"]
+            stats["count"] += len(values)
+            if len(values) > 0:
+                lo, hi = pc.min(values).as_py(), pc.max(values).as_py()
+                stats["min"] = lo if stats["min"] is None else min(stats["min"], lo)
+                stats["max"] = hi if stats["max"] is None else max(stats["max"], hi)
+    for entry in entities.values():
+        entry["timelines"] = sorted(entry["timelines"])
+        entry["components"] = sorted(entry["components"])
+    json.dump(
+        {
+            "version": rerun.__version__,
+            "application_ids": [r.application_id for r in recordings],
+            "entities": entities,
+        },
+        sys.stdout,
+        indent=1,
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
