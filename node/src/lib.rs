@@ -11,3 +11,4 @@ pub mod model;
 pub mod robot;
 pub mod sim;
 pub mod simulate;
+pub mod viz;

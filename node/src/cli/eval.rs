@@ -13,14 +13,20 @@ use gp_node::eval::{
     plugins,
     runner::{self, CalibrateOn, RunOptions},
 };
+use gp_node::model::SearchPath;
 
 /// Arguments of `gp-node eval`.
 #[derive(clap::Args, Debug)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct EvalArgs {
-    /// Model plugin name (available: skygp).
+    /// Model plugin name, looked up as lib<NAME>.so, <NAME>.so or libgpn_<NAME>.so in the
+    /// --plugin-path directories, then $GPN_PLUGIN_PATH, then beside the executable.
     #[arg(long, default_value = "skygp")]
     pub plugin: String,
+    /// Directory to search for model plugins before the others (repeatable; each value may
+    /// be a ':'-separated list).
+    #[arg(long = "plugin-path", value_name = "DIR")]
+    pub plugin_path: Vec<PathBuf>,
     /// Model configuration, a JSON object (keys depend on the plugin).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -146,7 +152,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         config::merge_hyper(&mut cfg, hyper)?;
     }
     let noise_var = config::noise_vars(&cfg, p)?;
-    let mut model = plugins::create_model(&args.plugin, &cfg, d, p)?;
+    let search = SearchPath::standard(&args.plugin_path);
+    let mut model = plugins::create_model_in(&args.plugin, &cfg, d, p, &search)?;
 
     let opts = RunOptions {
         noise_var,

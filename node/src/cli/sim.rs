@@ -5,7 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams, Recorder, Scenario, SimReport};
+use gp_node::simulate::{
+    self, DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams, Recorder, Scenario, SimReport,
+};
+use gp_node::viz::{self, Viz, VizTarget};
+
+/// Where the rerun recording goes without `--rrd`, `--spawn`, `--connect` or `--no-viz`.
+const DEFAULT_RRD: &str = "gp-node-sim.rrd";
 
 /// Arguments of `gp-node sim`.
 #[derive(clap::Args)]
@@ -32,6 +38,25 @@ pub struct SimArgs {
     /// Write one CSV row per tick of the learned run (the stream `gp-node eval` reads).
     #[arg(long, value_name = "FILE.csv")]
     record: Option<PathBuf>,
+    /// Write the rerun recording of the learned run here (default: gp-node-sim.rrd in the
+    /// current directory unless --spawn, --connect or --no-viz).
+    #[arg(long, value_name = "FILE.rrd", conflicts_with_all = ["spawn", "connect", "skip_viz"])]
+    rrd: Option<PathBuf>,
+    /// Stream the learned run to a new rerun viewer (the `rerun` executable on PATH).
+    #[arg(long, conflicts_with_all = ["connect", "skip_viz"])]
+    spawn: bool,
+    /// Stream the learned run to a running rerun viewer (HOST:PORT or a rerun+http:// URL).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = viz::DEFAULT_CONNECT_ADDR,
+        conflicts_with = "skip_viz"
+    )]
+    connect: Option<String>,
+    /// Do not log to rerun.
+    #[arg(long = "no-viz")]
+    skip_viz: bool,
     /// Print the report as JSON (keys of DESIGN.md §6) instead of the table.
     #[arg(long)]
     json: bool,
@@ -60,8 +85,26 @@ fn progress_bar(label: &'static str, enabled: bool) -> impl FnMut(f64) {
     }
 }
 
+/// The rerun target the flags ask for; the default file only if this build has rerun.
+fn viz_target(args: &SimArgs) -> Option<VizTarget> {
+    if args.skip_viz {
+        None
+    } else if args.spawn {
+        Some(VizTarget::Spawn)
+    } else if let Some(addr) = &args.connect {
+        Some(VizTarget::Connect(addr.clone()))
+    } else if let Some(path) = &args.rrd {
+        Some(VizTarget::File(path.clone()))
+    } else if viz::ENABLED {
+        Some(VizTarget::File(PathBuf::from(DEFAULT_RRD)))
+    } else {
+        None
+    }
+}
+
 /// Runs `gp-node sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
+    let viz_target = viz_target(&args);
     let mut params = match &args.params {
         Some(path) => NodeParams::from_file(path)?,
         None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
@@ -86,6 +129,19 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     args.scenario.apply(&mut params);
     let robot = simulate::load_robot(&params)?;
     let show = !args.json && std::io::stderr().is_terminal();
+    let mut viz = match &viz_target {
+        Some(target) => {
+            let urdf = if params.robot.urdf.as_os_str().is_empty() {
+                DEFAULT_URDF.to_owned()
+            } else {
+                std::fs::read_to_string(&params.robot.urdf)
+                    .with_context(|| format!("reading {}", params.robot.urdf.display()))?
+            };
+            let name = format!("sim {} {}", args.scenario.name(), params.model.plugin);
+            Some(Viz::start(target, &robot, Some(&urdf), &name)?)
+        }
+        None => None,
+    };
 
     let nominal = if args.learned_only {
         None
@@ -105,14 +161,29 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(Recorder::create(path, robot.nv())?),
         None => None,
     };
-    let learned = simulate::run(
+    let learned = simulate::run_with_viz(
         &robot,
         &params,
         true,
         recorder.as_mut(),
+        viz.as_mut(),
         &mut progress_bar("learned", show),
     )
     .context("learned run")?;
+    if let Some(viz) = viz.take() {
+        let summary = viz.finish()?;
+        eprintln!(
+            "viz: {} frames dropped ({} ticks and {} robot poses logged)",
+            summary.dropped, summary.logged, summary.poses
+        );
+        if let Some(VizTarget::File(path)) = &viz_target {
+            eprintln!(
+                "viz: open it with: rerun {} (pip install rerun-sdk=={})",
+                path.display(),
+                viz::RERUN_VERSION
+            );
+        }
+    }
     let nominal = nominal.unwrap_or_else(|| learned.clone());
     let report = SimReport::new(
         &params.model.plugin,

@@ -98,6 +98,9 @@ pub enum EvalError {
     /// Hyperparameter fitting failed.
     #[error("hyperparameter fit failed: {0}")]
     Fit(#[from] gpn_gp_core::hyperfit::HyperfitError),
+    /// The plugin could not be found, loaded or checked, or refused to create the model.
+    #[error(transparent)]
+    Plugin(#[from] crate::model::HostError),
     /// No model of that name.
     #[error("unknown plugin \"{name}\"; available: {available}")]
     UnknownPlugin {

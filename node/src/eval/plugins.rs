@@ -1,34 +1,46 @@
-//! Model resolution by plugin name.
+//! Model resolution by plugin name: the one place that maps a name to a model.
 //!
-//! For now the models are linked in and resolved in-process; the plugin host will replace
-//! [`create_model`] (the one place that maps names to models) with shared-library loading.
+//! Models are shared libraries loaded through the plugin host ([`crate::model`]): the name
+//! is looked up on a [`SearchPath`] (`--plugin-path`, `GPN_PLUGIN_PATH`, then the
+//! executable's directory, where cargo builds `libgpn_skygp.so` next to `gp-node`), the
+//! library's ABI is checked, and the model comes back as a [`PluginModel`] driven through
+//! the `OnlineModel` trait like any in-process crate. There is no in-process fallback: a
+//! name that is not found is an error listing the plugins that are.
+//!
+//! [`PluginModel`]: crate::model::PluginModel
 
 use gpn_gp_core::model::OnlineModel;
 use serde_json::Value;
 
 use super::EvalError;
+use crate::model::{Plugin, SearchPath};
 
-/// Names [`create_model`] knows.
-pub const AVAILABLE: &[&str] = &["skygp"];
-
-/// Creates the model `name` from its JSON `config` for input dimension `d` and p outputs.
-/// An unknown name is an error listing [`AVAILABLE`].
+/// Creates the model `name` from its JSON `config` for input dimension `d` and p outputs,
+/// finding the plugin on the standard search path (no `--plugin-path` directories).
 pub fn create_model(
     name: &str,
     config: &Value,
     d: usize,
     p: usize,
 ) -> Result<Box<dyn OnlineModel>, EvalError> {
-    match name {
-        "skygp" => Ok(Box::new(
-            gpn_skygp::SkyGp::from_json(config, d, p).map_err(|e| EvalError::ModelCreate {
-                plugin: name.into(),
-                source: e,
-            })?,
-        )),
-        _ => Err(EvalError::UnknownPlugin {
-            name: name.into(),
-            available: AVAILABLE.join(", "),
-        }),
-    }
+    create_model_in(
+        name,
+        config,
+        d,
+        p,
+        &SearchPath::standard(Vec::<&str>::new()),
+    )
+}
+
+/// [`create_model`] with an explicit search path (e.g. with the `--plugin-path`
+/// directories: `SearchPath::standard(dirs)`).
+pub fn create_model_in(
+    name: &str,
+    config: &Value,
+    d: usize,
+    p: usize,
+    search: &SearchPath,
+) -> Result<Box<dyn OnlineModel>, EvalError> {
+    let plugin = Plugin::find(name, search)?;
+    Ok(Box::new(plugin.create_json(config, d, p)?))
 }

@@ -248,37 +248,79 @@ impl Plugin {
                 path: loaded.info.path.clone(),
             });
         }
-        let mut handle: *mut ModelHandle = std::ptr::null_mut();
-        // SAFETY: `create` is the plugin's (checked non-null); the config is a valid UTF-8
-        // buffer of the given length and `handle` a writable out pointer, as the ABI asks.
-        let code = unsafe {
-            (loaded.functions.create)(
-                json.as_ptr(),
-                json.len(),
-                input_dim,
-                output_dim,
-                &mut handle,
-            )
-        };
-        if code != status::OK {
-            let err = loaded.call_error("create", code);
-            if !handle.is_null() {
-                // SAFETY: the plugin broke the contract by returning a model with an error;
-                // it is still its model, so hand it back for destruction rather than leak.
-                unsafe { (loaded.functions.destroy)(handle) };
-            }
-            return Err(err);
-        }
-        let Some(handle) = std::ptr::NonNull::new(handle) else {
-            return Err(loaded.host_error(
-                "create",
-                status::INTERNAL,
-                "returned OK but no model".into(),
-            ));
-        };
-        // SAFETY: `handle` was just created by this library's `create` with these dims.
-        Ok(unsafe { PluginModel::from_raw(Arc::clone(loaded), handle, input_dim, output_dim) })
+        // `create` runs on a short-lived thread of its own: whatever thread-local state the
+        // plugin's runtime attaches to the calling thread dies with it. (Rust's std, for
+        // one, registers a thread-local destructor when a plugin spawns a worker thread,
+        // and glibc then keeps the library mapped until that thread exits.) So the library
+        // can be unloaded after its last model even if the caller's thread lives forever.
+        let created = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("gpn-plugin-create".into())
+                .spawn_scoped(scope, || call_create(loaded, json, input_dim, output_dim))
+                .map_err(|e| {
+                    loaded.host_error(
+                        "create",
+                        status::INTERNAL,
+                        format!("cannot start a thread: {e}"),
+                    )
+                })?
+                .join()
+                .map_err(|_| {
+                    loaded.host_error(
+                        "create",
+                        status::INTERNAL,
+                        "the create thread panicked".into(),
+                    )
+                })?
+        })?;
+        // SAFETY: `created` was just made by this library's `create` with these dims and is
+        // owned by no one else.
+        Ok(unsafe { PluginModel::from_raw(Arc::clone(loaded), created.0, input_dim, output_dim) })
     }
+}
+
+/// A model handle on its way from the create thread to the caller.
+struct Created(std::ptr::NonNull<ModelHandle>);
+
+// SAFETY: the ABI lets a model be created on one thread and used on another; the handle is
+// moved, never shared.
+unsafe impl Send for Created {}
+
+/// Call the plugin's `create` and, on failure, read its message (on this same thread).
+fn call_create(
+    loaded: &Loaded,
+    json: &str,
+    input_dim: usize,
+    output_dim: usize,
+) -> Result<Created> {
+    let mut handle: *mut ModelHandle = std::ptr::null_mut();
+    // SAFETY: `create` is the plugin's (checked non-null); the config is a valid UTF-8
+    // buffer of the given length and `handle` a writable out pointer, as the ABI asks.
+    let code = unsafe {
+        (loaded.functions.create)(
+            json.as_ptr(),
+            json.len(),
+            input_dim,
+            output_dim,
+            &mut handle,
+        )
+    };
+    if code != status::OK {
+        let err = loaded.call_error("create", code);
+        if !handle.is_null() {
+            // SAFETY: the plugin broke the contract by returning a model with an error; it
+            // is still its model, so hand it back for destruction rather than leak it.
+            unsafe { (loaded.functions.destroy)(handle) };
+        }
+        return Err(err);
+    }
+    std::ptr::NonNull::new(handle).map(Created).ok_or_else(|| {
+        loaded.host_error(
+            "create",
+            status::INTERNAL,
+            "returned OK but no model".into(),
+        )
+    })
 }
 
 #[cfg(unix)]

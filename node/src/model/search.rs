@@ -4,10 +4,11 @@
 //! 1. the directories given on the command line (`--plugin-path DIR`, each value may itself
 //!    be a `:`-separated list),
 //! 2. the `GPN_PLUGIN_PATH` environment variable (`:`-separated, as `PATH`),
-//! 3. the directory of the running executable, then — for cargo's layouts — its `deps/`
-//!    subdirectory, or its parent when the executable itself sits in `deps/` (test
-//!    binaries live in `target/<profile>/deps/`, workspace cdylibs in `target/<profile>/`,
-//!    cdylibs built as dependencies in `target/<profile>/deps/`).
+//! 3. the directory of the running executable and, for cargo's layouts, its `deps/`
+//!    subdirectory (searched first: cargo writes every cdylib there, and copies only some
+//!    up to `target/<profile>/`, so the `deps/` copy is never the stale one), or its parent
+//!    when the executable itself sits in `deps/` (test binaries). An installed `gp-node`
+//!    has no `deps/`: put plugins beside it or on `GPN_PLUGIN_PATH`.
 //!
 //! In each directory, the name `NAME` matches, in this order, `libNAME.so`, `NAME.so` and
 //! `libgpn_NAME.so` (the prefix and suffix are the platform's, `std::env::consts::DLL_*`);
@@ -60,11 +61,13 @@ impl SearchPath {
             path.extend(std::env::split_paths(&env));
         }
         if let Some(dir) = exe.and_then(Path::parent) {
-            path.extend([dir.to_path_buf()]);
             if dir.file_name() == Some(OsStr::new("deps")) {
+                path.extend([dir.to_path_buf()]);
                 path.extend(dir.parent().map(Path::to_path_buf));
             } else {
-                path.extend([dir.join("deps")]);
+                // `deps/` first: every cargo build writes a library there and only some
+                // copy it up, so the copy in `deps/` is never the older one.
+                path.extend([dir.join("deps"), dir.to_path_buf()]);
             }
         }
         path
@@ -190,8 +193,8 @@ mod tests {
             "/cli/c",
             "/env/x",
             "/env/y",
-            "/repo/target/debug",
             "/repo/target/debug/deps",
+            "/repo/target/debug",
         ]
         .iter()
         .map(PathBuf::from)

@@ -16,7 +16,7 @@ pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunPara
 pub use record::Recorder;
 pub use reference::ReferenceParams;
 pub use report::{SimReport, quantile};
-pub use runner::{RunLog, model_factory, run, run_with_factory};
+pub use runner::{RunLog, model_factory, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
 
 use crate::control::ControlError;

@@ -16,6 +16,7 @@ use crate::control::{Tick, TickInput, TickOutput, TickResult};
 use crate::learn::{Learner, ModelFactory};
 use crate::robot::Model;
 use crate::sim::{SimState, Simulator};
+use crate::viz::{Viz, VizTick};
 
 use super::SimulateError;
 use super::params_file::NodeParams;
@@ -93,13 +94,25 @@ pub fn run(
     recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
+    run_with_viz(robot, params, learning, recorder, None, progress)
+}
+
+/// As [`run`], also handing every tick to `viz` (rerun logging; it never blocks the loop).
+pub fn run_with_viz(
+    robot: &Model,
+    params: &NodeParams,
+    learning: bool,
+    recorder: Option<&mut Recorder>,
+    viz: Option<&mut Viz>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunLog, SimulateError> {
     let factory = model_factory(
         &params.model.plugin,
         &params.model.config,
         3 * robot.nv(),
         robot.nv(),
     );
-    run_with_factory(robot, params, learning, factory, recorder, progress)
+    run_inner(robot, params, learning, factory, recorder, viz, progress)
 }
 
 /// As [`run`], with the model created by `factory` instead of the configured plugin (tests
@@ -109,7 +122,19 @@ pub fn run_with_factory(
     params: &NodeParams,
     learning: bool,
     factory: ModelFactory,
+    recorder: Option<&mut Recorder>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunLog, SimulateError> {
+    run_inner(robot, params, learning, factory, recorder, None, progress)
+}
+
+fn run_inner(
+    robot: &Model,
+    params: &NodeParams,
+    learning: bool,
+    factory: ModelFactory,
     mut recorder: Option<&mut Recorder>,
+    mut viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     let nv = robot.nv();
@@ -207,6 +232,18 @@ pub fn run_with_factory(
         }
         if let Some(rec) = recorder.as_deref_mut() {
             rec.write_tick(t, &state, &q_d, &out, &truth, &learner, &mut sim)?;
+        }
+        if let Some(viz) = viz.as_deref_mut() {
+            viz.log_tick(&VizTick {
+                tick: k as u64,
+                t_secs: t,
+                q: &state.q,
+                q_d: &q_d,
+                out: &out,
+                true_residual: &truth,
+                exec_micros: status.exec_micros,
+                experts: learner.model_stats().map(|s| s.experts),
+            });
         }
 
         if params.run.realtime {

@@ -187,12 +187,10 @@ impl Logger {
             logged?;
         }
         self.send()?;
-        self.rec
-            .flush_blocking()
-            .map_err(|e| VizError::Log {
-                entity: "(flush)".into(),
-                message: e.to_string(),
-            })?;
+        self.rec.flush_blocking().map_err(|e| VizError::Log {
+            entity: "(flush)".into(),
+            message: e.to_string(),
+        })?;
         Ok(self.poses)
     }
 

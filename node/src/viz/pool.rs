@@ -222,7 +222,10 @@ mod tests {
         tx.send(&tick(10, &q, &out));
         assert_eq!((tx.sent(), tx.dropped()), (5, 6));
         let frame = rx.full.try_recv().expect("frame");
-        assert_eq!((frame.tick, frame.q.as_slice(), frame.experts), (10, &q[..], 3.0));
+        assert_eq!(
+            (frame.tick, frame.q.as_slice(), frame.experts),
+            (10, &q[..], 3.0)
+        );
     }
 
     #[test]

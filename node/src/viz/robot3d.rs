@@ -50,8 +50,6 @@ pub(crate) struct Robot3d {
     /// `robot/links/L` for each body, L the body's link.
     body_paths: Vec<EntityPath>,
     visuals: Vec<Visual>,
-    /// Mesh visuals left out.
-    skipped_meshes: usize,
 }
 
 fn path(parts: &[&str]) -> EntityPath {
@@ -71,7 +69,10 @@ fn rerun_transform(x: &Transform) -> Transform3D {
 }
 
 fn rgba_of(color: &urdf_rs::Color) -> [u8; 4] {
-    color.rgba.0.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+    color
+        .rgba
+        .0
+        .map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
 }
 
 impl Robot3d {
@@ -86,7 +87,6 @@ impl Robot3d {
             data: Data::new(model),
             body_paths,
             visuals: Vec::new(),
-            skipped_meshes: 0,
         };
         if let Some((xml, source_name)) = urdf {
             robot.read_visuals(xml, source_name)?;
@@ -101,8 +101,7 @@ impl Robot3d {
         })?;
         for link in &urdf.links {
             // Links the model does not know (none, for the model built from this XML).
-            let Some((body, body_from_link)) = self.model.body_of_link_transform(&link.name)
-            else {
+            let Some((body, body_from_link)) = self.model.body_of_link_transform(&link.name) else {
                 continue;
             };
             let parent = match body {
@@ -121,10 +120,8 @@ impl Robot3d {
                         length: *length,
                     },
                     urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-                    urdf_rs::Geometry::Mesh { .. } => {
-                        self.skipped_meshes += 1;
-                        continue;
-                    }
+                    // Mesh files are never opened (the skeleton still shows the link).
+                    urdf_rs::Geometry::Mesh { .. } => continue,
                 };
                 let named_color = |name: &str| {
                     urdf.materials
@@ -149,11 +146,6 @@ impl Robot3d {
             }
         }
         Ok(())
-    }
-
-    /// Mesh visuals that are not drawn.
-    pub fn skipped_meshes(&self) -> usize {
-        self.skipped_meshes
     }
 
     /// Logs what never changes: the world's axes and every visual with its placement.
@@ -253,7 +245,6 @@ mod tests {
         assert_eq!(robot.body_paths.len(), 7);
         assert_eq!(robot.body_paths[0].to_string(), "/robot/links/panda_link1");
         assert_eq!(robot.visuals.len(), 11);
-        assert_eq!(robot.skipped_meshes(), 0);
         assert!(
             robot
                 .visuals

@@ -46,9 +46,9 @@ impl Viz {
         let rec = opened.map_err(|e| VizError::Open {
             action: target.to_string(),
             message: match target {
-                VizTarget::Spawn => format!(
-                    "{e} (the viewer comes with `pip install rerun-sdk=={RERUN_VERSION}`)"
-                ),
+                VizTarget::Spawn => {
+                    format!("{e} (the viewer comes with `pip install rerun-sdk=={RERUN_VERSION}`)")
+                }
                 _ => e.to_string(),
             },
         })?;

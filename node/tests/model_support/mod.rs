@@ -21,20 +21,24 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 /// The cdylib of workspace crate `crate_name` (e.g. `gpn_double_slow`).
 ///
 /// `cargo test -p gp_node` builds the doubles (they are dev-dependencies, so they land in
-/// `target/<profile>/deps/`, looked at first: that copy is always as fresh as this test
-/// binary); `cargo build --workspace` also puts them in `target/<profile>/`. If neither has
-/// it (a test binary run by hand after a partial build), build it with `cargo build -p`
-/// into the same target directory and profile.
+/// `target/<profile>/deps/`); `cargo build`/`test --workspace` also uplifts them to
+/// `target/<profile>/`. Cargo names cdylibs without a hash, so builds with different
+/// feature sets overwrite each other's file and the top-level copy can be older than the
+/// sources: take the newer of the two. If neither exists (a test binary run by hand after a
+/// partial build), build it with `cargo build -p` into the same target directory and
+/// profile.
 pub fn cdylib(crate_name: &str) -> PathBuf {
     let file = format!("{DLL_PREFIX}{crate_name}{DLL_SUFFIX}");
     let profile_dir = profile_dir();
     let find = || {
         [
-            profile_dir.join(&file),
             profile_dir.join("deps").join(&file),
+            profile_dir.join(&file),
         ]
         .into_iter()
-        .find(|p| p.is_file())
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p)
     };
     if let Some(path) = find() {
         return path;

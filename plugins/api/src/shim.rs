@@ -207,7 +207,7 @@ pub unsafe extern "C" fn destroy<P: Plugin>(model: *mut ModelHandle) {
 /// `update` for model type `P`.
 ///
 /// # Safety
-/// `model` as for [`with_instance`]; `x` holds `input_dim` and `y`, `noise_var` hold
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `x` holds `input_dim` and `y`, `noise_var` hold
 /// `output_dim` readable values.
 pub unsafe extern "C" fn update<P: Plugin>(
     model: *mut ModelHandle,
@@ -239,7 +239,7 @@ pub unsafe extern "C" fn update<P: Plugin>(
 /// `predict` for model type `P`.
 ///
 /// # Safety
-/// `model` as for [`with_instance`]; `x` holds `input_dim` readable values, `mean_out`
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `x` holds `input_dim` readable values, `mean_out`
 /// and `var_out` `output_dim` writable values each, and the three do not overlap.
 pub unsafe extern "C" fn predict<P: Plugin>(
     model: *mut ModelHandle,
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn predict<P: Plugin>(
 /// `stats` for model type `P`.
 ///
 /// # Safety
-/// `model` as for [`with_instance`]; `out` is writable.
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `out` is writable.
 pub unsafe extern "C" fn stats<P: Plugin>(
     model: *const ModelHandle,
     out: *mut PluginStats,
@@ -289,7 +289,7 @@ pub unsafe extern "C" fn stats<P: Plugin>(
 /// `save` for model type `P`: one call of `write` with the whole state.
 ///
 /// # Safety
-/// `model` as for [`with_instance`]; `write` is safe to call with `ctx`.
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `write` is safe to call with `ctx`.
 pub unsafe extern "C" fn save<P: Plugin>(
     model: *const ModelHandle,
     write: WriteFn,
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn save<P: Plugin>(
 /// `load` for model type `P`. Every model error becomes [`status::INVALID_STATE`].
 ///
 /// # Safety
-/// `model` as for [`with_instance`]; `bytes` points to `len` readable bytes (or `len == 0`).
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `bytes` points to `len` readable bytes (or `len == 0`).
 pub unsafe extern "C" fn load<P: Plugin>(
     model: *mut ModelHandle,
     bytes: *const u8,

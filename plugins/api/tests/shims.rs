@@ -163,10 +163,8 @@ fn create_update_predict_stats_destroy() {
     assert_eq!(mean, [2.0, 4.0]);
     let mut s = PluginStats::default();
     // SAFETY: live handle, writable out.
-    assert_eq!(
-        unsafe { (table().stats.expect("stats"))(h, &mut s) },
-        status::OK
-    );
+    let code = unsafe { (table().stats.expect("stats"))(h, &mut s) };
+    assert_eq!(code, status::OK);
     assert_eq!(s.samples_seen, 2);
     destroy(h);
 }
@@ -326,9 +324,7 @@ fn last_error_is_bounded_at_a_char_boundary() {
     let n = unsafe { (table().last_error.expect("last_error"))(buf.as_mut_ptr(), buf.len()) };
     assert_eq!(&buf[..n], b"predi");
     // SAFETY: a null buffer writes nothing.
-    assert_eq!(
-        unsafe { (table().last_error.expect("last_error"))(std::ptr::null_mut(), 10) },
-        0
-    );
+    let n = unsafe { (table().last_error.expect("last_error"))(std::ptr::null_mut(), 10) };
+    assert_eq!(n, 0);
     destroy(h);
 }

@@ -106,6 +106,8 @@ mod expert;
 mod groups;
 mod insert;
 mod model;
+mod persist;
+mod plugin;
 mod pool;
 mod predict;
 mod replace;

@@ -1,0 +1,34 @@
+//! The plugin glue: [`SkyGp`] as a `gpn_plugin_api` plugin named `skygp`, so the crate's
+//! cdylib (`libgpn_skygp.so`) is loadable by the node's plugin host. The learned state
+//! round trip is `persist.rs`.
+
+use gpn_gp_core::model::ModelError;
+use gpn_plugin_api::Plugin;
+
+use crate::model::SkyGp;
+use crate::persist;
+
+impl Plugin for SkyGp {
+    fn create(
+        config: &serde_json::Value,
+        input_dim: usize,
+        output_dim: usize,
+    ) -> Result<Self, ModelError> {
+        SkyGp::from_json(config, input_dim, output_dim)
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
+        Ok(persist::save(self))
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        persist::load(self, bytes)
+    }
+}
+
+gpn_plugin_api::export_plugin!(
+    SkyGp,
+    name = "skygp",
+    version = env!("CARGO_PKG_VERSION"),
+    description = "SkyGP-Fast and SkyGP-Dense: streaming mixtures of local GP experts",
+);
