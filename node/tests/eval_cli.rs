@@ -166,7 +166,7 @@ fn user_errors_are_one_clear_line() {
             "--hyper",
             h,
         ]),
-        &["nope", "available: skygp"],
+        &["nope", "available:", "skygp ("],
     );
     fails_with(
         &eval(&[

@@ -315,6 +315,25 @@ fn names_resolve_in_search_order() {
         Plugin::find("only", &cli_first).expect("find").info().name,
         "slow"
     );
+    // `available` lists each name once, under the name that finds it, shadowed files left out.
+    let listed: Vec<(String, std::path::PathBuf)> = cli_first
+        .available()
+        .into_iter()
+        .map(|a| (a.name, a.path))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "model".to_string(),
+                first.join(format!("{prefix}model{suffix}"))
+            ),
+            (
+                "only".to_string(),
+                second.join(format!("{prefix}gpn_only{suffix}"))
+            ),
+        ]
+    );
     // A name with a path separator is a path.
     let direct = first.join(format!("{prefix}model{suffix}"));
     assert_eq!(
@@ -339,7 +358,20 @@ fn the_executables_directory_is_searched() {
     let plugin = Plugin::find("gpn_double_slow", &search).expect("found next to the test binary");
     assert_eq!(plugin.info().name, "slow");
     let names: Vec<String> = search.available().into_iter().map(|a| a.name).collect();
-    assert!(names.iter().any(|n| n == "gpn_double_slow"), "{names:?}");
+    // Listed under its short name, once, though cargo may have put it in both directories.
+    assert_eq!(
+        names.iter().filter(|n| *n == "double_slow").count(),
+        1,
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "skygp"), "{names:?}");
+    assert_eq!(
+        Plugin::find("double_slow", &search)
+            .expect("short name")
+            .info()
+            .name,
+        "slow"
+    );
     assert!(
         names.iter().all(|n| !n.contains('-')),
         "hashed artefacts are not listed: {names:?}"

@@ -176,12 +176,27 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
         after[1],
         before[1]
     );
-    // Moving: viscous part 0.5·v at t = 0, 1.5× at 15 s (halfway up the ramp), 3× at 30 s.
+    // Moving joint 1 alone (its own centrifugal torque is zero: M does not depend on q₁), so
+    // the velocity-dependent residual of joint 1 is the viscous friction 0.5·k(t)·v, with the
+    // drift factor k = 1 at t = 0, 2 at 15 s (halfway up the ramp to 3), 3 from 30 s on.
+    let moving = |t: f64| {
+        let mut v = vec![0.0; 7];
+        v[0] = 1.0;
+        SimState {
+            t_secs: t,
+            q: READY.to_vec(),
+            v,
+        }
+    };
     let viscous =
-        |sim: &mut Simulator, t: f64| residual(sim, &at(t, 1.0))[0] - residual(sim, &at(t, 0.0))[0];
-    assert!((viscous(&mut sim, 0.0) - 0.5).abs() < 1e-9);
-    assert!((viscous(&mut sim, 15.0) - 1.0).abs() < 1e-9);
-    assert!((viscous(&mut sim, 45.0) - 1.5).abs() < 1e-9);
+        |sim: &mut Simulator, t: f64| residual(sim, &moving(t))[0] - residual(sim, &at(t, 0.0))[0];
+    for (t, expected) in [(0.0, 0.5), (15.0, 1.0), (45.0, 1.5)] {
+        let got = viscous(&mut sim, t);
+        assert!(
+            (got - expected).abs() < 1e-9,
+            "t = {t}: {got} vs {expected}"
+        );
+    }
 }
 
 #[test]

@@ -106,53 +106,59 @@ impl SearchPath {
     /// The file the plugin `name` resolves to. A missing name's error lists what is
     /// [available](SearchPath::available) and where it looked.
     pub fn find(&self, name: &str) -> Result<PathBuf> {
-        if name.contains(std::path::is_separator) {
-            let path = PathBuf::from(name);
-            if path.is_file() {
-                return Ok(path);
-            }
-        } else if !name.is_empty() {
-            let names = SearchPath::file_names(name);
-            for dir in &self.dirs {
-                for file in &names {
-                    let path = dir.join(file);
-                    if path.is_file() {
-                        return Ok(path);
-                    }
-                }
-            }
-        }
-        Err(HostError::NotFound {
+        self.resolve(name).ok_or_else(|| HostError::NotFound {
             name: name.to_string(),
             searched: self.dirs.clone(),
             available: self.available(),
         })
     }
 
-    /// Files on the search path named like plugins (`lib*.so` / `*.so`), in search order
-    /// then by name. Names are derived from file names only: nothing is loaded, so whether
-    /// a file really is a plugin is known only when it is opened. Cargo's hashed build
-    /// artefacts (`libfoo-0123abcd.so`) are skipped.
+    fn resolve(&self, name: &str) -> Option<PathBuf> {
+        if name.contains(std::path::is_separator) {
+            let path = PathBuf::from(name);
+            return path.is_file().then_some(path);
+        }
+        if name.is_empty() {
+            return None;
+        }
+        let names = SearchPath::file_names(name);
+        self.dirs
+            .iter()
+            .flat_map(|dir| names.iter().map(move |file| dir.join(file)))
+            .find(|path| path.is_file())
+    }
+
+    /// The plugins a name finds on this search path: every file named like a plugin
+    /// (`lib*.so`, `*.so`), in search order then by name, under the shortest name that
+    /// resolves to it (`libgpn_skygp.so` is listed as `skygp`); files shadowed by an
+    /// earlier one of the same name are left out. Names come from file names only: nothing
+    /// is loaded, so whether a file really is a plugin is known only when it is opened.
+    /// Cargo's hashed build artefacts (`libfoo-0123abcd.so`) are skipped.
     pub fn available(&self) -> Vec<Available> {
-        let mut found = Vec::new();
+        let mut found: Vec<Available> = Vec::new();
         for dir in &self.dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
-            let mut here: Vec<Available> = entries
+            let mut here: Vec<(String, PathBuf)> = entries
                 .filter_map(|entry| entry.ok())
                 .filter(|entry| entry.path().is_file())
                 .filter_map(|entry| {
                     let file = entry.file_name().into_string().ok()?;
-                    let name = name_of_file(&file)?;
-                    Some(Available {
-                        name,
-                        path: entry.path(),
-                    })
+                    Some((name_of_file(&file)?, entry.path()))
                 })
                 .collect();
-            here.sort_by(|a, b| a.name.cmp(&b.name));
-            found.extend(here);
+            here.sort();
+            for (name, path) in here {
+                let name = match name.strip_prefix("gpn_") {
+                    Some(short) if self.resolve(short).as_ref() == Some(&path) => short.to_string(),
+                    _ => name,
+                };
+                let shadowed = self.resolve(&name).as_ref() != Some(&path);
+                if !shadowed && found.iter().all(|a| a.name != name) {
+                    found.push(Available { name, path });
+                }
+            }
         }
         found
     }

@@ -15,9 +15,12 @@
 //! through two bounded `sync_channel`s: [`Viz::log_tick`] takes a free frame with
 //! `try_recv`, copies the tick's slices into it and hands it over with `try_send`. If the
 //! logger lags and no frame is free, the tick is dropped and counted ([`VizSummary::dropped`];
-//! `gp-node sim` prints "viz: N frames dropped"). `log_tick` never allocates, locks or
-//! waits (`node/tests/viz_alloc.rs` counts its allocations). [`Viz::finish`] closes the
-//! queue, lets the logger drain it, flushes the sink and joins the thread.
+//! `gp-node sim` prints "viz: N frames dropped"). `log_tick` never allocates, does no I/O
+//! and never waits for the logger: both calls return at once; the only shared state is the
+//! channel's own short internal lock, taken to wake the logger when it sleeps
+//! (`node/tests/viz_alloc.rs` counts its allocations). [`Viz::finish`] closes the queue,
+//! lets the logger drain it, flushes and closes the sink and joins the thread (at most 30 s:
+//! a viewer that stops taking data blocks rerun's gRPC client, never the tick).
 //!
 //! # What is logged
 //! Timelines: `sim_time` (simulated time, a duration in s) and `tick` (the tick index).

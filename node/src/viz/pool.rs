@@ -10,7 +10,8 @@
 //!
 //! Both channels hold as many slots as there are frames, so neither `try_send` can find its
 //! channel full. When the logger lags, the free channel runs empty and the tick's frame is
-//! dropped and counted. Real-time: [`FrameSender::send`] does not allocate, lock or wait.
+//! dropped and counted. Real-time: [`FrameSender::send`] does not allocate or wait (waking a
+//! sleeping logger takes the channel's short internal lock).
 
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 
@@ -147,7 +148,7 @@ pub(crate) fn frame_pool(nv: usize, capacity: usize) -> (FrameSender, FrameRecei
 
 impl FrameSender {
     /// Hands `tick` to the logger if a free frame is available; otherwise, or if a slice
-    /// has the wrong length, counts a drop. Real-time: no allocation, lock or wait.
+    /// has the wrong length, counts a drop. Real-time: no allocation, I/O or waiting.
     pub fn send(&mut self, tick: &VizTick<'_>) {
         let frame = match self.spare.take() {
             Some(frame) => Ok(frame),

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 
 use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
 
@@ -78,9 +78,32 @@ pub fn cdylib(crate_name: &str) -> PathBuf {
     })
 }
 
+static CLEAN_STALE: Once = Once::new();
+
 /// A fresh directory under cargo's test scratch dir, unique to this process and `name`.
+///
+/// The first call also removes the scratch dirs of test processes that are no longer
+/// running (each run copies several megabytes of libraries), so they do not pile up.
 pub fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    CLEAN_STALE.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let file_name = entry.file_name();
+            let Some(pid) = file_name
+                .to_str()
+                .and_then(|n| n.strip_prefix("model-tests-"))
+            else {
+                continue;
+            };
+            if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = base
         .join(format!("model-tests-{}", std::process::id()))
         .join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -90,7 +113,8 @@ pub fn scratch_dir(name: &str) -> PathBuf {
 
 /// Copy `library` into a fresh scratch dir as `file_name`: the copy is a distinct file,
 /// so the dynamic loader maps it separately from other tests' copies and a test can check
-/// that *its* copy is unloaded.
+/// that *its* copy is unloaded. (A hard or symbolic link would not do: glibc recognises an
+/// already loaded library by device and inode.)
 pub fn private_copy(library: &Path, test: &str, file_name: &str) -> PathBuf {
     let dir = scratch_dir(test);
     let path = dir.join(file_name);

@@ -107,7 +107,9 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     }
     let version = r.u32()?;
     if version != FORMAT_VERSION {
-        return Err(format!("format version {version}, this build reads {FORMAT_VERSION}"));
+        return Err(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        ));
     }
     let saved_cfg = r.str()?;
     let this_cfg = format!("{cfg:?}");
@@ -140,12 +142,18 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     r.f64s_into("cache.w", &mut c.w)?;
     c.n_agg = r.usize()?;
     if c.n_agg > cfg.n_cal {
-        return Err(format!("cache.n_agg {} exceeds n_cal {}", c.n_agg, cfg.n_cal));
+        return Err(format!(
+            "cache.n_agg {} exceeds n_cal {}",
+            c.n_agg, cfg.n_cal
+        ));
     }
 
     let used = r.usize()?;
     if used > m.pool.experts.len() {
-        return Err(format!("{used} experts, the pool holds {}", m.pool.experts.len()));
+        return Err(format!(
+            "{used} experts, the pool holds {}",
+            m.pool.experts.len()
+        ));
     }
     for _ in 0..used {
         // Hands out slots 0, 1, … in order: the pool is empty, so nothing is evicted.
@@ -154,7 +162,10 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     let mut order = Vec::new();
     r.usizes_into_vec(&mut order)?;
     if order.len() != used {
-        return Err(format!("list has {} entries for {used} experts", order.len()));
+        return Err(format!(
+            "list has {} entries for {used} experts",
+            order.len()
+        ));
     }
     let mut seen = vec![false; used];
     for &slot in &order {
@@ -168,7 +179,9 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     for (slot, e) in m.pool.experts[..used].iter_mut().enumerate() {
         let n = r.usize()?;
         if n == 0 || n > n_bar {
-            return Err(format!("expert in slot {slot} holds {n} points (N̄ = {n_bar})"));
+            return Err(format!(
+                "expert in slot {slot} holds {n} points (N̄ = {n_bar})"
+            ));
         }
         e.n = n;
         e.n_off = r.usize()?;
@@ -184,9 +197,12 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
         for (g, ch) in e.chol.iter_mut().enumerate() {
             let len = r.usize()?;
             if len != n {
-                return Err(format!("factor {g} of slot {slot} has {len} rows for {n} points"));
+                return Err(format!(
+                    "factor {g} of slot {slot} has {len} rows for {n} points"
+                ));
             }
-            restore_factor(ch, len, &mut r).map_err(|why| format!("factor {g} of slot {slot}: {why}"))?;
+            restore_factor(ch, len, &mut r)
+                .map_err(|why| format!("factor {g} of slot {slot}: {why}"))?;
         }
         for km in &mut e.kmat {
             r.f64s_into("kmat", &mut km[..n * (n + 1) / 2])?;
@@ -218,7 +234,8 @@ fn restore_factor(ch: &mut PackedCholesky, n: usize, r: &mut Reader<'_>) -> Resu
             return Err(format!("pivot {pivot} at row {i}"));
         }
         // c − lᵀl is exactly 0, so the pivot becomes sqrt(floor) = sqrt(pivot²) = pivot.
-        ch.extend_with_solved_mut(l, dot(l, l), pivot * pivot).map_err(|e| e.to_string())?;
+        ch.extend_with_solved_mut(l, dot(l, l), pivot * pivot)
+            .map_err(|e| e.to_string())?;
         if ch.row(i)[i].to_bits() != pivot.to_bits() {
             return Err(format!("pivot at row {i} did not restore exactly"));
         }
@@ -297,7 +314,11 @@ impl<'a> Reader<'a> {
     }
     fn expect_usize(&mut self, what: &str, want: usize) -> Result<(), String> {
         let v = self.usize()?;
-        if v == want { Ok(()) } else { Err(format!("{what}: saved {v}, this model {want}")) }
+        if v == want {
+            Ok(())
+        } else {
+            Err(format!("{what}: saved {v}, this model {want}"))
+        }
     }
     fn bool(&mut self) -> Result<bool, String> {
         match self.take(1)?[0] {
@@ -326,7 +347,10 @@ impl<'a> Reader<'a> {
     fn f64s_into(&mut self, what: &str, out: &mut [f64]) -> Result<(), String> {
         let n = self.len(8)?;
         if n != out.len() {
-            return Err(format!("{what}: saved {n} values, this model holds {}", out.len()));
+            return Err(format!(
+                "{what}: saved {n} values, this model holds {}",
+                out.len()
+            ));
         }
         for v in out.iter_mut() {
             *v = self.f64()?;
@@ -337,7 +361,10 @@ impl<'a> Reader<'a> {
     fn f64s_into_vec(&mut self, what: &str, out: &mut Vec<f64>) -> Result<(), String> {
         let n = self.len(8)?;
         if out.capacity() > 0 && n > out.capacity() {
-            return Err(format!("{what}: {n} values exceed capacity {}", out.capacity()));
+            return Err(format!(
+                "{what}: {n} values exceed capacity {}",
+                out.capacity()
+            ));
         }
         out.clear();
         for _ in 0..n {
@@ -349,7 +376,10 @@ impl<'a> Reader<'a> {
     fn usizes_into(&mut self, what: &str, out: &mut Vec<usize>) -> Result<(), String> {
         let n = self.len(8)?;
         if n > out.capacity() {
-            return Err(format!("{what}: {n} entries exceed capacity {}", out.capacity()));
+            return Err(format!(
+                "{what}: {n} entries exceed capacity {}",
+                out.capacity()
+            ));
         }
         out.clear();
         for _ in 0..n {
@@ -377,8 +407,14 @@ mod tests {
     /// A deterministic 2-D input path with two targets.
     fn sample(k: usize) -> ([f64; 2], [f64; 2]) {
         let t = k as f64 * 0.05;
-        let x = [(1.3 * t).sin() * 2.0 + 0.1 * (7.0 * t).cos(), (0.7 * t).cos() * 1.5];
-        let y = [x[0].sin() * x[1], (x[0] - x[1]).cos() + 0.05 * ((k * 31) % 7) as f64];
+        let x = [
+            (1.3 * t).sin() * 2.0 + 0.1 * (7.0 * t).cos(),
+            (0.7 * t).cos() * 1.5,
+        ];
+        let y = [
+            x[0].sin() * x[1],
+            (x[0] - x[1]).cos() + 0.05 * ((k * 31) % 7) as f64,
+        ];
         (x, y)
     }
 
@@ -402,7 +438,8 @@ mod tests {
         for k in range {
             let (x, y) = sample(k);
             m.predict(&x, &mut mean, &mut var).expect("predict");
-            m.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04]).expect("update");
+            m.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04])
+                .expect("update");
         }
     }
 
@@ -417,9 +454,15 @@ mod tests {
             let cfg = config(variant, preset);
             let mut a = SkyGp::from_json(&cfg, 2, 2).expect("config");
             run(&mut a, 0..600);
-            assert!(a.evictions() > 0, "{variant}/{preset}: the stream must recycle experts");
+            assert!(
+                a.evictions() > 0,
+                "{variant}/{preset}: the stream must recycle experts"
+            );
             if variant == "dense" {
-                assert!(a.replacements() > 0, "{preset}: Dense must have replaced points");
+                assert!(
+                    a.replacements() > 0,
+                    "{preset}: Dense must have replaced points"
+                );
             }
             // Save right after a prediction, while its selection is cached for the update.
             let (x, _) = sample(600);
@@ -428,7 +471,11 @@ mod tests {
             let state = save(&a);
             let mut b = SkyGp::from_json(&cfg, 2, 2).expect("config");
             load(&mut b, &state).expect("load");
-            assert_eq!(save(&b), state, "{variant}/{preset}: re-saving gives the same bytes");
+            assert_eq!(
+                save(&b),
+                state,
+                "{variant}/{preset}: re-saving gives the same bytes"
+            );
             assert_eq!(a.stats(), b.stats());
             // Both continue identically: every prediction bitwise equal, same final state.
             let (mut ma, mut va, mut mb, mut vb) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
@@ -437,11 +484,21 @@ mod tests {
                 a.predict(&x, &mut ma, &mut va).expect("predict a");
                 b.predict(&x, &mut mb, &mut vb).expect("predict b");
                 assert_eq!(bits(&ma), bits(&mb), "{variant}/{preset}: mean at step {k}");
-                assert_eq!(bits(&va), bits(&vb), "{variant}/{preset}: variance at step {k}");
-                a.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04]).expect("update a");
-                b.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04]).expect("update b");
+                assert_eq!(
+                    bits(&va),
+                    bits(&vb),
+                    "{variant}/{preset}: variance at step {k}"
+                );
+                a.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04])
+                    .expect("update a");
+                b.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04])
+                    .expect("update b");
             }
-            assert_eq!(save(&a), save(&b), "{variant}/{preset}: same state after 300 more steps");
+            assert_eq!(
+                save(&a),
+                save(&b),
+                "{variant}/{preset}: same state after 300 more steps"
+            );
         }
     }
 
@@ -468,7 +525,10 @@ mod tests {
         let err = |bytes: &[u8], b: &mut SkyGp| load(b, bytes).expect_err("must fail").to_string();
 
         let cut = err(&state[..state.len() - 3], &mut b);
-        assert!(cut.contains("runs past the end") || cut.contains("truncated"), "{cut}");
+        assert!(
+            cut.contains("runs past the end") || cut.contains("truncated"),
+            "{cut}"
+        );
         assert!(err(b"not a state", &mut b).contains("bad magic"));
         let mut longer = state.clone();
         longer.push(0);
