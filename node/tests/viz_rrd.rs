@@ -6,6 +6,7 @@
 //! fails: `.ci/run` creates the venv from `ci/requirements.txt` and exports the variable.
 #![cfg(feature = "rerun")]
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,7 +22,9 @@ fn python() -> Option<PathBuf> {
             panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
         }
         _ => {
-            eprintln!(
+            // Straight to stderr: the test harness captures `eprintln!` of passing tests.
+            let _ = writeln!(
+                std::io::stderr(),
                 "SKIPPED viz_rrd: set GPN_PYTHON to a python with rerun-sdk=={} \
                  (python3 -m venv .venv && .venv/bin/pip install -r ci/requirements.txt)",
                 gp_node::viz::RERUN_VERSION
@@ -192,9 +195,11 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
         let body = format!("/robot/links/panda_link{i}");
         assert!(has(&body, "Transform3D:translation"), "{body}");
         assert!(has(&body, "Transform3D:mat3x3"), "{body}");
+        // A pose per 1/POSE_RATE_HZ window that kept at least one tick.
+        let expected = if dropped == 0 { poses - 2 } else { poses / 2 };
         assert!(
-            rows(&body).abs_diff(poses) <= 2,
-            "{body}: {} poses",
+            (expected..=poses + 2).contains(&rows(&body)),
+            "{body}: {} poses, {dropped} ticks dropped",
             rows(&body)
         );
         let visual = format!("{body}/panda_link{i}_0");

@@ -1,6 +1,6 @@
 //! Error bounds published with every prediction.
 //!
-//! * η_thm,j = β·σ_j + γ_j — Lemma 1 of the SkyGP paper with the spec's [R] choices
+//! * η_thm,j = β·σ_j + γ_j — Lemma 1 of the SkyGP paper with the spec's recommended choices
 //!   (`gpn_gp_core::bound`). β (eq. 13) covers the input box of x = [q, q̇, q̈]: the URDF
 //!   position limits (±π for continuous joints), ± the velocity limits, and ± a configured
 //!   acceleration bound. γ_j = β·ω_σ(τ) + Γ√(2L_κτ) + L_μ·τ with conservative constants

@@ -3,7 +3,7 @@
 
 use crate::sim::JointValues;
 
-/// Constants of the Lemma-1 bound η_thm = β·σ + γ (SkyGP spec §4 with its [R] choices).
+/// Constants of the Lemma-1 bound η_thm = β·σ + γ (SkyGP spec §4 with its recommended choices).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BoundParams {

@@ -53,6 +53,9 @@
 //! on the logger thread. Visuals are the URDF's primitive shapes (box, cylinder, capsule,
 //! sphere); mesh visuals are skipped (the skeleton still shows their links).
 //!
+//! Size: about 2 MB per simulated second at 1 kHz (the default 30 s run of `gp-node sim`
+//! writes about 60 MB), mostly rerun's 16-byte row id per scalar row.
+//!
 //! # Example
 //! ```no_run
 //! # #[cfg(feature = "rerun")] {
