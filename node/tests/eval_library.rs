@@ -456,3 +456,16 @@ fn fitted_hyper_feeds_skygp() {
     .unwrap();
     assert!(r.metrics[0].smse_final < 0.5, "{:?}", r.metrics[0]);
 }
+
+/// A `nan` cell marks a missing value (e.g. a recorded tick without a learning sample): the
+/// row is left out and counted; an infinite value is still an error.
+#[test]
+fn rows_with_missing_values_are_left_out() {
+    let csv = "a,b,y\n1,2,3\nnan,2,3\n4,5,nan\n6,7,8\n";
+    let data = Dataset::from_reader(csv.as_bytes(), "test", &ColumnSelection::default()).unwrap();
+    assert_eq!((data.len(), data.skipped_rows), (2, 2));
+    assert_eq!(data.x, vec![1.0, 2.0, 6.0, 7.0]);
+    assert_eq!(data.y, vec![3.0, 8.0]);
+    let bad = "a,y\ninf,1\n";
+    assert!(Dataset::from_reader(bad.as_bytes(), "test", &ColumnSelection::default()).is_err());
+}

@@ -121,6 +121,12 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         truth: args.truth.clone(),
     };
     let mut data = Dataset::from_path(&args.data, &selection)?;
+    if data.skipped_rows > 0 {
+        eprintln!(
+            "eval: left out {} rows with a `nan` (missing) value in a selected column",
+            data.skipped_rows
+        );
+    }
     data.center(match args.center {
         CenterArg::WholeFile => Centering::WholeFile,
         CenterArg::None => Centering::None,

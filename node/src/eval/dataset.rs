@@ -55,6 +55,8 @@ pub struct Dataset {
     pub input_offsets: Vec<f64>,
     /// Means subtracted from the targets and truth (zeros if not centred).
     pub target_offsets: Vec<f64>,
+    /// Rows left out because a selected cell was `nan` (a missing value).
+    pub skipped_rows: usize,
 }
 
 impl Dataset {
@@ -131,6 +133,7 @@ impl Dataset {
         let names = |idx: &[usize]| idx.iter().map(|&i| header[i].clone()).collect::<Vec<_>>();
         let (mut x, mut y, mut truth) = (Vec::new(), Vec::new(), Vec::new());
         let mut record = csv::StringRecord::new();
+        let mut skipped_rows = 0;
         loop {
             match rdr.read_record(&mut record) {
                 Ok(true) => {}
@@ -147,7 +150,7 @@ impl Dataset {
                         column: header[i].clone(),
                         value: cell.to_string(),
                     })?;
-                    if !v.is_finite() {
+                    if v.is_infinite() {
                         return Err(EvalError::NonNumeric {
                             path: source.to_string(),
                             line,
@@ -159,9 +162,23 @@ impl Dataset {
                 }
                 Ok(())
             };
+            let marks = (x.len(), y.len(), truth.len());
             parse(&input_idx, &mut x)?;
             parse(&target_idx, &mut y)?;
             parse(&truth_idx, &mut truth)?;
+            // `nan` marks a missing value (e.g. a recorded tick without a learning sample):
+            // the row is left out and counted.
+            if x[marks.0..]
+                .iter()
+                .chain(&y[marks.1..])
+                .chain(&truth[marks.2..])
+                .any(|v| v.is_nan())
+            {
+                x.truncate(marks.0);
+                y.truncate(marks.1);
+                truth.truncate(marks.2);
+                skipped_rows += 1;
+            }
         }
         if y.is_empty() {
             return Err(EvalError::NoRows {
@@ -183,6 +200,7 @@ impl Dataset {
             },
             input_offsets: vec![0.0; d],
             target_offsets: vec![0.0; p],
+            skipped_rows,
         })
     }
 

@@ -8,7 +8,7 @@
 //! sample formed at this tick: [q, q̇, q̈] of the interval that just ended and its target),
 //! `y_true_j` (the true residual at that x), `mu_j`, `sigma_j`, `eta_cal_j` (at x*). Ticks
 //! without a learning sample (the first one, gated or decimated samples) have `nan` in the
-//! `x`, `y`, `y_true` and `qdd_est` columns.
+//! `x`, `y`, `y_true` and `qdd_est` columns; `gp-node eval` leaves such rows out.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
