@@ -1,0 +1,292 @@
+"""The lock-step loop: publish state k → wait for one command → apply it for one step → k+1.
+
+Per tick k (simulation time t_k = t0 + k/rate_hz, t0 = 1 s so that no stamp is zero — zero
+means "now" in ROS — and run time τ_k = k/rate_hz):
+
+1. measure the true state with the sensors; effort = the torque that acted over the step
+   that just ended (the applied, clamped command; zero before the first) plus noise — the
+   embedded simulator's convention;
+2. discard commands still queued (answers to an earlier state; counted as stale), publish
+   the JointState stamped t_k;
+3. wait for one command (≤ the command timeout). A command of the wrong length or with a
+   non-finite entry is refused (logged once per kind, counted) and the wait goes on. On
+   timeout the same message (same stamp, same noise) is republished, at most
+   ``max_republish`` times, then the driver stops with :class:`DriverError` naming the
+   topic that stayed silent;
+4. clamp the command to the URDF effort limits (counted), step the plant (all substeps).
+
+The run starts at q(t0) = q_d(0), q̇(t0) = q̇_d(0), once a reader of the joint states and a
+writer of commands are matched (≤ the startup timeout) and ``settle_s`` has passed (DDS
+discovery is not symmetric: a best-effort reader drops samples of a writer it has not yet
+discovered). It stops after ``duration_s`` of simulated time (round(duration·rate) steps).
+Given the same parameters and the same command sequence the states are bit-identical: the
+physics and the noise are seeded and nothing depends on the wall clock.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .messages import (
+    NANOS_PER_SEC,
+    Float64MultiArray_,
+    Header_,
+    JointState_,
+    JointTrajectory_,
+    JointTrajectoryPoint_,
+    duration_from_nanos,
+    time_from_nanos,
+)
+from .plant import Plant
+from .reference import SineReference
+from .scenario import Scenario
+from .sensors import Sensors
+from .transport import DriverTransport
+from .urdf import Robot
+
+LOG = logging.getLogger("mujoco_driver")
+
+T0_NANOS = NANOS_PER_SEC
+"""Simulation time of the first state: 1 s."""
+
+REFERENCE_PERIOD_NANOS = 10_000_000
+"""Spacing of the published reference trajectory's points: 10 ms."""
+
+
+class DriverError(Exception):
+    """The run cannot go on; the message says what is missing."""
+
+
+@dataclass
+class DriverOptions:
+    """How the loop runs (the scenario says what it simulates)."""
+
+    duration_s: float
+    command_timeout_s: float = 2.0
+    startup_timeout_s: float = 30.0
+    publish_reference: bool = False
+    max_republish: int = 3
+    """Republications of one state before the driver gives up."""
+    settle_s: float = 0.2
+    """Pause after matching before the first state."""
+    record: bool = False
+    """Keep the true states and applied torques (tests)."""
+
+
+@dataclass
+class Counters:
+    """What the loop counted; the result JSON is made from it."""
+
+    steps: int = 0
+    republished_states: int = 0
+    refused_wrong_length: int = 0
+    refused_non_finite: int = 0
+    clamped_commands: int = 0
+    clamped_per_joint: list[int] = field(default_factory=list)
+    stale_commands_dropped: int = 0
+    glitches: int = 0
+    round_trip_ns: list[int] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def stamp_nanos(k: int, rate_hz: float) -> int:
+    """Simulation time of tick k, integer nanoseconds: t0 + k/rate_hz."""
+    return T0_NANOS + round(k * NANOS_PER_SEC / rate_hz)
+
+
+def reference_message(names: list[str], reference: SineReference, duration_s: float) -> JointTrajectory_:
+    """The run's reference as a JointTrajectory: stamped t0, a point every 10 ms over the
+    duration (τ = 0 … duration), positions, velocities and accelerations."""
+    count = int(math.floor(duration_s * NANOS_PER_SEC / REFERENCE_PERIOD_NANOS + 1e-9)) + 1
+    points = []
+    for i in range(count):
+        nanos = i * REFERENCE_PERIOD_NANOS
+        q, qd, qdd = reference.sample(nanos / NANOS_PER_SEC)
+        points.append(
+            JointTrajectoryPoint_(
+                positions=q.tolist(),
+                velocities=qd.tolist(),
+                accelerations=qdd.tolist(),
+                effort=[],
+                time_from_start=duration_from_nanos(nanos),
+            )
+        )
+    return JointTrajectory_(
+        header=Header_(stamp=time_from_nanos(T0_NANOS), frame_id=""), joint_names=list(names), points=points
+    )
+
+
+class Driver:
+    """One run of the robot driver over a transport."""
+
+    def __init__(self, robot: Robot, scenario: Scenario, transport: DriverTransport, options: DriverOptions):
+        if not (math.isfinite(options.duration_s) and options.duration_s > 0.0):
+            raise ValueError(f"duration {options.duration_s} s must be > 0")
+        self.robot = robot
+        self.scenario = scenario
+        self.transport = transport
+        self.options = options
+        self.names = robot.joint_names
+        self.rate_hz = scenario.sim.rate_hz
+        self.ticks = max(1, round(options.duration_s * self.rate_hz))
+        self.plant = Plant(robot, scenario, t0_secs=T0_NANOS / NANOS_PER_SEC)
+        self.sensors = Sensors(scenario.sim)
+        self.reference = SineReference(scenario.run.reference)
+        self.limits = robot.effort_limits
+        nv = len(self.names)
+        self.counters = Counters(clamped_per_joint=[0] * nv)
+        self._err_sq = np.zeros(nv)
+        self._err_max = np.zeros(nv)
+        self._err_count = 0
+        self.true_q: list[np.ndarray] = []
+        self.true_v: list[np.ndarray] = []
+        self.applied: list[np.ndarray] = []
+        self.completed = False
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Runs to the end; raises :class:`DriverError` when the peer is missing or silent."""
+        q0, v0, _ = self.reference.sample(0.0)
+        self.plant.reset(q0, v0)
+        self._wait_for_peer()
+        if self.options.publish_reference:
+            self.transport.publish_reference(reference_message(self.names, self.reference, self.options.duration_s))
+        wall = time.perf_counter()
+        try:
+            self._loop()
+        finally:
+            self.counters.wall_s = time.perf_counter() - wall
+        self.completed = True
+
+    def _wait_for_peer(self) -> None:
+        readers, writers = self.transport.wait_for_peer(self.options.startup_timeout_s)
+        if readers == 0 or writers == 0:
+            names = self.transport.dds_names
+            missing = []
+            if readers == 0:
+                missing.append(f"no reader of {self.transport.topics.joint_states} (DDS {names['joint_states']})")
+            if writers == 0:
+                missing.append(f"no writer of {self.transport.topics.command} (DDS {names['command']})")
+            raise DriverError(
+                f"after {self.options.startup_timeout_s:g} s of waiting for the controller: "
+                + " and ".join(missing)
+                + f" on domain {self.transport.participant.domain_id}"
+            )
+        time.sleep(self.options.settle_s)
+
+    def _loop(self) -> None:
+        nv = len(self.names)
+        tau_prev = np.zeros(nv)
+        half = self.ticks // 2
+        record = self.options.record
+        if record:
+            self.true_q.append(self.plant.q())
+            self.true_v.append(self.plant.v())
+        for k in range(self.ticks):
+            q_true, v_true = self.plant.q(), self.plant.v()
+            if self.options.publish_reference and k >= half:
+                q_d, _, _ = self.reference.sample(k / self.rate_hz)
+                err = q_true - q_d
+                self._err_sq += err * err
+                self._err_max = np.maximum(self._err_max, np.abs(err))
+                self._err_count += 1
+            measured = self.sensors.measure(q_true, v_true, tau_prev)
+            self.counters.glitches += measured.glitches
+            msg = JointState_(
+                header=Header_(stamp=time_from_nanos(stamp_nanos(k, self.rate_hz)), frame_id=""),
+                name=list(self.names),
+                position=measured.q.tolist(),
+                velocity=measured.v.tolist(),
+                effort=measured.tau.tolist(),
+            )
+            command = self._exchange(k, msg)
+            tau = np.clip(command, -self.limits, self.limits)
+            clamped = tau != command
+            if clamped.any():
+                self.counters.clamped_commands += 1
+                for j in np.flatnonzero(clamped):
+                    self.counters.clamped_per_joint[j] += 1
+            self.plant.step(tau)
+            tau_prev = tau
+            self.counters.steps += 1
+            if record:
+                self.true_q.append(self.plant.q())
+                self.true_v.append(self.plant.v())
+                self.applied.append(tau.copy())
+
+    def _exchange(self, k: int, msg: JointState_) -> np.ndarray:
+        """Publishes state k and returns the first acceptable command for it."""
+        transport = self.transport
+        self.counters.stale_commands_dropped += transport.drain_commands()
+        transport.publish_state(msg)
+        published_ns = time.perf_counter_ns()
+        deadline = time.monotonic() + self.options.command_timeout_s
+        publications = 1
+        while True:
+            command = transport.take_command(deadline)
+            if command is None:
+                if publications > self.options.max_republish:
+                    raise DriverError(self._silence_message(k, publications))
+                transport.publish_state(msg)
+                published_ns = time.perf_counter_ns()
+                deadline = time.monotonic() + self.options.command_timeout_s
+                publications += 1
+                self.counters.republished_states += 1
+                continue
+            values = self._accept(command)
+            if values is not None:
+                self.counters.round_trip_ns.append(time.perf_counter_ns() - published_ns)
+                return values
+
+    def _accept(self, command: Float64MultiArray_) -> np.ndarray | None:
+        nv = len(self.names)
+        values = np.asarray(command.data, dtype=float)
+        if values.shape != (nv,):
+            if self.counters.refused_wrong_length == 0:
+                LOG.warning(
+                    "refused a command with %d values on %s: expected %d (one per joint, in the order %s); "
+                    "further ones are counted, not logged",
+                    values.size,
+                    self.transport.topics.command,
+                    nv,
+                    ", ".join(self.names),
+                )
+            self.counters.refused_wrong_length += 1
+            return None
+        if not np.all(np.isfinite(values)):
+            if self.counters.refused_non_finite == 0:
+                bad = int(np.flatnonzero(~np.isfinite(values))[0])
+                LOG.warning(
+                    "refused a command with a non-finite value (%s = %r) on %s; further ones are counted, not logged",
+                    self.names[bad],
+                    values[bad],
+                    self.transport.topics.command,
+                )
+            self.counters.refused_non_finite += 1
+            return None
+        return values
+
+    def _silence_message(self, k: int, publications: int) -> str:
+        readers, writers = self.transport.matched()
+        t = stamp_nanos(k, self.rate_hz) / NANOS_PER_SEC
+        return (
+            f"no command on {self.transport.topics.command} (DDS {self.transport.dds_names['command']}) "
+            f"for the state stamped t = {t:.6f} s (step {k} of {self.ticks}), published {publications} times "
+            f"{self.options.command_timeout_s:g} s apart; matched now: {readers} joint-state reader(s), "
+            f"{writers} command writer(s)"
+        )
+
+    # -- results ----------------------------------------------------------------------
+
+    def tracking_error(self) -> tuple[list[float], list[float]] | None:
+        """(RMS, max) of the true q − q_d per joint over the second half, if known."""
+        if not self.options.publish_reference or self._err_count == 0:
+            return None
+        rms = np.sqrt(self._err_sq / self._err_count)
+        return rms.tolist(), self._err_max.tolist()
