@@ -19,7 +19,7 @@ depend on nothing else); the DDS type name is ``pkg::msg::dds_::Type_``:
 ROS 2 topic ``/name`` is DDS topic ``rt/name`` (:func:`dds_topic`).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: cyclonedds resolves the field types at run time.
 
 from dataclasses import dataclass, field
 

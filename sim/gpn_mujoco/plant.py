@@ -36,7 +36,7 @@ import mujoco
 import numpy as np
 
 from .scenario import FrictionDrift, Scenario, ScenarioError
-from .urdf import JointMap, Robot, joint_map
+from .urdf import JointMap, Robot, compile_spec, joint_map
 
 PAYLOAD_BODY = "gpn_payload"
 
@@ -131,7 +131,7 @@ class Plant:
             for joint, value in zip(robot.joints, armature):
                 spec.joint(joint.name).armature = value
             try:
-                return spec.compile()
+                return compile_spec(spec)
             except ValueError as err:
                 raise ScenarioError(f"MuJoCo cannot compile the true robot: {err}") from err
 

@@ -252,6 +252,12 @@ def _payload(sec: _Section) -> Payload:
     inertia = sec.numbers("inertia_diag_kgm2", [0.0, 0.0, 0.0], 3)
     if any(v < 0.0 for v in inertia):
         raise ScenarioError(f"`{sec.key('inertia_diag_kgm2')}` must be ≥ 0, found {inertia}")
+    a, b, c = inertia
+    if a + b < c or b + c < a or a + c < b:
+        raise ScenarioError(
+            f"`{sec.key('inertia_diag_kgm2')}` must satisfy the triangle inequality (a rigid body's "
+            f"principal moments), found {inertia}"
+        )
     return Payload(
         link=link or None,
         mass_kg=sec.number("mass_kg", 1.5, _nonneg, "must be ≥ 0"),

@@ -159,9 +159,16 @@ class DriverTransport:
             self._waitset.wait(duration(seconds=remaining))
 
     def close(self) -> None:
-        """Deletes the participant and everything in it."""
-        for name in ("_waitset", "_condition", "reference_writer", "command_reader", "state_writer"):
-            setattr(self, name, None)
-        participant, self.participant = self.participant, None
-        if participant is not None:
-            participant._delete()
+        """Deletes the DDS entities (readers and writers first, then the participant)."""
+        delete_entities(
+            self._waitset, self._condition, self.reference_writer, self.command_reader, self.state_writer, self.participant
+        )
+        self._waitset = self._condition = self.reference_writer = None
+        self.command_reader = self.state_writer = self.participant = None
+
+
+def delete_entities(*entities) -> None:
+    """Deletes cyclonedds entities now rather than at garbage collection (``None`` skipped)."""
+    for entity in entities:
+        if entity is not None:
+            entity.__del__()

@@ -87,6 +87,10 @@ class Robot:
         """Effort limit per joint (``inf``: none)."""
         return np.array([j.effort_limit for j in self.joints])
 
+    def nominal_model(self) -> mujoco.MjModel:
+        """The compiled nominal model (no scenario extras)."""
+        return compile_spec(self.nominal_spec())
+
     def nominal_spec(self) -> mujoco.MjSpec:
         """A fresh MuJoCo spec of the nominal robot, configured as the module doc says."""
         try:
@@ -95,6 +99,19 @@ class Robot:
             raise UrdfError(f"MuJoCo cannot import the URDF: {err}: {self.path}") from err
         configure_nominal(spec)
         return spec
+
+
+def compile_spec(spec: mujoco.MjSpec) -> mujoco.MjModel:
+    """Compiles ``spec``. MuJoCo's compiler evaluates the model once, and a Python
+    ``mjcb_passive`` hook (the plant's friction) cannot be called on a model that is still
+    being compiled, so the hook is unset for the duration and restored afterwards. Compile
+    only while no other thread steps a model."""
+    hook = mujoco.get_mjcb_passive()
+    mujoco.set_mjcb_passive(None)
+    try:
+        return spec.compile()
+    finally:
+        mujoco.set_mjcb_passive(hook)
 
 
 def strip_geometry(root: ET.Element) -> int:
