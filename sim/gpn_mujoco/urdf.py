@@ -32,6 +32,7 @@ missing, several root links, non-numeric limits.
 
 from __future__ import annotations
 
+import logging
 import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -41,6 +42,21 @@ import mujoco
 import numpy as np
 
 GRAVITY_MPS2 = (0.0, 0.0, -9.81)
+
+LOG = logging.getLogger("mujoco_driver.mujoco")
+
+
+def _mujoco_warning(message: str) -> None:
+    # MuJoCo's default handler appends warnings to MUJOCO_LOG.TXT in the working directory;
+    # route them to logging instead. Position limits never act here, so the importer's
+    # note about a joint with lower == upper (no limit in the URDF) is only a debug line.
+    if "equal lower and upper limits" in message:
+        LOG.debug("%s", message)
+    else:
+        LOG.warning("MuJoCo: %s", message)
+
+
+mujoco.set_mju_user_warning(_mujoco_warning)
 
 _MOVABLE = ("revolute", "continuous", "prismatic")
 _KNOWN = _MOVABLE + ("fixed", "floating", "planar")
