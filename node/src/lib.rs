@@ -9,6 +9,7 @@ pub mod eval;
 pub mod learn;
 pub mod model;
 pub mod robot;
+pub mod ros;
 pub mod sim;
 pub mod simulate;
 pub mod viz;

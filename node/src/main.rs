@@ -26,6 +26,9 @@ enum Command {
     Eval(cli::eval::EvalArgs),
     /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
     Sim(cli::sim::SimArgs),
+    /// The ROS 2 node: joint states in, compensated effort command and estimates out.
+    #[cfg(feature = "ros")]
+    Run(cli::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +37,8 @@ fn main() -> ExitCode {
         Command::Dynamics(cmd) => cli::dynamics::run(cmd),
         Command::Eval(args) => cli::eval::run(args),
         Command::Sim(args) => cli::sim::run(args),
+        #[cfg(feature = "ros")]
+        Command::Run(args) => cli::run::run(args),
     };
     match result {
         Ok(code) => code,

@@ -10,55 +10,16 @@ use gp_node::learn::{
     AccelEstimator, AccelParams, AccelUpdate, LearnParams, Learner, ModelFactory,
 };
 use gp_node::robot::Model;
-use gp_node::sim::{SimParams, SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+
+mod loop_support;
+use loop_support::exact_factory;
 
 fn default_params(duration_s: f64) -> NodeParams {
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("built-in parameters parse");
     params.run.duration_s = duration_s;
     params
-}
-
-/// Predicts the simulator's true residual exactly (its own copy of the true robot).
-struct ExactModel {
-    sim: Simulator,
-    state: SimState,
-}
-
-impl OnlineModel for ExactModel {
-    fn input_dim(&self) -> usize {
-        21
-    }
-    fn output_dim(&self) -> usize {
-        7
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.state.q.copy_from_slice(&x[..7]);
-        self.state.v.copy_from_slice(&x[7..14]);
-        self.sim
-            .true_residual(&self.state, &x[14..], mean)
-            .map_err(|e| ModelError::Other(e.to_string()))?;
-        var.fill(1e-6);
-        Ok(())
-    }
-    fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
-    }
-}
-
-fn exact_factory(robot: &Model, sim: &SimParams) -> ModelFactory {
-    let (robot, sim) = (robot.clone(), sim.clone());
-    Box::new(move |_| {
-        let model = ExactModel {
-            sim: Simulator::new(&robot, &sim).map_err(|e| e.to_string())?,
-            state: SimState::at_rest(&[0.0; 7]),
-        };
-        Ok(Box::new(model) as Box<dyn OnlineModel>)
-    })
 }
 
 /// Control-loop acceptance: exact compensation keeps RMS tracking ≤ 5e-4 rad on every joint.

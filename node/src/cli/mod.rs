@@ -3,4 +3,6 @@
 
 pub mod dynamics;
 pub mod eval;
+#[cfg(feature = "ros")]
+pub mod run;
 pub mod sim;

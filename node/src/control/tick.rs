@@ -297,6 +297,12 @@ impl Tick {
             &mut out.tau_rbd,
             &mut out.u,
         ) {
+            // Finite inputs can still overflow (a velocity of 1e300 squares to infinity in
+            // the Coriolis terms); a non-finite command never leaves the tick.
+            Ok(_) if !out.u.iter().all(|u| u.is_finite()) => {
+                self.hold(out);
+                status.result = TickResult::BadInput;
+            }
             Ok(saturated) => status.saturated = saturated,
             Err(_) => {
                 self.hold(out);
@@ -305,6 +311,13 @@ impl Tick {
         }
         status.exec_micros = start.elapsed().as_secs_f64() * 1e6;
         status
+    }
+
+    /// The safe output: gravity compensation at the last good position (zero torque before
+    /// any), μ = 0, into `out.u`. What bad input gets, and the ROS node's watchdog action.
+    /// Real-time: no allocation, lock or I/O.
+    pub fn hold_gravity(&mut self, out: &mut TickOutput) {
+        self.hold(out);
     }
 
     fn hold(&mut self, out: &mut TickOutput) {

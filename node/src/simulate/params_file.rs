@@ -86,6 +86,8 @@ pub struct NodeParams {
     pub sim: SimParams,
     /// Simulated run.
     pub run: RunParams,
+    /// The ROS 2 node (`gp-node run`).
+    pub ros: crate::ros::RosParams,
 }
 
 /// Why a parameter file was refused.

@@ -1,0 +1,149 @@
+//! `gp-node run`: the ROS 2 node. Parses the arguments, applies them over the parameter
+//! file, runs `gp_node::ros::run` until SIGINT/SIGTERM (or `--duration`) and prints the
+//! summary.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gp_node::ros::Mode;
+use gp_node::ros::run::{RunOptions, RunSummary};
+use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
+
+/// Arguments of `gp-node run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Parameter file (ROS 2 parameter YAML, `gp_learning_node: ros__parameters: …`; the
+    /// `ros:` section holds node, topic and watchdog settings); default: the built-in
+    /// `launch/sim_default.yaml`.
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// `control` (publish the compensated effort command) or `learn` (learn from another
+    /// controller's commands; publish estimates only). Overrides `ros.mode`.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    /// Node name (overrides `ros.node_name`).
+    #[arg(long)]
+    node_name: Option<String>,
+    /// Namespace (overrides `ros.namespace`).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// DDS domain (overrides `ros.domain_id`; default `$ROS_DOMAIN_ID`, else 0).
+    #[arg(long)]
+    domain_id: Option<u16>,
+    /// Model plugin (overrides `model.plugin`).
+    #[arg(long)]
+    plugin: Option<String>,
+    /// Run the nominal computed-torque law only (no learned residual in the law; the
+    /// baseline of a comparison).
+    #[arg(long)]
+    nominal: bool,
+    /// Stop after this many seconds of wall time (default: until Ctrl-C / SIGTERM).
+    #[arg(long, value_name = "S")]
+    duration: Option<f64>,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    Control,
+    Learn,
+}
+
+/// Runs `gp-node run`.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut params = match &args.params {
+        Some(path) => NodeParams::from_file(path)?,
+        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
+            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
+    };
+    if let Some(mode) = args.mode {
+        params.ros.mode = match mode {
+            ModeArg::Control => Mode::Control,
+            ModeArg::Learn => Mode::Learn,
+        };
+    }
+    if let Some(name) = args.node_name {
+        params.ros.node_name = name;
+    }
+    if let Some(ns) = args.namespace {
+        params.ros.namespace = ns;
+    }
+    if let Some(id) = args.domain_id {
+        params.ros.domain_id = i32::from(id);
+    }
+    if let Some(plugin) = args.plugin {
+        params.model.plugin = plugin;
+    }
+    if args.nominal {
+        params.control.use_model = false;
+    }
+    if let Some(d) = args.duration {
+        anyhow::ensure!(
+            d.is_finite() && d > 0.0,
+            "--duration must be > 0 s, got {d}"
+        );
+    }
+    let robot = simulate::load_robot(&params)?;
+    eprintln!(
+        "gp-node run: {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
+        robot.nv(),
+        robot.name(),
+        match params.ros.mode {
+            Mode::Control => "control",
+            Mode::Learn => "learn",
+        },
+        params.model.plugin,
+        if params.control.use_model {
+            "learned law"
+        } else {
+            "nominal law only"
+        }
+    );
+    let summary = gp_node::ros::run::run(
+        &robot,
+        &params,
+        &RunOptions {
+            duration_s: args.duration,
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        eprint!("{}", table(&summary));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(s: &RunSummary) -> String {
+    format!(
+        "node {} (domain {}), {:.1} s\n\
+         joint states: {} received, {} refused, {} dropped in bursts, {} out of order, {} repeated\n\
+         ticks: {} ({} on the learned law), {} commands published, {} watchdog trips\n\
+         model: {} samples learned, {} models adopted\n\
+         state in -> command out: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({} commands)\n\
+         tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n",
+        s.node,
+        s.domain_id,
+        s.wall_s,
+        s.joint_states_received,
+        s.joint_states_refused,
+        s.joint_states_dropped_busy,
+        s.out_of_order,
+        s.repeated,
+        s.ticks,
+        s.learned_ticks,
+        s.commands_published,
+        s.watchdog_trips,
+        s.samples_learned,
+        s.models_adopted,
+        s.latency_us.p50,
+        s.latency_us.p99,
+        s.latency_us.max,
+        s.latency_us.count,
+        s.tick_us.p50,
+        s.tick_us.p99,
+        s.tick_us.max,
+    )
+}

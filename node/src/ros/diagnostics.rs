@@ -1,0 +1,232 @@
+//! The `/diagnostics` message of the node: three statuses (joint states, model, control)
+//! built from the loop's and the receive thread's counters. Published by the publish thread
+//! about once a second (ROS convention), never from the control thread.
+
+use gpn_msgs::builtin_interfaces::Time;
+use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
+use gpn_msgs::std_msgs::Header;
+
+use super::control_loop::LoopCounters;
+use super::ingest::IngestSnapshot;
+use super::latency::LatencyHistogram;
+use super::params::{Mode, WatchdogAction};
+use crate::learn::LearnPhase;
+
+/// What a diagnostics message is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct DiagnosticsInput<'a> {
+    /// Node name (prefix of the status names).
+    pub node_name: &'a str,
+    /// Robot name (hardware id).
+    pub robot: &'a str,
+    /// Plugin in use.
+    pub model: &'a str,
+    /// Mode.
+    pub mode: Mode,
+    /// Watchdog action.
+    pub watchdog_action: WatchdogAction,
+    /// Watchdog timeout, s.
+    pub watchdog_timeout_s: f64,
+    /// Loop counters (latest frame).
+    pub counters: &'a LoopCounters,
+    /// Counters at the previous diagnostics message (for "since last" levels).
+    pub previous: &'a LoopCounters,
+    /// Receive-thread counters.
+    pub ingest: &'a IngestSnapshot,
+    /// Receive-thread counters at the previous message.
+    pub ingest_previous: &'a IngestSnapshot,
+    /// The last refusal's message, if any.
+    pub last_rejection: Option<&'a str>,
+    /// Joint state in → command out latency.
+    pub latency: &'a LatencyHistogram,
+    /// Tick execution time.
+    pub tick_time: &'a LatencyHistogram,
+    /// Stamp of the message.
+    pub stamp: Time,
+}
+
+fn kv(key: &str, value: impl ToString) -> KeyValue {
+    KeyValue {
+        key: key.into(),
+        value: value.to_string(),
+    }
+}
+
+fn phase_name(phase: Option<LearnPhase>) -> &'static str {
+    match phase {
+        None => "none",
+        Some(LearnPhase::Collecting) => "collecting samples for the hyperparameter fit",
+        Some(LearnPhase::Fitting) => "fitting hyperparameters",
+        Some(LearnPhase::Active) => "active",
+        Some(LearnPhase::Failed) => "failed",
+    }
+}
+
+/// Builds the message.
+pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
+    let c = input.counters;
+    let p = input.previous;
+    let i = input.ingest;
+    let ip = input.ingest_previous;
+
+    let rejected_now = i.rejected() - ip.rejected().min(i.rejected());
+    let (level, message) = if c.stale {
+        let action = match input.watchdog_action {
+            WatchdogAction::HoldGravity => "holding gravity compensation",
+            WatchdogAction::ZeroTorque => "commanding zero torque",
+            WatchdogAction::StopPublishing => "no longer commanding",
+        };
+        (
+            DiagnosticStatus::ERROR,
+            format!(
+                "no valid joint state for more than {} s: {action}",
+                input.watchdog_timeout_s
+            ),
+        )
+    } else if i.joint_states == 0 {
+        (
+            DiagnosticStatus::STALE,
+            "no joint state received yet".into(),
+        )
+    } else if rejected_now > 0 {
+        (
+            DiagnosticStatus::WARN,
+            format!(
+                "{rejected_now} joint states refused since the last report: {}",
+                input.last_rejection.unwrap_or("")
+            ),
+        )
+    } else {
+        (DiagnosticStatus::OK, "receiving".into())
+    };
+    let joint_states = DiagnosticStatus {
+        level,
+        name: format!("{}: joint states", input.node_name),
+        message,
+        hardware_id: input.robot.into(),
+        values: vec![
+            kv("received", i.joint_states),
+            kv("refused: array lengths", i.rejected_length),
+            kv("refused: missing joint", i.rejected_missing_joint),
+            kv("refused: duplicate joint", i.rejected_duplicate_joint),
+            kv("refused: non-finite value", i.rejected_non_finite),
+            kv("refused: bad stamp", i.rejected_stamp),
+            kv("refused: no torque", i.rejected_no_torque),
+            kv("undecodable", i.decode_errors),
+            kv("dropped in bursts", i.dropped_busy),
+            kv("out of order (dropped)", c.out_of_order),
+            kv("repeated stamp (command repeated)", c.repeated),
+            kv("watchdog trips", c.watchdog_trips),
+            kv("watchdog episodes", c.watchdog_episodes),
+            kv("last refusal", input.last_rejection.unwrap_or("")),
+        ],
+    };
+
+    let s = c.supervisor;
+    let sp = p.supervisor;
+    let faults_now = (s.model_errors + s.non_finite + s.overruns)
+        .saturating_sub(sp.model_errors + sp.non_finite + sp.overruns);
+    let quarantined_now = s.quarantined > sp.quarantined;
+    let (level, message) = match c.phase {
+        Some(LearnPhase::Failed) => (DiagnosticStatus::ERROR, "model failed: nominal law".into()),
+        _ if quarantined_now => (
+            DiagnosticStatus::WARN,
+            "model quarantined after repeated faults: nominal law".into(),
+        ),
+        _ if faults_now > 0 => (
+            DiagnosticStatus::WARN,
+            format!("{faults_now} ticks fell back to the nominal law since the last report"),
+        ),
+        phase => (DiagnosticStatus::OK, phase_name(phase).into()),
+    };
+    let l = c.learn;
+    let model = DiagnosticStatus {
+        level,
+        name: format!("{}: model", input.node_name),
+        message,
+        hardware_id: input.robot.into(),
+        values: vec![
+            kv("plugin", input.model),
+            kv("phase", phase_name(c.phase)),
+            kv("samples learned", l.learned),
+            kv(
+                "samples gated",
+                l.gate.non_finite
+                    + l.gate.position_limit
+                    + l.gate.velocity_limit
+                    + l.gate.effort_limit
+                    + l.gate.jump
+                    + l.gate.acceleration
+                    + l.gate.innovation,
+            ),
+            kv("model failures", l.model_failures),
+            kv("fit + warm-up (s)", format!("{:.3}", l.fit_secs)),
+            kv("models adopted", c.adoptions),
+            kv("ticks on the model", s.model_ticks),
+            kv("ticks without a model", s.no_model),
+            kv("model errors", s.model_errors),
+            kv("non-finite outputs", s.non_finite),
+            kv("overruns", s.overruns),
+            kv("quarantines", s.quarantines),
+        ],
+    };
+
+    let mode = match input.mode {
+        Mode::Control => "control",
+        Mode::Learn => "learn",
+    };
+    let sat_now = c.saturated_ticks.saturating_sub(p.saturated_ticks);
+    let (level, message) = if sat_now > 0 {
+        (
+            DiagnosticStatus::WARN,
+            format!("{sat_now} ticks hit an effort limit since the last report"),
+        )
+    } else {
+        (DiagnosticStatus::OK, format!("{mode} mode"))
+    };
+    let control = DiagnosticStatus {
+        level,
+        name: format!("{}: control", input.node_name),
+        message,
+        hardware_id: input.robot.into(),
+        values: vec![
+            kv("mode", mode),
+            kv("ticks", c.ticks),
+            kv("ticks on the learned law", c.learned_ticks),
+            kv("bad input ticks", c.bad_input),
+            kv("saturated ticks", c.saturated_ticks),
+            kv(
+                "reference",
+                if c.tracking_trajectory {
+                    "trajectory"
+                } else {
+                    "holding the start pose"
+                },
+            ),
+            kv(
+                "state in -> command out p50 (us)",
+                format!("{:.0}", input.latency.quantile(0.5)),
+            ),
+            kv(
+                "state in -> command out p99 (us)",
+                format!("{:.0}", input.latency.quantile(0.99)),
+            ),
+            kv(
+                "tick p50 (us)",
+                format!("{:.1}", input.tick_time.quantile(0.5)),
+            ),
+            kv(
+                "tick p99 (us)",
+                format!("{:.1}", input.tick_time.quantile(0.99)),
+            ),
+        ],
+    };
+
+    DiagnosticArray {
+        header: Header {
+            stamp: input.stamp,
+            frame_id: String::new(),
+        },
+        status: vec![joint_states, model, control],
+    }
+}

@@ -1,0 +1,123 @@
+//! Counters of what the receive thread did with incoming messages, shared lock-free with the
+//! publish thread (diagnostics) through atomics.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::joint_state::Rejection;
+
+/// Atomic counters (the receive thread writes, the publish thread reads).
+#[derive(Debug, Default)]
+pub struct IngestCounters {
+    /// Joint-state messages received.
+    pub joint_states: AtomicU64,
+    /// Refused for wrong array lengths.
+    pub rejected_length: AtomicU64,
+    /// Refused for a missing joint.
+    pub rejected_missing_joint: AtomicU64,
+    /// Refused for a duplicated joint.
+    pub rejected_duplicate_joint: AtomicU64,
+    /// Refused for a NaN or infinite value.
+    pub rejected_non_finite: AtomicU64,
+    /// Refused for a malformed stamp.
+    pub rejected_stamp: AtomicU64,
+    /// Refused for lack of a torque (learn mode).
+    pub rejected_no_torque: AtomicU64,
+    /// Messages the transport could not decode.
+    pub decode_errors: AtomicU64,
+    /// Valid states dropped because the control thread was busy (a burst).
+    pub dropped_busy: AtomicU64,
+    /// Reference trajectories accepted.
+    pub trajectories_accepted: AtomicU64,
+    /// Reference trajectories refused.
+    pub trajectories_refused: AtomicU64,
+    /// Commands of another controller accepted (learn mode).
+    pub commands_accepted: AtomicU64,
+    /// Commands of another controller refused (length or non-finite).
+    pub commands_refused: AtomicU64,
+}
+
+/// A plain copy of [`IngestCounters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IngestSnapshot {
+    /// See [`IngestCounters`].
+    pub joint_states: u64,
+    /// See [`IngestCounters`].
+    pub rejected_length: u64,
+    /// See [`IngestCounters`].
+    pub rejected_missing_joint: u64,
+    /// See [`IngestCounters`].
+    pub rejected_duplicate_joint: u64,
+    /// See [`IngestCounters`].
+    pub rejected_non_finite: u64,
+    /// See [`IngestCounters`].
+    pub rejected_stamp: u64,
+    /// See [`IngestCounters`].
+    pub rejected_no_torque: u64,
+    /// See [`IngestCounters`].
+    pub decode_errors: u64,
+    /// See [`IngestCounters`].
+    pub dropped_busy: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_accepted: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused: u64,
+    /// See [`IngestCounters`].
+    pub commands_accepted: u64,
+    /// See [`IngestCounters`].
+    pub commands_refused: u64,
+}
+
+impl IngestSnapshot {
+    /// Joint states refused for any reason.
+    pub fn rejected(&self) -> u64 {
+        self.rejected_length
+            + self.rejected_missing_joint
+            + self.rejected_duplicate_joint
+            + self.rejected_non_finite
+            + self.rejected_stamp
+            + self.rejected_no_torque
+    }
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+impl IngestCounters {
+    /// Counts a refused joint state.
+    pub fn reject(&self, why: &Rejection) {
+        bump(match why {
+            Rejection::Length { .. } => &self.rejected_length,
+            Rejection::MissingJoint(_) => &self.rejected_missing_joint,
+            Rejection::DuplicateJoint(_) => &self.rejected_duplicate_joint,
+            Rejection::NonFinite { .. } => &self.rejected_non_finite,
+            Rejection::Stamp(_) => &self.rejected_stamp,
+            Rejection::NoTorque => &self.rejected_no_torque,
+        });
+    }
+
+    /// Adds one to `counter`.
+    pub fn count(&self, counter: &AtomicU64) {
+        bump(counter);
+    }
+
+    /// A consistent-enough copy (each counter read atomically).
+    pub fn snapshot(&self) -> IngestSnapshot {
+        let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        IngestSnapshot {
+            joint_states: r(&self.joint_states),
+            rejected_length: r(&self.rejected_length),
+            rejected_missing_joint: r(&self.rejected_missing_joint),
+            rejected_duplicate_joint: r(&self.rejected_duplicate_joint),
+            rejected_non_finite: r(&self.rejected_non_finite),
+            rejected_stamp: r(&self.rejected_stamp),
+            rejected_no_torque: r(&self.rejected_no_torque),
+            decode_errors: r(&self.decode_errors),
+            dropped_busy: r(&self.dropped_busy),
+            trajectories_accepted: r(&self.trajectories_accepted),
+            trajectories_refused: r(&self.trajectories_refused),
+            commands_accepted: r(&self.commands_accepted),
+            commands_refused: r(&self.commands_refused),
+        }
+    }
+}

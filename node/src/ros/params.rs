@@ -1,0 +1,181 @@
+//! `RosParams`: the `ros:` section of the parameter file — node name and namespace, domain,
+//! mode, topic names, QoS depth, the joint-state watchdog, what is learned from, publishing
+//! rates and the service framing. Units in the key names; defaults documented per field.
+
+/// What the node does with the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Run the compensated computed-torque law and publish its effort command.
+    Control,
+    /// Learn from another controller's commanded torques; publish estimates, never commands.
+    Learn,
+}
+
+/// Where the torque of a learning sample (the torque that acted over the last interval)
+/// comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TorqueSource {
+    /// `effort` of `/joint_states` (a joint-torque sensor or the drive's estimate); when a
+    /// message has no efforts, the commanded torque is used instead.
+    Measured,
+    /// The commanded torque: the node's own last command (control mode) or the other
+    /// controller's (learn mode).
+    Commanded,
+}
+
+/// What the node publishes when joint states stop arriving (the watchdog).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogAction {
+    /// Gravity compensation g(q) at the last good position, no feedback terms: the arm holds
+    /// its weight and does not chase a reference it can no longer see (the default).
+    HoldGravity,
+    /// Zero torque (only for arms whose brakes or hardware hold them).
+    ZeroTorque,
+    /// Publish nothing more (the effort controller keeps the last command it received).
+    StopPublishing,
+}
+
+/// How service requests and replies are framed on DDS (DESIGN.md §4, "Services"); must
+/// match the robot's RMW implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceFraming {
+    /// rmw_fastrtps (ROS 2's default): the request identity travels in inline QoS.
+    FastDds,
+    /// rmw_cyclonedds: the payload starts with the client GUID and a sequence number.
+    Cyclone,
+}
+
+/// Topic names. A name starting with `/` is absolute; `~/x` is private to the node
+/// (`<namespace>/<node_name>/x`); anything else is relative to the namespace.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TopicNames {
+    /// sensor_msgs/JointState in (sensor-data QoS); joints matched by name.
+    pub joint_states: String,
+    /// trajectory_msgs/JointTrajectory reference in (reliable, transient local).
+    pub reference: String,
+    /// std_msgs/Float64MultiArray effort command: published in control mode, read (the
+    /// other controller's command) in learn mode. One value per joint, URDF joint order.
+    pub command: String,
+    /// gp_learning_node_msgs/ResidualEstimate out.
+    pub residual: String,
+    /// diagnostic_msgs/DiagnosticArray out.
+    pub diagnostics: String,
+}
+
+impl Default for TopicNames {
+    fn default() -> Self {
+        Self {
+            joint_states: "/joint_states".into(),
+            reference: "~/reference".into(),
+            command: "/effort_controller/commands".into(),
+            residual: "~/residual".into(),
+            diagnostics: "/diagnostics".into(),
+        }
+    }
+}
+
+/// The `ros:` section.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RosParams {
+    /// Node name.
+    pub node_name: String,
+    /// Namespace ("" or "/" for the root).
+    pub namespace: String,
+    /// DDS domain; negative: `$ROS_DOMAIN_ID`, else 0.
+    pub domain_id: i32,
+    /// Keep DDS traffic on this host (loopback only, unicast discovery); also switched on by
+    /// `ROS_LOCALHOST_ONLY=1` or `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`.
+    pub localhost_only: bool,
+    /// `control` or `learn`.
+    pub mode: Mode,
+    /// Topic names.
+    pub topics: TopicNames,
+    /// Source of the learning torque.
+    pub torque_source: TorqueSource,
+    /// No valid joint state for this long → the watchdog's safe output, s.
+    pub watchdog_timeout_s: f64,
+    /// The safe output.
+    pub watchdog_action: WatchdogAction,
+    /// Publish `~/residual` every n-th tick (0: never).
+    pub residual_every: u32,
+    /// Period of `/diagnostics`, s (ROS convention: about 1 Hz).
+    pub diagnostics_period_s: f64,
+    /// Service framing of the robot's RMW.
+    pub service_framing: ServiceFraming,
+}
+
+impl Default for RosParams {
+    fn default() -> Self {
+        Self {
+            node_name: "gp_learning_node".into(),
+            namespace: String::new(),
+            domain_id: -1,
+            localhost_only: false,
+            mode: Mode::Control,
+            topics: TopicNames::default(),
+            torque_source: TorqueSource::Measured,
+            watchdog_timeout_s: 0.1,
+            watchdog_action: WatchdogAction::HoldGravity,
+            residual_every: 1,
+            diagnostics_period_s: 1.0,
+            service_framing: ServiceFraming::FastDds,
+        }
+    }
+}
+
+impl RosParams {
+    /// Checks values a type cannot (names are checked by the transport when it builds them).
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.watchdog_timeout_s.is_finite() && self.watchdog_timeout_s > 0.0) {
+            return Err(format!(
+                "ros.watchdog_timeout_s must be > 0, found {}",
+                self.watchdog_timeout_s
+            ));
+        }
+        if !(self.diagnostics_period_s.is_finite() && self.diagnostics_period_s > 0.0) {
+            return Err(format!(
+                "ros.diagnostics_period_s must be > 0, found {}",
+                self.diagnostics_period_s
+            ));
+        }
+        if self.domain_id > 232 {
+            return Err(format!(
+                "ros.domain_id must be ≤ 232 (or negative for $ROS_DOMAIN_ID), found {}",
+                self.domain_id
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether DDS stays on loopback: `localhost_only`, or the ROS 2 environment variables
+    /// (`ROS_LOCALHOST_ONLY=1`, Humble; `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`, Jazzy) as
+    /// `env` returns them.
+    pub fn resolved_localhost_only(&self, env: impl Fn(&str) -> Option<String>) -> bool {
+        self.localhost_only
+            || env("ROS_LOCALHOST_ONLY").is_some_and(|v| v.trim() == "1")
+            || env("ROS_AUTOMATIC_DISCOVERY_RANGE")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("localhost"))
+    }
+
+    /// The DDS domain: `domain_id`, else `$ROS_DOMAIN_ID` (`env`), else 0.
+    pub fn resolved_domain_id(&self, env: Option<&str>) -> Result<u16, String> {
+        if self.domain_id >= 0 {
+            return Ok(self.domain_id as u16);
+        }
+        match env.map(str::trim).filter(|s| !s.is_empty()) {
+            None => Ok(0),
+            Some(text) => match text.parse::<u16>() {
+                Ok(id) if id <= 232 => Ok(id),
+                _ => Err(format!(
+                    "ROS_DOMAIN_ID must be an integer in 0..=232, found {text:?}"
+                )),
+            },
+        }
+    }
+}

@@ -1,0 +1,639 @@
+//! `gp-node run`: the node on the ROS 2 graph. Wires the transport to the control loop with
+//! three threads and bounded channels of preallocated frames:
+//!
+//! ```text
+//!  receive thread (DDS)           control thread                  publish thread
+//!  joint_states → StateFrame ─►  ControlLoop::on_state  ─► OutFrame ─► command, ~/residual,
+//!  reference → Trajectory   ─►   (switch at a tick)          │         /diagnostics, latency
+//!  command (learn mode)          watchdog on silence         │
+//!        ▲ free StateFrames ◄────┘                 free OutFrames ◄────┘
+//! ```
+//!
+//! The control thread never allocates, locks or does I/O after start-up; a state that finds
+//! no free frame (a burst the loop cannot absorb) is dropped and counted by the receive
+//! thread; a tick that finds no free out frame publishes nothing (counted). In a burst every
+//! queued state is ticked (the learner sees all data) but only the newest one's command is
+//! published. Stops on SIGINT/SIGTERM or after `--duration`, then prints a summary.
+
+use std::cell::RefCell;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use gpn_msgs::builtin_interfaces::Time;
+use gpn_msgs::diagnostic_msgs::DiagnosticArray;
+use gpn_msgs::gp_learning_node_msgs::ResidualEstimate;
+use gpn_msgs::sensor_msgs::JointState;
+use gpn_msgs::std_msgs::{Float64MultiArray, Header};
+use gpn_msgs::trajectory_msgs::JointTrajectory;
+
+use super::control_loop::{ControlLoop, Handled, LoopCounters, OutFrame, OutKind};
+use super::diagnostics::{DiagnosticsInput, diagnostics};
+use super::ingest::{IngestCounters, IngestSnapshot};
+use super::joint_state::{JointStateReader, StateFrame};
+use super::latency::LatencyHistogram;
+use super::params::{Mode, RosParams, WatchdogAction};
+use super::trajectory::Trajectory;
+use super::transport::{Publisher, RosError, Subscription, TopicQos, Transport};
+use super::watchdog::Watchdog;
+use crate::control::Tick;
+use crate::learn::Learner;
+use crate::robot::Model;
+use crate::simulate::{NodeParams, model_factory};
+
+/// Frames in each pool: enough for a burst of this many states queued at the control thread.
+const POOL_FRAMES: usize = 16;
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Stop after this much wall time, s (None: until SIGINT/SIGTERM).
+    pub duration_s: Option<f64>,
+}
+
+/// What a run did (printed at the end; `--json` keys).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    /// Node's fully qualified name.
+    pub node: String,
+    /// DDS domain.
+    pub domain_id: u16,
+    /// `control` or `learn`.
+    pub mode: Mode,
+    /// Plugin configured.
+    pub plugin: String,
+    /// Whether the learned residual was used in the law.
+    pub use_model: bool,
+    /// Wall time, s.
+    pub wall_s: f64,
+    /// Joint states received / refused / dropped in bursts.
+    pub joint_states_received: u64,
+    /// Refused for any reason.
+    pub joint_states_refused: u64,
+    /// Dropped because the control thread was busy.
+    pub joint_states_dropped_busy: u64,
+    /// Joint-state samples the transport could not decode.
+    pub joint_states_undecodable: u64,
+    /// Ticks run.
+    pub ticks: u64,
+    /// Ticks on the learned law.
+    pub learned_ticks: u64,
+    /// Out-of-order states dropped.
+    pub out_of_order: u64,
+    /// Repeated stamps answered with the last command.
+    pub repeated: u64,
+    /// Commands published.
+    pub commands_published: u64,
+    /// Watchdog trips (safe outputs published).
+    pub watchdog_trips: u64,
+    /// Samples learned.
+    pub samples_learned: u64,
+    /// Models adopted.
+    pub models_adopted: u64,
+    /// Joint state received → command published, µs.
+    pub latency_us: LatencySummary,
+    /// Tick execution time, µs.
+    pub tick_us: LatencySummary,
+}
+
+/// Quantiles of a latency histogram, µs.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct LatencySummary {
+    /// Values.
+    pub count: u64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl LatencySummary {
+    fn of(h: &LatencyHistogram) -> Self {
+        Self {
+            count: h.count(),
+            p50: h.quantile(0.5),
+            p99: h.quantile(0.99),
+            max: h.max(),
+        }
+    }
+}
+
+/// Runs the node with `params` on the robot `robot` until stopped.
+pub fn run(
+    robot: &Model,
+    params: &NodeParams,
+    options: &RunOptions,
+) -> Result<RunSummary, RosError> {
+    let ros = params.ros.clone();
+    ros.check().map_err(RosError::Param)?;
+    let domain_id = ros
+        .resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
+        .map_err(RosError::Param)?;
+    let nv = robot.nv();
+    let joints = robot.joint_names().to_vec();
+
+    // The loop first: a bad model or control parameter fails before joining the graph.
+    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let hyper = params.model.config.get("hyper").cloned();
+    let tick = Tick::new(robot, &params.control).map_err(|e| RosError::Param(e.to_string()))?;
+    let learner = Learner::new(robot, params.learn.clone(), hyper, factory)
+        .map_err(|e| RosError::Param(e.to_string()))?;
+    let timeout = Duration::from_secs_f64(ros.watchdog_timeout_s);
+    let control_loop = ControlLoop::new(
+        tick,
+        learner,
+        ros.mode,
+        Watchdog::new(timeout, Instant::now()),
+        ros.watchdog_action,
+    );
+
+    let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
+    let mut transport = Transport::new(
+        &ros,
+        domain_id,
+        localhost_only,
+        ros2_client::NodeOptions::new(),
+    )?;
+    let topics = &ros.topics;
+    let joint_states: Subscription<JointState> = transport.subscription(
+        "joint_states topic",
+        &topics.joint_states,
+        TopicQos::SensorData,
+    )?;
+    let reference: Subscription<JointTrajectory> =
+        transport.subscription("reference topic", &topics.reference, TopicQos::Latched)?;
+    let (command_in, command_out) = match ros.mode {
+        Mode::Learn => (
+            Some(transport.subscription::<Float64MultiArray>(
+                "command topic",
+                &topics.command,
+                TopicQos::BestEffort(10),
+            )?),
+            None,
+        ),
+        Mode::Control => (
+            None,
+            Some(transport.publisher::<Float64MultiArray>(
+                "command topic",
+                &topics.command,
+                TopicQos::Reliable(10),
+            )?),
+        ),
+    };
+    let residual: Publisher<ResidualEstimate> =
+        transport.publisher("residual topic", &topics.residual, TopicQos::Reliable(10))?;
+    let diagnostics_pub: Publisher<DiagnosticArray> = transport.publisher(
+        "diagnostics topic",
+        &topics.diagnostics,
+        TopicQos::Reliable(10),
+    )?;
+    let spinner = transport.spinner()?;
+    let node_fqn = transport.node().fully_qualified_name();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second handler cannot be installed (tests run several nodes in one process);
+        // then only --duration stops this one.
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+
+    let ingest = Arc::new(IngestCounters::default());
+    let last_rejection = Arc::new(Mutex::new(None::<String>));
+    let (state_free_tx, state_free_rx) = sync_channel::<StateFrame>(POOL_FRAMES);
+    let (state_full_tx, state_full_rx) = sync_channel::<StateFrame>(POOL_FRAMES);
+    for _ in 0..POOL_FRAMES {
+        let _ = state_free_tx.try_send(StateFrame::new(nv));
+    }
+    let (out_free_tx, out_free_rx) = sync_channel::<OutFrame>(POOL_FRAMES);
+    let (out_full_tx, out_full_rx) = sync_channel::<OutFrame>(POOL_FRAMES);
+    for _ in 0..POOL_FRAMES {
+        let _ = out_free_tx.try_send(OutFrame::new(nv));
+    }
+    let (traj_tx, traj_rx) = sync_channel::<Box<Trajectory>>(4);
+    let (trash_tx, trash_rx) = sync_channel::<Box<Trajectory>>(4);
+
+    let receiver = Receiver_ {
+        reader: JointStateReader::new(&joints, ros.torque_source, ros.mode == Mode::Learn),
+        joints: joints.clone(),
+        limits: robot.limits().to_vec(),
+        ingest: ingest.clone(),
+        last_rejection: last_rejection.clone(),
+        free: state_free_rx,
+        spare: None,
+        full: state_full_tx,
+        trajectories: traj_tx,
+    };
+    std::thread::Builder::new()
+        .name("gpn-ros-receive".into())
+        .spawn(move || receiver.run(joint_states, reference, command_in, spinner))
+        .map_err(|e| RosError::Param(format!("cannot start the receive thread: {e}")))?;
+
+    let control_stop = stop.clone();
+    let control = std::thread::Builder::new()
+        .name("gpn-control".into())
+        .spawn(move || {
+            control_thread(
+                control_loop,
+                &state_full_rx,
+                &state_free_tx,
+                &out_free_rx,
+                &out_full_tx,
+                &traj_rx,
+                &trash_tx,
+                &control_stop,
+            )
+        })
+        .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))?;
+
+    let publisher = Publisher_ {
+        node_name: ros.node_name.clone(),
+        robot: robot.name().to_owned(),
+        plugin: params.model.plugin.clone(),
+        joints,
+        ros: ros.clone(),
+        command: command_out,
+        residual,
+        diagnostics: diagnostics_pub,
+        ingest: ingest.clone(),
+        last_rejection,
+    };
+    let publish = std::thread::Builder::new()
+        .name("gpn-ros-publish".into())
+        .spawn(move || publisher.run(&out_full_rx, &out_free_tx, &trash_rx))
+        .map_err(|e| RosError::Param(format!("cannot start the publish thread: {e}")))?;
+
+    let start = Instant::now();
+    let deadline = options.duration_s.map(Duration::from_secs_f64);
+    while !stop.load(Ordering::SeqCst) && !control.is_finished() {
+        if deadline.is_some_and(|d| start.elapsed() >= d) {
+            stop.store(true, Ordering::SeqCst);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let counters = control
+        .join()
+        .map_err(|_| RosError::Param("the control thread panicked".into()))?;
+    let published = publish
+        .join()
+        .map_err(|_| RosError::Param("the publish thread panicked".into()))?;
+    let ingest = ingest.snapshot();
+    Ok(RunSummary {
+        node: node_fqn,
+        domain_id,
+        mode: ros.mode,
+        plugin: params.model.plugin.clone(),
+        use_model: params.control.use_model,
+        wall_s: start.elapsed().as_secs_f64(),
+        joint_states_received: ingest.joint_states,
+        joint_states_refused: ingest.rejected(),
+        joint_states_dropped_busy: ingest.dropped_busy,
+        joint_states_undecodable: ingest.decode_errors,
+        ticks: counters.ticks,
+        learned_ticks: counters.learned_ticks,
+        out_of_order: counters.out_of_order,
+        repeated: counters.repeated,
+        commands_published: published.commands,
+        watchdog_trips: counters.watchdog_trips,
+        samples_learned: counters.learn.learned,
+        models_adopted: counters.adoptions,
+        latency_us: LatencySummary::of(&published.latency),
+        tick_us: LatencySummary::of(&published.tick_time),
+    })
+}
+
+/// The control thread: ticks states, trips the watchdog on silence, adopts trajectories.
+#[allow(clippy::too_many_arguments)]
+fn control_thread(
+    mut control_loop: ControlLoop,
+    states: &Receiver<StateFrame>,
+    free_states: &SyncSender<StateFrame>,
+    free_outs: &Receiver<OutFrame>,
+    outs: &SyncSender<OutFrame>,
+    trajectories: &Receiver<Box<Trajectory>>,
+    trash: &SyncSender<Box<Trajectory>>,
+    stop: &AtomicBool,
+) -> LoopCounters {
+    // The loop writes into `scratch`; what is published is copied into a pool frame (no
+    // allocation). Without a free pool frame the answer is not published.
+    let mut scratch = OutFrame::new(control_loop.nv());
+    let send = |scratch: &OutFrame| {
+        if let Ok(mut frame) = free_outs.try_recv() {
+            frame.copy_from(scratch);
+            let _ = outs.try_send(frame);
+        }
+    };
+    while !stop.load(Ordering::Relaxed) {
+        while let Ok(next) = trajectories.try_recv() {
+            if let Some(old) = control_loop.switch_reference(next) {
+                // Dropped on the publish thread; if its bin is full, here (rare).
+                let _ = trash.try_send(old);
+            }
+        }
+        let wait = control_loop
+            .watchdog()
+            .next_deadline(Instant::now())
+            .min(Duration::from_millis(50));
+        match states.recv_timeout(wait) {
+            Ok(first) => {
+                // Every queued state is ticked in order; only the newest one's answer is
+                // published (a burst's older commands are already superseded).
+                let mut current = first;
+                loop {
+                    let next = states.try_recv().ok();
+                    let handled = control_loop.on_state(&current, Instant::now(), &mut scratch);
+                    let _ = free_states.try_send(current);
+                    if next.is_none() && handled != Handled::Dropped {
+                        send(&scratch);
+                    }
+                    match next {
+                        Some(n) => current = n,
+                        None => break,
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if control_loop.on_silence(Instant::now(), &mut scratch) {
+                    send(&scratch);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    control_loop.counters()
+}
+
+/// State of the receive thread.
+struct Receiver_ {
+    reader: JointStateReader,
+    joints: Vec<String>,
+    limits: Vec<crate::robot::JointLimits>,
+    ingest: Arc<IngestCounters>,
+    last_rejection: Arc<Mutex<Option<String>>>,
+    free: Receiver<StateFrame>,
+    spare: Option<StateFrame>,
+    full: SyncSender<StateFrame>,
+    trajectories: SyncSender<Box<Trajectory>>,
+}
+
+impl Receiver_ {
+    fn run(
+        mut self,
+        joint_states: Subscription<JointState>,
+        reference: Subscription<JointTrajectory>,
+        command: Option<Subscription<Float64MultiArray>>,
+        spinner: super::transport::Spinner,
+    ) {
+        let commanded = RefCell::new(None::<Vec<f64>>);
+        let nv = self.joints.len();
+        let ingest = self.ingest.clone();
+        let last_rejection = self.last_rejection.clone();
+        let joints = self.joints.clone();
+        let limits = self.limits.clone();
+        let trajectories = self.trajectories.clone();
+        futures::executor::block_on(async {
+            let states = async {
+                let mut stream = pin!(joint_states.async_stream());
+                while let Some(item) = stream.next().await {
+                    let received = Instant::now();
+                    ingest.count(&ingest.joint_states);
+                    let msg = match item {
+                        Ok((msg, _info)) => msg,
+                        Err(_) => {
+                            ingest.count(&ingest.decode_errors);
+                            continue;
+                        }
+                    };
+                    self.on_joint_state(&msg, commanded.borrow().as_deref(), received);
+                }
+            };
+            let refs = async {
+                let mut stream = pin!(reference.async_stream());
+                while let Some(item) = stream.next().await {
+                    let Ok((msg, _)) = item else {
+                        ingest.count(&ingest.decode_errors);
+                        continue;
+                    };
+                    match Trajectory::from_msg(&msg, &joints, &limits) {
+                        Ok(t) => {
+                            ingest.count(&ingest.trajectories_accepted);
+                            let _ = trajectories.try_send(Box::new(t));
+                        }
+                        Err(e) => {
+                            ingest.count(&ingest.trajectories_refused);
+                            set_last(&last_rejection, e.to_string());
+                        }
+                    }
+                }
+            };
+            let cmds = async {
+                let Some(command) = command.as_ref() else {
+                    return std::future::pending::<()>().await;
+                };
+                let mut stream = pin!(command.async_stream());
+                while let Some(item) = stream.next().await {
+                    let Ok((msg, _)) = item else {
+                        ingest.count(&ingest.decode_errors);
+                        continue;
+                    };
+                    if msg.data.len() == nv && msg.data.iter().all(|x| x.is_finite()) {
+                        ingest.count(&ingest.commands_accepted);
+                        *commanded.borrow_mut() = Some(msg.data);
+                    } else {
+                        ingest.count(&ingest.commands_refused);
+                        set_last(
+                            &last_rejection,
+                            format!(
+                                "commanded torque: {} values (expected {nv}) or a non-finite one",
+                                msg.data.len()
+                            ),
+                        );
+                    }
+                }
+            };
+            let spin = async {
+                let _ = spinner.spin().await;
+            };
+            futures::join!(states, refs, cmds, spin);
+        });
+    }
+
+    fn on_joint_state(&mut self, msg: &JointState, commanded: Option<&[f64]>, received: Instant) {
+        let Some(mut frame) = self.spare.take().or_else(|| self.free.try_recv().ok()) else {
+            self.ingest.count(&self.ingest.dropped_busy);
+            return;
+        };
+        match self.reader.read(msg, commanded, received, &mut frame) {
+            Ok(()) => {
+                if let Err(TrySendError::Full(f) | TrySendError::Disconnected(f)) =
+                    self.full.try_send(frame)
+                {
+                    self.ingest.count(&self.ingest.dropped_busy);
+                    self.spare = Some(f);
+                }
+            }
+            Err(why) => {
+                self.ingest.reject(&why);
+                set_last(&self.last_rejection, why.to_string());
+                // This thread holds the free pool's receiving end: keep the frame for next time.
+                self.spare = Some(frame);
+            }
+        }
+    }
+}
+
+fn set_last(slot: &Mutex<Option<String>>, message: String) {
+    if let Ok(mut last) = slot.lock() {
+        *last = Some(message);
+    }
+}
+
+/// What the publish thread measured.
+struct Published {
+    commands: u64,
+    latency: LatencyHistogram,
+    tick_time: LatencyHistogram,
+}
+
+/// State of the publish thread.
+struct Publisher_ {
+    node_name: String,
+    robot: String,
+    plugin: String,
+    joints: Vec<String>,
+    ros: RosParams,
+    command: Option<Publisher<Float64MultiArray>>,
+    residual: Publisher<ResidualEstimate>,
+    diagnostics: Publisher<DiagnosticArray>,
+    ingest: Arc<IngestCounters>,
+    last_rejection: Arc<Mutex<Option<String>>>,
+}
+
+impl Publisher_ {
+    fn run(
+        self,
+        outs: &Receiver<OutFrame>,
+        free: &SyncSender<OutFrame>,
+        trash: &Receiver<Box<Trajectory>>,
+    ) -> Published {
+        let mut published = Published {
+            commands: 0,
+            latency: LatencyHistogram::new(),
+            tick_time: LatencyHistogram::new(),
+        };
+        let period = Duration::from_secs_f64(self.ros.diagnostics_period_s);
+        let mut last_diag = Instant::now();
+        let mut latest = LoopCounters::default();
+        let mut previous = LoopCounters::default();
+        let mut ingest_previous = IngestSnapshot::default();
+        let mut latest_t = 0.0;
+        let mut ticks: u64 = 0;
+        loop {
+            match outs.recv_timeout(period.min(Duration::from_millis(100))) {
+                Ok(frame) => {
+                    latest = frame.counters;
+                    latest_t = frame.t_secs;
+                    self.publish_frame(&frame, &mut published, &mut ticks);
+                    let _ = free.try_send(frame);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            while let Ok(old) = trash.try_recv() {
+                drop(old);
+            }
+            if last_diag.elapsed() >= period {
+                last_diag = Instant::now();
+                let ingest = self.ingest.snapshot();
+                let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
+                let msg = diagnostics(&DiagnosticsInput {
+                    node_name: &self.node_name,
+                    robot: &self.robot,
+                    model: &self.plugin,
+                    mode: self.ros.mode,
+                    watchdog_action: self.ros.watchdog_action,
+                    watchdog_timeout_s: self.ros.watchdog_timeout_s,
+                    counters: &latest,
+                    previous: &previous,
+                    ingest: &ingest,
+                    ingest_previous: &ingest_previous,
+                    last_rejection: last_rejection.as_deref(),
+                    latency: &published.latency,
+                    tick_time: &published.tick_time,
+                    stamp: Time::from_secs_f64(latest_t),
+                });
+                let _ = self.diagnostics.publish(msg);
+                previous = latest;
+                ingest_previous = ingest;
+            }
+        }
+        published
+    }
+
+    fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
+        let commands = match frame.kind {
+            OutKind::Tick => frame.status.is_some(),
+            OutKind::Republish => true,
+            OutKind::Safe => self.ros.watchdog_action != WatchdogAction::StopPublishing,
+        };
+        if commands && let Some(command) = &self.command {
+            let msg = Float64MultiArray {
+                layout: Default::default(),
+                data: frame.u.clone(),
+            };
+            if command.publish(msg).is_ok() {
+                published.commands += 1;
+                if frame.kind != OutKind::Safe {
+                    published
+                        .latency
+                        .record(frame.received.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+        }
+        let Some(status) = frame.status else { return };
+        published.tick_time.record(status.exec_micros);
+        *ticks += 1;
+        let every = u64::from(self.ros.residual_every);
+        if every == 0 || (*ticks - 1) % every != 0 {
+            return;
+        }
+        let stats = frame.stats.unwrap_or_default();
+        let msg = ResidualEstimate {
+            header: Header {
+                stamp: Time::from_secs_f64(frame.t_secs),
+                frame_id: String::new(),
+            },
+            model: if frame.stats.is_some() {
+                self.plugin.clone()
+            } else {
+                String::new()
+            },
+            joint_names: self.joints.clone(),
+            mu: frame.mu.clone(),
+            sigma: frame.sigma.clone(),
+            eta: frame.eta.clone(),
+            eta_thm: frame.eta_thm.clone(),
+            fallback: frame.fallback.clone(),
+            samples_seen: stats.samples_seen,
+            samples_stored: stats.samples_stored,
+            experts: stats.experts,
+            model_us: status.model_micros,
+            tick_us: status.exec_micros,
+            tracking_bound: frame.tracking_bound,
+        };
+        if self.command.is_none() {
+            // Learn mode: the estimate is the output whose latency counts.
+            published
+                .latency
+                .record(frame.received.elapsed().as_secs_f64() * 1e6);
+        }
+        let _ = self.residual.publish(msg);
+    }
+}

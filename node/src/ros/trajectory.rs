@@ -1,0 +1,360 @@
+//! The reference the tick tracks: a `trajectory_msgs/JointTrajectory` checked and converted
+//! to model joint order ([`Trajectory::from_msg`]), sampled in time with splines as
+//! ros2_control's joint trajectory controller does, or — before any trajectory — the pose
+//! held at start ([`Reference`]).
+//!
+//! Interpolation between consecutive points uses what both points give: positions,
+//! velocities and accelerations → quintic; positions and velocities → cubic; positions only
+//! → linear. Before the first point the segment starts from the reference in force when the
+//! trajectory began; after the last point its position is held at rest. Sampling allocates
+//! nothing.
+
+use gpn_msgs::trajectory_msgs::JointTrajectory;
+
+use crate::robot::JointLimits;
+
+/// Why a trajectory was refused (the previous reference stays in force).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrajectoryError {
+    /// No points.
+    #[error("reference trajectory has no points")]
+    Empty,
+    /// A joint of the model is not in `joint_names`.
+    #[error("reference trajectory lacks joint {0:?}")]
+    MissingJoint(String),
+    /// A name appears twice.
+    #[error("reference trajectory names joint {0:?} twice")]
+    DuplicateJoint(String),
+    /// A point's array has the wrong length.
+    #[error("reference point {point}: {field} has {found} entries for {joints} joints")]
+    Length {
+        /// Point index.
+        point: usize,
+        /// Which array.
+        field: &'static str,
+        /// Joints in the trajectory.
+        joints: usize,
+        /// Entries found.
+        found: usize,
+    },
+    /// A value is NaN or infinite.
+    #[error("reference point {point}: {field} of joint {joint:?} is not finite")]
+    NonFinite {
+        /// Point index.
+        point: usize,
+        /// Which array.
+        field: &'static str,
+        /// The joint.
+        joint: String,
+    },
+    /// Times must increase strictly and be ≥ 0.
+    #[error("reference point {point}: time_from_start {secs} s does not increase")]
+    Time {
+        /// Point index.
+        point: usize,
+        /// Its time.
+        secs: f64,
+    },
+    /// A position is outside the URDF limits.
+    #[error("reference point {point}: joint {joint:?} at {position} is outside [{lower}, {upper}]")]
+    Limit {
+        /// Point index.
+        point: usize,
+        /// The joint.
+        joint: String,
+        /// The position.
+        position: f64,
+        /// Lower limit.
+        lower: f64,
+        /// Upper limit.
+        upper: f64,
+    },
+}
+
+/// Which derivatives a point carries (every point of a trajectory is checked on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Order {
+    Position,
+    Velocity,
+    Acceleration,
+}
+
+#[derive(Debug, Clone)]
+struct Point {
+    t_secs: f64,
+    order: Order,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    qdd: Vec<f64>,
+}
+
+/// A checked trajectory in model joint order.
+#[derive(Debug, Clone)]
+pub struct Trajectory {
+    /// Start time on the joint-state clock, s; None: "start when first sampled".
+    start_secs: Option<f64>,
+    points: Vec<Point>,
+    /// The reference in force when the trajectory began (segment before the first point).
+    anchor: Point,
+}
+
+impl Trajectory {
+    /// Checks `msg` against the model's `joints` (model order) and `limits`.
+    pub fn from_msg(
+        msg: &JointTrajectory,
+        joints: &[String],
+        limits: &[JointLimits],
+    ) -> Result<Self, TrajectoryError> {
+        if msg.points.is_empty() {
+            return Err(TrajectoryError::Empty);
+        }
+        let n = msg.joint_names.len();
+        let mut column = vec![0usize; joints.len()];
+        for (j, joint) in joints.iter().enumerate() {
+            let mut found = msg
+                .joint_names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| *n == joint);
+            column[j] = match (found.next(), found.next()) {
+                (Some((k, _)), None) => k,
+                (Some(_), Some(_)) => return Err(TrajectoryError::DuplicateJoint(joint.clone())),
+                (None, _) => return Err(TrajectoryError::MissingJoint(joint.clone())),
+            };
+        }
+        let nv = joints.len();
+        let mut points = Vec::with_capacity(msg.points.len());
+        let mut previous_t = -1.0;
+        for (i, p) in msg.points.iter().enumerate() {
+            let t = p.time_from_start.as_secs_f64();
+            if !(t.is_finite() && t >= 0.0 && t > previous_t) {
+                return Err(TrajectoryError::Time { point: i, secs: t });
+            }
+            previous_t = t;
+            let length = |field: &'static str, len: usize, required: bool| {
+                if (len == 0 && !required) || len == n {
+                    Ok(len == n)
+                } else {
+                    Err(TrajectoryError::Length {
+                        point: i,
+                        field,
+                        joints: n,
+                        found: len,
+                    })
+                }
+            };
+            length("positions", p.positions.len(), true)?;
+            let has_v = length("velocities", p.velocities.len(), false)?;
+            let has_a = length("accelerations", p.accelerations.len(), false)?;
+            let order = match (has_v, has_a) {
+                (true, true) => Order::Acceleration,
+                (true, false) => Order::Velocity,
+                _ => Order::Position,
+            };
+            let mut point = Point {
+                t_secs: t,
+                order,
+                q: vec![0.0; nv],
+                qd: vec![0.0; nv],
+                qdd: vec![0.0; nv],
+            };
+            for j in 0..nv {
+                let k = column[j];
+                let value = |field: &'static str, values: &[f64]| -> Result<f64, TrajectoryError> {
+                    let x = values.get(k).copied().unwrap_or(0.0);
+                    if x.is_finite() {
+                        Ok(x)
+                    } else {
+                        Err(TrajectoryError::NonFinite {
+                            point: i,
+                            field,
+                            joint: joints[j].clone(),
+                        })
+                    }
+                };
+                point.q[j] = value("positions", &p.positions)?;
+                point.qd[j] = value("velocities", &p.velocities)?;
+                point.qdd[j] = value("accelerations", &p.accelerations)?;
+                let lim = &limits[j];
+                if point.q[j] < lim.position_lower || point.q[j] > lim.position_upper {
+                    return Err(TrajectoryError::Limit {
+                        point: i,
+                        joint: joints[j].clone(),
+                        position: point.q[j],
+                        lower: lim.position_lower,
+                        upper: lim.position_upper,
+                    });
+                }
+            }
+            points.push(point);
+        }
+        let stamp = msg.header.stamp;
+        Ok(Self {
+            start_secs: (!stamp.is_zero()).then(|| stamp.as_secs_f64()),
+            anchor: Point {
+                t_secs: 0.0,
+                order: Order::Acceleration,
+                q: vec![0.0; nv],
+                qd: vec![0.0; nv],
+                qdd: vec![0.0; nv],
+            },
+            points,
+        })
+    }
+
+    /// Duration from start to the last point, s.
+    pub fn duration_secs(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.t_secs)
+    }
+
+    /// Writes the reference at `t_secs` (joint-state clock).
+    fn sample(&self, t_secs: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
+        let tau = t_secs - self.start_secs.unwrap_or(t_secs);
+        let last = &self.points[self.points.len() - 1];
+        if tau >= last.t_secs {
+            q.copy_from_slice(&last.q);
+            qd.fill(0.0);
+            qdd.fill(0.0);
+            return;
+        }
+        let i = self.points.partition_point(|p| p.t_secs <= tau);
+        let (a, b) = if i == 0 {
+            (&self.anchor, &self.points[0])
+        } else {
+            (&self.points[i - 1], &self.points[i])
+        };
+        segment(a, b, tau.max(0.0), q, qd, qdd);
+    }
+}
+
+/// Samples the segment a → b at time `t` (a.t ≤ t < b.t).
+fn segment(a: &Point, b: &Point, t: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
+    let h = b.t_secs - a.t_secs;
+    let s = if h > 0.0 { (t - a.t_secs) / h } else { 1.0 };
+    let order = a.order.min(b.order);
+    for j in 0..q.len() {
+        let (p, v, acc) = match order {
+            Order::Position => {
+                let v = if h > 0.0 { (b.q[j] - a.q[j]) / h } else { 0.0 };
+                (a.q[j] + s * (b.q[j] - a.q[j]), v, 0.0)
+            }
+            Order::Velocity => cubic(a.q[j], a.qd[j], b.q[j], b.qd[j], h, s),
+            Order::Acceleration => quintic(
+                [a.q[j], a.qd[j], a.qdd[j]],
+                [b.q[j], b.qd[j], b.qdd[j]],
+                h,
+                s,
+            ),
+        };
+        q[j] = p;
+        qd[j] = v;
+        qdd[j] = acc;
+    }
+}
+
+/// Cubic Hermite on [0, h] at normalised time s: position, velocity, acceleration.
+fn cubic(p0: f64, v0: f64, p1: f64, v1: f64, h: f64, s: f64) -> (f64, f64, f64) {
+    // p(τ) = c0 + c1 τ + c2 τ² + c3 τ³ with p(0)=p0, p'(0)=v0, p(h)=p1, p'(h)=v1.
+    let d = p1 - p0;
+    let c2 = (3.0 * d - (2.0 * v0 + v1) * h) / (h * h);
+    let c3 = (-2.0 * d + (v0 + v1) * h) / (h * h * h);
+    let t = s * h;
+    (
+        p0 + v0 * t + c2 * t * t + c3 * t * t * t,
+        v0 + 2.0 * c2 * t + 3.0 * c3 * t * t,
+        2.0 * c2 + 6.0 * c3 * t,
+    )
+}
+
+/// Quintic through position, velocity and acceleration at both ends of [0, h].
+fn quintic(a: [f64; 3], b: [f64; 3], h: f64, s: f64) -> (f64, f64, f64) {
+    let [p0, v0, a0] = a;
+    let [p1, v1, a1] = b;
+    let (h2, h3) = (h * h, h * h * h);
+    let c0 = p0;
+    let c1 = v0;
+    let c2 = 0.5 * a0;
+    // Remaining coefficients from the end conditions (standard closed form).
+    let c3 = (20.0 * (p1 - p0) - (8.0 * v1 + 12.0 * v0) * h - (3.0 * a0 - a1) * h2) / (2.0 * h3);
+    let c4 = (30.0 * (p0 - p1) + (14.0 * v1 + 16.0 * v0) * h + (3.0 * a0 - 2.0 * a1) * h2)
+        / (2.0 * h3 * h);
+    let c5 = (12.0 * (p1 - p0) - (6.0 * v1 + 6.0 * v0) * h - (a0 - a1) * h2) / (2.0 * h3 * h2);
+    let t = s * h;
+    let (t2, t3, t4, t5) = (t * t, t * t * t, t * t * t * t, t * t * t * t * t);
+    (
+        c0 + c1 * t + c2 * t2 + c3 * t3 + c4 * t4 + c5 * t5,
+        c1 + 2.0 * c2 * t + 3.0 * c3 * t2 + 4.0 * c4 * t3 + 5.0 * c5 * t4,
+        2.0 * c2 + 6.0 * c3 * t + 12.0 * c4 * t2 + 20.0 * c5 * t3,
+    )
+}
+
+/// The reference in force: the pose held at start until a trajectory arrives, then the
+/// latest accepted trajectory. Switching samples the old reference at the switch time as the
+/// new trajectory's anchor, so the reference is continuous in position and velocity.
+#[derive(Debug)]
+pub struct Reference {
+    hold: Vec<f64>,
+    holding_set: bool,
+    trajectory: Option<Box<Trajectory>>,
+    last_t: f64,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    qdd: Vec<f64>,
+}
+
+impl Reference {
+    /// No reference yet for `nv` joints (the first sample holds its pose).
+    pub fn new(nv: usize) -> Self {
+        Self {
+            hold: vec![0.0; nv],
+            holding_set: false,
+            trajectory: None,
+            last_t: 0.0,
+            q: vec![0.0; nv],
+            qd: vec![0.0; nv],
+            qdd: vec![0.0; nv],
+        }
+    }
+
+    /// Whether a trajectory is in force.
+    pub fn has_trajectory(&self) -> bool {
+        self.trajectory.is_some()
+    }
+
+    /// Switches to `next` at the last sampled time; returns the previous trajectory (to be
+    /// dropped off the control thread). Real-time: no allocation.
+    pub fn switch(&mut self, mut next: Box<Trajectory>) -> Option<Box<Trajectory>> {
+        let t = self.last_t;
+        if next.start_secs.is_none() {
+            next.start_secs = Some(t);
+        }
+        let start = next.start_secs.unwrap_or(t);
+        // The anchor: the current reference, placed at the switch time on the trajectory's
+        // clock (clamped to [0, first point]: a trajectory that started in the past begins
+        // its first segment late, one that starts later waits at the anchor).
+        next.anchor.q.copy_from_slice(&self.q);
+        next.anchor.qd.copy_from_slice(&self.qd);
+        next.anchor.qdd.copy_from_slice(&self.qdd);
+        next.anchor.t_secs = (t - start).clamp(0.0, next.points[0].t_secs);
+        self.trajectory.replace(next)
+    }
+
+    /// The reference at `t_secs`; `q_now` is the measured position (taken as the held pose
+    /// on the first call). Real-time: no allocation.
+    pub fn sample(&mut self, t_secs: f64, q_now: &[f64]) -> (&[f64], &[f64], &[f64]) {
+        if !self.holding_set {
+            self.hold.copy_from_slice(q_now);
+            self.holding_set = true;
+        }
+        self.last_t = t_secs;
+        match &self.trajectory {
+            Some(traj) => traj.sample(t_secs, &mut self.q, &mut self.qd, &mut self.qdd),
+            None => {
+                self.q.copy_from_slice(&self.hold);
+                self.qd.fill(0.0);
+                self.qdd.fill(0.0);
+            }
+        }
+        (&self.q, &self.qd, &self.qdd)
+    }
+}

@@ -1,0 +1,111 @@
+//! ROS-node acceptance: `gp-node run` controls the MuJoCo Panda (sim/mujoco_driver.py, PyPI
+//! `mujoco` + `cyclonedds`, lock-step) over real DDS for 30 s of simulated time with the
+//! default scenario (1.5 kg unmodelled payload, friction, armature), once with learning and
+//! once with the nominal law; the learned run's RMS tracking error over the second half,
+//! measured by the driver on MuJoCo's true state, must be ≤ 0.5× the nominal run's on every
+//! joint.
+
+mod ros_support;
+
+use std::process::Command;
+
+use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+
+const DURATION_S: &str = "30";
+
+/// One closed-loop run; returns (driver result, node summary).
+fn run(
+    python: &std::path::Path,
+    tag: &str,
+    nominal: bool,
+    salt: u32,
+) -> (serde_json::Value, serde_json::Value) {
+    let dir = scratch(&format!("ros_mujoco_{tag}"));
+    let params = params_file(
+        &dir,
+        "      localhost_only: true\n      watchdog_timeout_s: 0.5\n",
+        &[],
+    );
+    let domain = domain_id(salt).to_string();
+    let mut args = vec![
+        "--params",
+        params.to_str().expect("utf-8 path"),
+        "--domain-id",
+        &domain,
+        "--json",
+    ];
+    if nominal {
+        args.push("--nominal");
+    }
+    let node = start_node(&args);
+    let result_path = dir.join("result.json");
+    let _ = std::fs::remove_file(&result_path);
+    let driver = Command::new(python)
+        .arg(repo_root().join("sim/mujoco_driver.py"))
+        .args(["--params", params.to_str().expect("utf-8 path")])
+        .args(["--domain-id", &domain, "--duration-s", DURATION_S])
+        .args([
+            "--publish-reference",
+            "--localhost-only",
+            "--command-timeout-s",
+            "10",
+        ])
+        .arg("--result")
+        .arg(&result_path)
+        .output()
+        .expect("run the MuJoCo driver");
+    let summary = stop_node(node);
+    let result: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&result_path).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "no driver result ({e}); driver stderr:\n{}",
+            String::from_utf8_lossy(&driver.stderr)
+        )
+    });
+    assert!(
+        driver.status.success() && result["completed"] == true,
+        "the {tag} run did not complete: {}\n{}",
+        result["error"],
+        String::from_utf8_lossy(&driver.stderr)
+    );
+    eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
+    (result, summary)
+}
+
+fn per_joint(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .expect("per-joint array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
+}
+
+#[test]
+fn learned_law_halves_the_tracking_error_of_the_mujoco_panda_over_dds() {
+    let Some(python) = python("ros_mujoco") else {
+        return;
+    };
+    let (nominal, _) = run(&python, "nominal", true, 2);
+    let (learned, node) = run(&python, "learned", false, 3);
+    let rms_nominal = per_joint(&nominal["rms_tracking_error_rad"]);
+    let rms_learned = per_joint(&learned["rms_tracking_error_rad"]);
+    let ratios: Vec<f64> = rms_learned
+        .iter()
+        .zip(&rms_nominal)
+        .map(|(l, n)| l / n)
+        .collect();
+    eprintln!(
+        "MuJoCo over DDS, RMS over the second half (rad): nominal {rms_nominal:?}, learned \
+         {rms_learned:?}, learned/nominal {ratios:?}; node latency {} (us), driver round trip {}",
+        node["latency_us"], learned["round_trip_us"]
+    );
+    assert!(
+        node["models_adopted"].as_u64().expect("adopted") >= 1,
+        "a model was adopted"
+    );
+    for (j, r) in ratios.iter().enumerate() {
+        assert!(*r <= 0.5, "joint {j}: learned/nominal {r:.3} > 0.5");
+    }
+}

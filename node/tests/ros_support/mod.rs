@@ -1,0 +1,110 @@
+//! Shared by the DDS tests of `gp-node run`: the Python of the CI venv, a parameter file
+//! for a test node, a domain id per test, starting the node and stopping it with SIGINT.
+#![allow(dead_code)] // each test file uses a subset
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `$GPN_PYTHON`; None (the test then passes with a message) outside CI, a panic in CI.
+pub fn python(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("GPN_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
+        }
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: set GPN_PYTHON to a python with the packages of ci/requirements.txt"
+            );
+            None
+        }
+    }
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("node/ has a parent")
+        .to_path_buf()
+}
+
+/// A DDS domain for one test (different tests and concurrent runs must not meet).
+pub fn domain_id(salt: u32) -> u16 {
+    (((std::process::id() * 7 + salt * 31) % 200) + 20) as u16
+}
+
+/// A scratch directory for `test`.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Writes the default parameters with `ros_section` (YAML lines under `ros:`, indented six
+/// spaces) and `extra` replacements applied to the text; returns the file.
+pub fn params_file(dir: &Path, ros_section: &str, replacements: &[(&str, &str)]) -> PathBuf {
+    let mut text = gp_node::simulate::DEFAULT_PARAMS_YAML.to_owned();
+    for (from, to) in replacements {
+        assert!(
+            text.contains(from),
+            "the default parameters contain {from:?}"
+        );
+        text = text.replacen(from, to, 1);
+    }
+    text.push_str("    ros:\n");
+    text.push_str(ros_section);
+    // A URDF path relative to the file is resolved against its folder: use the repo's.
+    let urdf = repo_root().join("urdf/panda.urdf");
+    text = text.replacen(
+        "urdf: \"\"",
+        &format!("urdf: {:?}", urdf.to_string_lossy()),
+        1,
+    );
+    let path = dir.join("params.yaml");
+    std::fs::write(&path, text).expect("write params");
+    path
+}
+
+/// `gp-node run` with `args`, stdout piped (its `--json` summary), stderr inherited.
+pub fn start_node(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .arg("run")
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start gp-node run")
+}
+
+/// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary.
+pub fn stop_node(mut node: Child) -> serde_json::Value {
+    let _ = Command::new("kill")
+        .args(["-INT", &node.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if node.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if node.try_wait().expect("wait").is_none() {
+        let _ = node.kill();
+        panic!("gp-node run did not stop within 20 s of SIGINT");
+    }
+    let out = node.wait_with_output().expect("node output");
+    assert!(
+        out.status.success(),
+        "gp-node run exited with {}",
+        out.status
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "node summary is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
