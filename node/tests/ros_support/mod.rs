@@ -44,9 +44,9 @@ pub fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-/// Writes the default parameters with `ros_section` (YAML lines under `ros:`, indented six
-/// spaces) and `extra` replacements applied to the text; returns the file.
-pub fn params_file(dir: &Path, ros_section: &str, replacements: &[(&str, &str)]) -> PathBuf {
+/// Writes the default parameters (`launch/sim_default.yaml`) with `replacements` applied to
+/// the text (each must match) and DDS kept on loopback; returns the file.
+pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
     let mut text = gp_node::simulate::DEFAULT_PARAMS_YAML.to_owned();
     for (from, to) in replacements {
         assert!(
@@ -55,8 +55,7 @@ pub fn params_file(dir: &Path, ros_section: &str, replacements: &[(&str, &str)])
         );
         text = text.replacen(from, to, 1);
     }
-    text.push_str("    ros:\n");
-    text.push_str(ros_section);
+    text = text.replacen("localhost_only: false", "localhost_only: true", 1);
     // A URDF path relative to the file is resolved against its folder: use the repo's.
     let urdf = repo_root().join("urdf/panda.urdf");
     text = text.replacen(
