@@ -15,7 +15,10 @@ fn a_cyclone_peer_gets_answers_to_valid_states_only_and_the_node_survives_everyt
         return;
     };
     let dir = scratch("ros_interop");
-    let params = params_file(&dir, &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0")]);
+    let params = params_file(
+        &dir,
+        &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0")],
+    );
     let domain = domain_id(1).to_string();
     let node = start_node(&[
         "--params",

@@ -21,7 +21,10 @@ fn run(
     salt: u32,
 ) -> (serde_json::Value, serde_json::Value) {
     let dir = scratch(&format!("ros_mujoco_{tag}"));
-    let params = params_file(&dir, &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5")]);
+    let params = params_file(
+        &dir,
+        &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5")],
+    );
     let domain = domain_id(salt).to_string();
     let mut args = vec![
         "--params",

@@ -32,6 +32,14 @@ pub struct SimArgs {
     /// Pace the run to the wall clock at the tick rate (overrides `run.realtime`).
     #[arg(long)]
     realtime: bool,
+    /// Hot-swap the model every S seconds of the learned run (overrides `run.swap_every_s`),
+    /// cycling through the configured model and the `--swap-to` ones.
+    #[arg(long, value_name = "S")]
+    swap_every: Option<f64>,
+    /// A model to swap to, `PLUGIN` or `PLUGIN:CONFIG_JSON` (repeatable; overrides
+    /// `run.swap_to`), e.g. `--swap-to 'skygp:{"variant":"fast"}'`.
+    #[arg(long, value_name = "PLUGIN[:JSON]")]
+    swap_to: Vec<String>,
     /// Random seed of the simulator (overrides `sim.seed`).
     #[arg(long)]
     seed: Option<u64>,
@@ -102,6 +110,23 @@ fn viz_target(args: &SimArgs) -> Option<VizTarget> {
     }
 }
 
+/// `PLUGIN` or `PLUGIN:CONFIG_JSON`.
+fn parse_swap_target(spec: &str) -> anyhow::Result<simulate::SwapTarget> {
+    let (plugin, config) = match spec.split_once(':') {
+        Some((plugin, json)) => (
+            plugin,
+            serde_json::from_str(json)
+                .with_context(|| format!("--swap-to {spec}: the config is not JSON"))?,
+        ),
+        None => (spec, serde_json::json!({})),
+    };
+    anyhow::ensure!(!plugin.is_empty(), "--swap-to {spec}: no plugin name");
+    Ok(simulate::SwapTarget {
+        plugin: plugin.to_owned(),
+        config,
+    })
+}
+
 /// Runs `gp-node sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let viz_target = viz_target(&args);
@@ -122,6 +147,20 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     }
     if args.realtime {
         params.run.realtime = true;
+    }
+    if let Some(every) = args.swap_every {
+        anyhow::ensure!(
+            every.is_finite() && every > 0.0,
+            "--swap-every must be > 0 s, got {every}"
+        );
+        params.run.swap_every_s = every;
+    }
+    if !args.swap_to.is_empty() {
+        params.run.swap_to = args
+            .swap_to
+            .iter()
+            .map(|spec| parse_swap_target(spec))
+            .collect::<anyhow::Result<_>>()?;
     }
     if let Some(seed) = args.seed {
         params.sim.seed = seed;

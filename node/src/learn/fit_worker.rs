@@ -95,14 +95,77 @@ pub struct FitOutcome {
     pub fit_secs: f64,
 }
 
-pub(super) enum Job {
-    Fit(FitJob),
-    Retire(Box<dyn OnlineModel>),
+/// What a reply answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelChange {
+    /// The first hyperparameter fit.
+    Fit,
+    /// A refit on the replay buffer.
+    Refit,
+    /// A swap to another plugin or configuration, warmed on the replay buffer.
+    Swap,
+    /// A model loaded from a file.
+    Load,
+    /// A fresh model with the current hyperparameters (reset keeping them).
+    Fresh,
+    /// The plugin for the first fit was changed (no model yet).
+    FactorySet,
 }
 
+/// Identity and timing of a reply.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplyMeta {
+    /// What it answers.
+    pub change: ModelChange,
+    /// The caller's request id (0 for the learner's own fits).
+    pub id: u64,
+    /// When the worker finished.
+    pub ready_at: Instant,
+}
+
+/// Things the control thread hands over to be dropped here, never on the tick (the fields
+/// are only ever dropped).
+#[derive(Default)]
+#[allow(dead_code)]
+pub(super) struct Retired {
+    pub model: Option<Box<dyn OnlineModel>>,
+    pub standardizer: Option<Standardizer>,
+    pub hyper: Option<serde_json::Value>,
+    pub message: Option<String>,
+}
+
+/// A model built elsewhere (a loaded file), to be adopted as it is.
+pub struct ReadyModel {
+    /// The model (learns standardised targets).
+    pub model: Box<dyn OnlineModel>,
+    /// Its output map.
+    pub standardizer: Standardizer,
+    /// Its hyperparameters.
+    pub hyper: serde_json::Value,
+}
+
+pub(super) enum Job {
+    Fit(FitJob, ModelChange),
+    /// Create a model with `factory` (or the current one) and the current hyperparameters,
+    /// warm it on `samples`.
+    Warm {
+        factory: Option<ModelFactory>,
+        samples: FitBuffers,
+        change: ModelChange,
+        id: u64,
+    },
+    Adopt(Box<ReadyModel>, u64),
+    SetFactory(ModelFactory, u64),
+    Retire(Retired),
+}
+
+// Unboxed on purpose: the control thread takes the outcome apart, and freeing a box there
+// would be a deallocation on the tick.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Reply {
-    Ready(Box<FitOutcome>, FitBuffers),
-    Failed(String, FitBuffers),
+    Ready(FitOutcome, Option<FitBuffers>, ReplyMeta),
+    Failed(String, Option<FitBuffers>, ReplyMeta),
+    FactorySet(ReplyMeta),
 }
 
 /// Handle of the worker thread; dropping it stops and joins the thread.
@@ -112,25 +175,114 @@ pub(super) struct FitWorker {
     handle: Option<JoinHandle<()>>,
 }
 
+/// The worker's side: the factory in use and the hyperparameters and output map of the
+/// model in use (a swap reuses them).
+struct WorkerState {
+    factory: ModelFactory,
+    current: Option<(serde_json::Value, Standardizer)>,
+}
+
+impl WorkerState {
+    fn handle(&mut self, job: Job) -> Option<Reply> {
+        let meta = |change, id| ReplyMeta {
+            change,
+            id,
+            ready_at: Instant::now(),
+        };
+        match job {
+            Job::Retire(retired) => {
+                drop(retired);
+                None
+            }
+            Job::Fit(job, change) => Some(match run_fit(&job, &mut self.factory) {
+                Ok(outcome) => {
+                    self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
+                    Reply::Ready(outcome, Some(job.samples), meta(change, 0))
+                }
+                Err(message) => Reply::Failed(message, Some(job.samples), meta(change, 0)),
+            }),
+            Job::Warm {
+                factory,
+                samples,
+                change,
+                id,
+            } => {
+                let Some((hyper, standardizer)) = self.current.clone() else {
+                    return Some(Reply::Failed(
+                        "no hyperparameters yet: the first fit has not finished".into(),
+                        Some(samples),
+                        meta(change, id),
+                    ));
+                };
+                let built = match factory {
+                    Some(mut new) => {
+                        let built = warm(&mut new, &hyper, &standardizer, &samples);
+                        if built.is_ok() {
+                            // The old factory is dropped here, with its library handle.
+                            self.factory = new;
+                        }
+                        built
+                    }
+                    None => warm(&mut self.factory, &hyper, &standardizer, &samples),
+                };
+                Some(match built {
+                    Ok((model, secs)) => Reply::Ready(
+                        FitOutcome {
+                            model,
+                            standardizer,
+                            hyper,
+                            fit_secs: secs,
+                        },
+                        Some(samples),
+                        meta(change, id),
+                    ),
+                    Err(message) => Reply::Failed(message, Some(samples), meta(change, id)),
+                })
+            }
+            Job::Adopt(ready, id) => {
+                let ReadyModel {
+                    model,
+                    standardizer,
+                    hyper,
+                } = *ready;
+                self.current = Some((hyper.clone(), standardizer.clone()));
+                Some(Reply::Ready(
+                    FitOutcome {
+                        model,
+                        standardizer,
+                        hyper,
+                        fit_secs: 0.0,
+                    },
+                    None,
+                    meta(ModelChange::Load, id),
+                ))
+            }
+            Job::SetFactory(factory, id) => {
+                self.factory = factory;
+                Some(Reply::FactorySet(meta(ModelChange::FactorySet, id)))
+            }
+        }
+    }
+}
+
 impl FitWorker {
-    pub(super) fn spawn(mut factory: ModelFactory) -> std::io::Result<Self> {
-        let (jobs, job_rx) = sync_channel::<Job>(4);
-        let (reply_tx, replies) = sync_channel::<Reply>(1);
+    /// Starts the worker with `factory`; `current` are the hyperparameters and output map of
+    /// a model the learner created itself (given hyperparameters).
+    pub(super) fn spawn(
+        factory: ModelFactory,
+        current: Option<(serde_json::Value, Standardizer)>,
+    ) -> std::io::Result<Self> {
+        let (jobs, job_rx) = sync_channel::<Job>(8);
+        let (reply_tx, replies) = sync_channel::<Reply>(4);
+        let mut state = WorkerState { factory, current };
         let handle = std::thread::Builder::new()
             .name("gpn-fit".into())
             .spawn(move || {
                 while let Ok(job) = job_rx.recv() {
-                    match job {
-                        Job::Retire(model) => drop(model),
-                        Job::Fit(job) => {
-                            let reply = match run_fit(&job, &mut factory) {
-                                Ok(outcome) => Reply::Ready(Box::new(outcome), job.samples),
-                                Err(message) => Reply::Failed(message, job.samples),
-                            };
-                            if reply_tx.send(reply).is_err() {
-                                break;
-                            }
-                        }
+                    if let Some(reply) = state.handle(job)
+                        && reply_tx.send(reply).is_err()
+                    {
+                        break;
                     }
                 }
             })?;
@@ -171,6 +323,39 @@ impl Drop for FitWorker {
             let _ = handle.join();
         }
     }
+}
+
+/// Creates a model with `factory` and `hyper`, and warms it on `samples` (raw targets, mapped
+/// through `standardizer`). Returns the model and the seconds it took.
+fn warm(
+    factory: &mut ModelFactory,
+    hyper: &serde_json::Value,
+    standardizer: &Standardizer,
+    samples: &FitBuffers,
+) -> Result<(Box<dyn OnlineModel>, f64), String> {
+    let start = Instant::now();
+    let mut model = factory(hyper)?;
+    let (d, p) = (model.input_dim(), model.output_dim());
+    let (mut y, mut var) = (vec![0.0; p], vec![0.0; p]);
+    for i in 0..samples.len() {
+        let (Some(x), Some(y_raw), Some(nv)) = (
+            samples.x.get(i * d..(i + 1) * d),
+            samples.y.get(i * p..(i + 1) * p),
+            samples.noise_var.get(i * p..(i + 1) * p),
+        ) else {
+            return Err(format!(
+                "the new model's dimensions ({d} in, {p} out) do not match the samples"
+            ));
+        };
+        y.copy_from_slice(y_raw);
+        standardizer.forward_mut(&mut y);
+        var.copy_from_slice(nv);
+        standardizer.forward_var_mut(&mut var);
+        model
+            .update(x, &y, samples.t_secs[i], &var)
+            .map_err(|e| format!("warming the new model failed at sample {i}: {e}"))?;
+    }
+    Ok((model, start.elapsed().as_secs_f64()))
 }
 
 fn per_output_json(outputs: &[gpn_gp_core::hyperfit::OutputHyper]) -> serde_json::Value {
@@ -225,20 +410,7 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, Strin
         }
     }
     let hyper = per_output_json(&result.outputs);
-    let mut model = factory(&hyper)?;
-    let mut var = vec![0.0; p];
-    for i in 0..n {
-        var.copy_from_slice(&samples.noise_var[i * p..(i + 1) * p]);
-        standardizer.forward_var_mut(&mut var);
-        model
-            .update(
-                &samples.x[i * d..(i + 1) * d],
-                &y_std[i * p..(i + 1) * p],
-                samples.t_secs[i],
-                &var,
-            )
-            .map_err(|e| format!("warming the new model failed at sample {i}: {e}"))?;
-    }
+    let (model, _) = warm(factory, &hyper, &standardizer, samples)?;
     Ok(FitOutcome {
         model,
         standardizer,

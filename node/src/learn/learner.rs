@@ -25,10 +25,14 @@ use gpn_gp_core::bound::CalibratedBound;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 use super::accel::{AccelEstimator, AccelParams, AccelUpdate};
-use super::fit_worker::{FitBuffers, FitJob, FitWorker, HyperSharing, Job, ModelFactory, Reply};
+use super::fit_worker::{
+    FitBuffers, FitJob, FitWorker, HyperSharing, Job, ModelChange, ModelFactory, Reply, ReplyMeta,
+    Retired,
+};
 use super::gate::{Gate, GateCounts, GateParams, Rejection};
 use super::replay::ReplayBuffer;
 use super::standardize::Standardizer;
+use super::swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
 use crate::robot::{Data, Model, crba, rnea};
 
 /// Settings of the learning pipeline.
@@ -93,6 +97,44 @@ pub enum LearnPhase {
     Active,
     /// Fitting or creating the model failed (see [`Learner::failure`]); nominal law only.
     Failed,
+}
+
+/// Gives a refused job's request back to the caller.
+fn give_back(job: Job) -> Option<SwapRequest> {
+    match job {
+        Job::SetFactory(factory, id) => Some(SwapRequest {
+            id,
+            source: SwapSource::Warm(factory),
+        }),
+        Job::Adopt(ready, id) => Some(SwapRequest {
+            id,
+            source: SwapSource::Ready(ready),
+        }),
+        _ => None,
+    }
+}
+
+/// A running model's learned state and what is needed to rebuild it (a model file's content).
+#[derive(Debug, Clone)]
+pub struct ModelSnapshot {
+    /// Plugin name.
+    pub plugin: String,
+    /// Plugin version.
+    pub plugin_version: String,
+    /// Hyperparameters (the model config's `"hyper"`).
+    pub hyper: serde_json::Value,
+    /// Output map: raw = mean + std · standardised.
+    pub output_mean: Vec<f64>,
+    /// See `output_mean`.
+    pub output_std: Vec<f64>,
+    /// Input dimension.
+    pub input_dim: usize,
+    /// Output dimension.
+    pub output_dim: usize,
+    /// Counters at the time.
+    pub stats: ModelStats,
+    /// The plugin's opaque state.
+    pub state: Vec<u8>,
 }
 
 /// What one `observe` call did.
@@ -173,6 +215,35 @@ pub struct Learner {
     pending: Option<Reply>,
     /// Outliers in a row (see [`GateParams::check_innovation`]).
     consecutive_outliers: u32,
+    /// The replay buffer being copied into the fit buffers, a chunk per tick.
+    export: Option<Export>,
+    /// Results of model changes for the caller (preallocated; drained by the loop).
+    events: Vec<SwapEvent>,
+    /// The last model adoption.
+    last_adoption: Option<ReplyMeta>,
+    /// A ready model (a loaded file) is on its way through the worker.
+    pending_adopt: bool,
+    /// Hyperparameters were given in the config: never refitted.
+    hyper_fixed: bool,
+}
+
+/// Samples copied from the replay buffer per tick while preparing a refit or swap: about
+/// 140 kB of copying, a few tens of µs (the whole buffer at once would cost a tick).
+const EXPORT_CHUNK: usize = 500;
+
+/// Capacity of the event list (a caller drains it every tick).
+const EVENT_CAPACITY: usize = 16;
+
+/// What a replay-buffer copy is for.
+enum ExportPurpose {
+    Refit,
+    Swap { factory: ModelFactory, id: u64 },
+    Fresh { id: u64 },
+}
+
+struct Export {
+    next: usize,
+    purpose: ExportPurpose,
 }
 
 /// Why a learner could not be built.
@@ -239,18 +310,17 @@ impl Learner {
                 key: "calibration_level",
                 reason: e.to_string(),
             })?;
-        let (model, phase, worker) = match &hyper {
+        // The worker always runs: fits, swaps and retired models all go through it.
+        let (model, phase, current) = match &hyper {
             Some(h) => (
                 Some(factory(h).map_err(LearnError::Model)?),
                 LearnPhase::Active,
-                None,
+                Some((h.clone(), Standardizer::identity(p))),
             ),
-            None => (
-                None,
-                LearnPhase::Collecting,
-                Some(FitWorker::spawn(factory)?),
-            ),
+            None => (None, LearnPhase::Collecting, None),
         };
+        let worker = Some(FitWorker::spawn(factory, current)?);
+        let hyper_fixed = hyper.is_some();
         let fit_n = params.fit_samples;
         Ok(Self {
             nv,
@@ -286,6 +356,11 @@ impl Learner {
             sample_formed: false,
             pending: None,
             consecutive_outliers: 0,
+            export: None,
+            events: Vec::with_capacity(EVENT_CAPACITY),
+            last_adoption: None,
+            pending_adopt: false,
+            hyper_fixed,
             mu: vec![0.0; p],
             var: vec![0.0; p],
             data: Data::new(robot),
@@ -398,38 +473,228 @@ impl Learner {
             max_points: self.params.fit_max_points,
             sharing: self.params.hyper_sharing,
         };
-        match worker.try_send(Job::Fit(job)) {
+        match worker.try_send(Job::Fit(job, ModelChange::Fit)) {
             Ok(()) => true,
-            Err(Job::Fit(job)) => {
+            Err(Job::Fit(job, _)) => {
                 self.fit_buffers = Some(job.samples);
                 false
             }
-            Err(Job::Retire(_)) => false,
+            Err(_) => false,
         }
     }
 
-    /// Starts a refit on the replay buffer when due. Real-time: copies into the
-    /// preallocated fit buffers, then hands them over.
+    /// Starts a refit on the replay buffer when due (the copy runs a chunk per tick).
     fn maybe_refit(&mut self) {
         let due = self.params.refit_after_samples > 0
+            && !self.hyper_fixed
             && self.refits_done < self.params.max_refits
             && self.learned_by_model >= self.params.refit_after_samples
-            && self.worker.is_some();
-        let Some(buffers) = self.fit_buffers.as_mut().filter(|_| due) else {
-            return;
-        };
-        buffers.clear();
-        for s in self.replay.iter() {
-            buffers.push(s.x, s.y, s.noise_var, s.t_secs);
-        }
-        if self.send_fit() {
+            && self.export.is_none()
+            && self.fit_buffers.is_some();
+        if due {
+            self.start_export(ExportPurpose::Refit);
             self.refits_done += 1;
         }
     }
 
-    /// A fit (first or refit) is running on the background thread.
+    fn start_export(&mut self, purpose: ExportPurpose) {
+        if let Some(buffers) = self.fit_buffers.as_mut() {
+            buffers.clear();
+        }
+        self.export = Some(Export { next: 0, purpose });
+    }
+
+    /// Copies the next chunk of the replay buffer; hands the job to the worker when the
+    /// copy is complete. Samples that arrive during the copy may be skipped or seen twice
+    /// (the buffer is a ring); warming does not need an exact snapshot. Real-time.
+    fn advance_export(&mut self) {
+        let (Some(export), Some(buffers)) = (self.export.as_mut(), self.fit_buffers.as_mut())
+        else {
+            return;
+        };
+        let end = (export.next + EXPORT_CHUNK).min(self.replay.len());
+        for i in export.next..end {
+            if let Some(s) = self.replay.get(i) {
+                buffers.push(s.x, s.y, s.noise_var, s.t_secs);
+            }
+        }
+        export.next = end;
+        if end < self.replay.len() {
+            return;
+        }
+        let (Some(export), Some(samples), Some(worker)) = (
+            self.export.take(),
+            self.fit_buffers.take(),
+            self.worker.as_ref(),
+        ) else {
+            return;
+        };
+        let job = match export.purpose {
+            ExportPurpose::Refit => Job::Fit(
+                FitJob {
+                    samples,
+                    d: 3 * self.nv,
+                    p: self.nv,
+                    max_points: self.params.fit_max_points,
+                    sharing: self.params.hyper_sharing,
+                },
+                ModelChange::Refit,
+            ),
+            ExportPurpose::Swap { factory, id } => Job::Warm {
+                factory: Some(factory),
+                samples,
+                change: ModelChange::Swap,
+                id,
+            },
+            ExportPurpose::Fresh { id } => Job::Warm {
+                factory: None,
+                samples,
+                change: ModelChange::Fresh,
+                id,
+            },
+        };
+        if let Err(job) = worker.try_send(job) {
+            // The worker's queue is full (it is dropping retired models): keep the buffers
+            // and report the change as failed rather than waiting.
+            let (samples, id, change) = match job {
+                Job::Fit(j, c) => (Some(j.samples), 0, c),
+                Job::Warm {
+                    samples,
+                    id,
+                    change,
+                    ..
+                } => (Some(samples), id, change),
+                _ => (None, 0, ModelChange::Refit),
+            };
+            self.fit_buffers = samples;
+            self.push_event(SwapEvent {
+                id,
+                change,
+                outcome: SwapOutcome::Failed(String::new()),
+            });
+        }
+    }
+
+    fn push_event(&mut self, event: SwapEvent) {
+        if event.id != 0 && self.events.len() < self.events.capacity() {
+            self.events.push(event);
+        }
+    }
+
+    fn change_in_progress(&self) -> bool {
+        self.export.is_some()
+            || self.fit_buffers.is_none()
+            || self.pending.is_some()
+            || self.pending_adopt
+    }
+
+    /// Asks for a model change (a swap warmed on the replay buffer, or a ready model).
+    /// Refused at once while another change is in progress; the request is then given back
+    /// (to be dropped off the control thread). Real-time: no allocation (it is moved).
+    pub fn request_swap(
+        &mut self,
+        request: SwapRequest,
+    ) -> Result<(), (Option<SwapRequest>, SwapRefusal)> {
+        if self.phase == LearnPhase::Fitting {
+            return Err((Some(request), SwapRefusal::Fitting));
+        }
+        if self.change_in_progress() {
+            return Err((Some(request), SwapRefusal::Busy));
+        }
+        let Some(worker) = self.worker.as_ref() else {
+            return Err((Some(request), SwapRefusal::Busy));
+        };
+        let id = request.id;
+        let job = match request.source {
+            SwapSource::Warm(factory) if self.model.is_some() => {
+                self.start_export(ExportPurpose::Swap { factory, id });
+                return Ok(());
+            }
+            SwapSource::Warm(factory) => Job::SetFactory(factory, id),
+            SwapSource::Ready(ready) => Job::Adopt(ready, id),
+        };
+        let adopting = matches!(job, Job::Adopt(..));
+        match worker.try_send(job) {
+            Ok(()) => {
+                self.pending_adopt = adopting;
+                Ok(())
+            }
+            Err(job) => Err((give_back(job), SwapRefusal::Busy)),
+        }
+    }
+
+    /// Forgets what was learned: the model (retired off the control thread), the replay
+    /// buffer and the calibration. With `keep_hyperparameters` (and hyperparameters known),
+    /// a fresh model with the current hyperparameters is built and adopted; otherwise the
+    /// learner collects samples for a new fit. Real-time.
+    pub fn reset(&mut self, keep_hyperparameters: bool, id: u64) -> Result<(), SwapRefusal> {
+        if self.phase == LearnPhase::Fitting {
+            return Err(SwapRefusal::Fitting);
+        }
+        if self.change_in_progress() {
+            return Err(SwapRefusal::Busy);
+        }
+        let keep = keep_hyperparameters && self.hyper.is_some();
+        let model = self.model.take();
+        self.retire(Retired {
+            model,
+            ..Retired::default()
+        });
+        self.replay.clear();
+        self.calibration.iter_mut().for_each(CalibratedBound::reset);
+        self.previous.valid = false;
+        self.learned_by_model = 0;
+        self.refits_done = 0;
+        self.consecutive_outliers = 0;
+        if keep {
+            self.phase = LearnPhase::Fitting;
+            self.start_export(ExportPurpose::Fresh { id });
+        } else {
+            self.phase = LearnPhase::Collecting;
+            if let Some(buffers) = self.fit_buffers.as_mut() {
+                buffers.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Results of model changes since the last call (drain every tick). Real-time.
+    pub fn take_events(&mut self) -> std::vec::Drain<'_, SwapEvent> {
+        self.events.drain(..)
+    }
+
+    /// The last adoption's identity and readiness time.
+    pub fn last_adoption(&self) -> Option<ReplyMeta> {
+        self.last_adoption
+    }
+
+    /// The running model's learned state with what is needed to rebuild it: the plugin's
+    /// identity, hyperparameters and output map. Not real-time: the model serialises into
+    /// new memory (call it between ticks).
+    pub fn snapshot(&self) -> Result<ModelSnapshot, String> {
+        let model = self.model.as_ref().ok_or("no model is active yet")?;
+        let (plugin, plugin_version) = model
+            .plugin_identity()
+            .ok_or("the model is not a plugin and cannot be saved")?;
+        Ok(ModelSnapshot {
+            plugin,
+            plugin_version,
+            hyper: self.hyper.clone().unwrap_or(serde_json::Value::Null),
+            output_mean: self.standardizer.mean().to_vec(),
+            output_std: self.standardizer.std().to_vec(),
+            input_dim: model.input_dim(),
+            output_dim: model.output_dim(),
+            stats: model.stats(),
+            state: model.state_bytes().map_err(|e| e.to_string())?,
+        })
+    }
+
+    /// A fit, refit or model change is running on the background thread.
     pub fn background_busy(&self) -> bool {
-        self.fit_buffers.is_none() && self.pending.is_none() && self.worker.is_some()
+        (self.fit_buffers.is_none() || self.pending_adopt)
+            && self.export.is_none()
+            && self.pending.is_none()
+            && self.worker.is_some()
     }
 
     fn learn_sample(&mut self, t_secs: f64) -> Observation {
@@ -498,8 +763,12 @@ impl Learner {
         false
     }
 
-    /// Adopts a model the background worker finished, if any. Real-time: no waiting.
+    /// Advances a replay copy in progress and adopts a model the background worker
+    /// finished, if any; true when a new model was adopted at this call. The old model, its
+    /// hyperparameters and output map go back to the worker to be dropped there. Real-time:
+    /// no allocation, no waiting.
     pub fn poll(&mut self) -> bool {
+        self.advance_export();
         let Some(reply) = self
             .pending
             .take()
@@ -508,26 +777,75 @@ impl Learner {
             return false;
         };
         match reply {
-            Reply::Ready(outcome, buffers) => {
-                self.fit_buffers = Some(buffers);
+            Reply::Ready(outcome, buffers, meta) => {
+                if let Some(buffers) = buffers {
+                    self.fit_buffers = Some(buffers);
+                }
+                if meta.change == ModelChange::Load {
+                    self.pending_adopt = false;
+                }
                 self.learned_by_model = 0;
-                let outcome = *outcome;
-                self.standardizer = outcome.standardizer;
-                self.hyper = Some(outcome.hyper);
-                self.counts.fit_secs = outcome.fit_secs;
-                if let Some(old) = self.model.replace(outcome.model) {
-                    self.retire(old);
+                let old_standardizer =
+                    std::mem::replace(&mut self.standardizer, outcome.standardizer);
+                let old_hyper = self.hyper.replace(outcome.hyper);
+                let old_model = self.model.replace(outcome.model);
+                self.retire(Retired {
+                    model: old_model,
+                    standardizer: Some(old_standardizer),
+                    hyper: old_hyper,
+                    ..Retired::default()
+                });
+                if matches!(meta.change, ModelChange::Fit | ModelChange::Refit) {
+                    self.counts.fit_secs = outcome.fit_secs;
                 }
                 self.phase = LearnPhase::Active;
+                self.last_adoption = Some(meta);
+                self.push_event(SwapEvent {
+                    id: meta.id,
+                    change: meta.change,
+                    outcome: SwapOutcome::Adopted {
+                        ready_at: meta.ready_at,
+                        adopted_at: Instant::now(),
+                    },
+                });
                 true
             }
-            Reply::Failed(message, buffers) => {
-                self.fit_buffers = Some(buffers);
-                self.failure = Some(message);
-                // A failed refit leaves the running model in place.
-                if self.model.is_none() {
-                    self.phase = LearnPhase::Failed;
+            Reply::Failed(message, buffers, meta) => {
+                if let Some(buffers) = buffers {
+                    self.fit_buffers = Some(buffers);
                 }
+                if meta.change == ModelChange::Load {
+                    self.pending_adopt = false;
+                }
+                // A failed refit or swap leaves the running model in place.
+                if self.model.is_none() {
+                    self.phase = if meta.change == ModelChange::Fresh {
+                        LearnPhase::Collecting
+                    } else {
+                        LearnPhase::Failed
+                    };
+                }
+                if meta.id != 0 {
+                    self.push_event(SwapEvent {
+                        id: meta.id,
+                        change: meta.change,
+                        outcome: SwapOutcome::Failed(message),
+                    });
+                } else {
+                    let old = self.failure.replace(message);
+                    self.retire(Retired {
+                        message: old,
+                        ..Retired::default()
+                    });
+                }
+                false
+            }
+            Reply::FactorySet(meta) => {
+                self.push_event(SwapEvent {
+                    id: meta.id,
+                    change: meta.change,
+                    outcome: SwapOutcome::FactorySet,
+                });
                 false
             }
         }
@@ -547,11 +865,11 @@ impl Learner {
         self.pending.is_some()
     }
 
-    fn retire(&mut self, model: Box<dyn OnlineModel>) {
+    fn retire(&self, retired: Retired) {
         if let Some(worker) = &self.worker {
-            // If the queue is full the model is dropped here; that only happens when the
-            // worker is busy with several jobs at once.
-            let _ = worker.try_send(Job::Retire(model));
+            // If the queue is full it is dropped here; that only happens when the worker is
+            // busy with several jobs at once.
+            let _ = worker.try_send(Job::Retire(retired));
         }
     }
 

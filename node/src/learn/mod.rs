@@ -11,10 +11,14 @@ mod gate;
 mod learner;
 mod replay;
 mod standardize;
+mod swap;
 
 pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
-pub use fit_worker::{FitOutcome, HyperSharing, ModelFactory};
+pub use fit_worker::{FitOutcome, HyperSharing, ModelChange, ModelFactory, ReadyModel, ReplyMeta};
 pub use gate::{Gate, GateCounts, GateParams, Rejection};
-pub use learner::{LearnCounts, LearnError, LearnParams, LearnPhase, Learner, Observation};
+pub use learner::{
+    LearnCounts, LearnError, LearnParams, LearnPhase, Learner, ModelSnapshot, Observation,
+};
 pub use replay::{ReplayBuffer, SampleRef};
 pub use standardize::Standardizer;
+pub use swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};

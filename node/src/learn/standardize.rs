@@ -17,6 +17,15 @@ impl Standardizer {
         }
     }
 
+    /// The map with these means and standard deviations (a saved model's); None unless both
+    /// have the same length and every std is finite and positive.
+    pub fn from_parts(mean: Vec<f64>, std: Vec<f64>) -> Option<Self> {
+        let ok = mean.len() == std.len()
+            && mean.iter().all(|m| m.is_finite())
+            && std.iter().all(|s| s.is_finite() && *s > 0.0);
+        ok.then_some(Self { mean, std })
+    }
+
     /// Mean and standard deviation of each output of `y` (row-major n×p); a zero or
     /// non-finite spread is replaced by 1 so the map stays invertible.
     pub fn fit(y: &[f64], p: usize) -> Self {

@@ -275,6 +275,19 @@ impl OnlineModel for PluginModel {
             ModelStats::default()
         }
     }
+
+    fn state_bytes(&self) -> std::result::Result<Vec<u8>, ModelError> {
+        Ok(self.save_state()?)
+    }
+
+    fn restore_state_bytes(&mut self, bytes: &[u8]) -> std::result::Result<(), ModelError> {
+        Ok(self.load_state(bytes)?)
+    }
+
+    fn plugin_identity(&self) -> Option<(String, String)> {
+        let info = self.plugin_info();
+        Some((info.name.clone(), info.version.clone()))
+    }
 }
 
 impl Drop for PluginModel {

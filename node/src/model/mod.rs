@@ -54,11 +54,13 @@
 
 pub mod config;
 mod error;
+pub mod file;
 mod instance;
 mod library;
 mod search;
 
 pub use error::{Available, HostError, Result};
+pub use file::{ModelFile, ModelFileError, ModelFileHeader};
 pub use instance::PluginModel;
 pub use library::{Plugin, PluginInfo};
 pub use search::{ENV_VAR, SearchPath, name_of_file};

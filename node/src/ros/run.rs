@@ -601,7 +601,7 @@ impl Publisher_ {
         published.tick_time.record(status.exec_micros);
         *ticks += 1;
         let every = u64::from(self.ros.residual_every);
-        if every == 0 || (*ticks - 1) % every != 0 {
+        if every == 0 || !(*ticks - 1).is_multiple_of(every) {
             return;
         }
         let stats = frame.stats.unwrap_or_default();

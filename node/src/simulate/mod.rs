@@ -11,6 +11,7 @@ mod reference;
 mod report;
 mod runner;
 mod scenario;
+mod swaps;
 
 pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams};
 pub use record::Recorder;
@@ -18,6 +19,7 @@ pub use reference::ReferenceParams;
 pub use report::{SimReport, quantile};
 pub use runner::{RunLog, model_factory, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
+pub use swaps::{SwapRecord, SwapTarget};
 
 use crate::control::ControlError;
 use crate::learn::LearnError;

@@ -58,6 +58,10 @@ pub struct RunParams {
     /// Pace the run to the wall clock at the tick rate (background work then takes real
     /// time, as on a robot); otherwise run as fast as possible.
     pub realtime: bool,
+    /// Hot-swap the model every this many seconds of the learned run (0: never).
+    pub swap_every_s: f64,
+    /// Models to cycle through after the configured one (plugin + config).
+    pub swap_to: Vec<super::swaps::SwapTarget>,
 }
 
 impl Default for RunParams {
@@ -66,6 +70,8 @@ impl Default for RunParams {
             duration_s: 30.0,
             reference: ReferenceParams::default(),
             realtime: false,
+            swap_every_s: 0.0,
+            swap_to: Vec::new(),
         }
     }
 }

@@ -64,6 +64,65 @@ pub struct SimReport {
     pub late_ticks: u64,
     /// Hyperparameters of the learned run's model (standardised units).
     pub hyper: Option<serde_json::Value>,
+    /// Hot swaps of the learned run.
+    pub swaps: Vec<super::swaps::SwapRecord>,
+    /// Ticks on which a due swap found the learner busy.
+    pub swap_busy_ticks: u64,
+}
+
+/// Summary of a run's hot swaps.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SwapSummary {
+    /// Swaps planned.
+    pub planned: usize,
+    /// Adopted.
+    pub adopted: usize,
+    /// Failed or not adopted before the end.
+    pub not_adopted: usize,
+    /// Adoption delay in ticks (1: the next tick after the model was ready): histogram as
+    /// (delay, count).
+    pub adoption_delay_ticks: Vec<(u64, usize)>,
+    /// Median request → ready time, s.
+    pub median_build_s: f64,
+    /// Median of (RMS after ÷ RMS before) over adopted swaps.
+    pub median_rms_after_over_before: f64,
+    /// Largest such ratio.
+    pub max_rms_after_over_before: f64,
+    /// Ticks on which a due swap found the learner busy.
+    pub busy_ticks: u64,
+}
+
+impl SwapSummary {
+    /// Summarises `records`.
+    pub fn new(records: &[super::swaps::SwapRecord], busy_ticks: u64) -> Self {
+        let adopted: Vec<_> = records
+            .iter()
+            .filter(|r| r.adopted_at_s.is_some())
+            .collect();
+        let mut delays: Vec<(u64, usize)> = Vec::new();
+        for d in adopted.iter().filter_map(|r| r.adoption_delay_ticks) {
+            match delays.iter_mut().find(|(k, _)| *k == d) {
+                Some((_, n)) => *n += 1,
+                None => delays.push((d, 1)),
+            }
+        }
+        delays.sort_unstable();
+        let mut build: Vec<f64> = adopted.iter().filter_map(|r| r.build_s).collect();
+        let mut ratios: Vec<f64> = adopted
+            .iter()
+            .filter_map(|r| Some(r.rms_after_rad? / r.rms_before_rad?))
+            .collect();
+        Self {
+            planned: records.len(),
+            adopted: adopted.len(),
+            not_adopted: records.len() - adopted.len(),
+            adoption_delay_ticks: delays,
+            median_build_s: quantile(&mut build, 0.5),
+            median_rms_after_over_before: quantile(&mut ratios, 0.5),
+            max_rms_after_over_before: ratios.iter().copied().fold(f64::NAN, f64::max),
+            busy_ticks,
+        }
+    }
 }
 
 fn rms(values: impl Iterator<Item = f64>) -> f64 {
@@ -185,6 +244,8 @@ impl SimReport {
             gated_samples: learned.gated_samples,
             hyper: learned.hyper.clone(),
             late_ticks: learned.late_ticks,
+            swaps: learned.swaps.clone(),
+            swap_busy_ticks: learned.swap_busy_ticks,
         }
     }
 
@@ -199,6 +260,17 @@ impl SimReport {
 
     /// The JSON object of DESIGN.md §6 (plus a few extra keys).
     pub fn to_json(&self) -> serde_json::Value {
+        let mut value = self.base_json();
+        if !self.swaps.is_empty() {
+            value["swaps"] = json!({
+                "summary": SwapSummary::new(&self.swaps, self.swap_busy_ticks),
+                "records": self.swaps,
+            });
+        }
+        value
+    }
+
+    fn base_json(&self) -> serde_json::Value {
         json!({
             "plugin": self.plugin,
             "scenario": self.scenario,
@@ -313,6 +385,40 @@ impl SimReport {
             "model                  adopted at {adopted} (fit + warm-up {:.2} s), {experts} experts, {} samples learned, {} gated, {} overruns",
             self.fit_s, self.learned_samples, self.gated_samples, self.overruns
         );
+        let _ = writeln!(
+            s,
+            "late ticks             {} (longer than the tick period)",
+            self.late_ticks
+        );
+        if !self.swaps.is_empty() {
+            let sum = SwapSummary::new(&self.swaps, self.swap_busy_ticks);
+            let delays: Vec<String> = sum
+                .adoption_delay_ticks
+                .iter()
+                .map(|(d, n)| format!("{n}×{d}"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "hot swaps              {} planned, {} adopted (delay in ticks after ready: {}), median build {:.3} s, {} busy ticks",
+                sum.planned,
+                sum.adopted,
+                delays.join(", "),
+                sum.median_build_s,
+                sum.busy_ticks
+            );
+            let _ = writeln!(
+                s,
+                "                       tracking RMS 0.25 s after ÷ before a swap: median {:.2}, max {:.2}",
+                sum.median_rms_after_over_before, sum.max_rms_after_over_before
+            );
+            for r in self.swaps.iter().filter(|r| r.adopted_at_s.is_none()) {
+                let _ = writeln!(
+                    s,
+                    "                       swap {} ({}): {}",
+                    r.id, r.label, r.outcome
+                );
+            }
+        }
         let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
         s
     }

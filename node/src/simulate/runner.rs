@@ -21,6 +21,7 @@ use crate::viz::{Viz, VizTick};
 use super::SimulateError;
 use super::params_file::NodeParams;
 use super::record::Recorder;
+use super::swaps::{SwapLog, SwapSchedule, SwapTarget};
 
 /// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
 #[derive(Debug, Clone, Default)]
@@ -67,6 +68,10 @@ pub struct RunLog {
     pub late_ticks: u64,
     /// Hyperparameters the model used (its config's `"hyper"`), if any.
     pub hyper: Option<serde_json::Value>,
+    /// Hot swaps (`run.swap_every_s`), one record per planned swap.
+    pub swaps: Vec<super::swaps::SwapRecord>,
+    /// Ticks on which a due swap found the learner busy (it is offered again next tick).
+    pub swap_busy_ticks: u64,
 }
 
 /// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
@@ -155,6 +160,21 @@ fn run_inner(
     learn_params.calibration_samples = (ticks / 2).max(1);
     let hyper = params.model.config.get("hyper").cloned();
     let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
+    let mut schedule = if learning {
+        SwapSchedule::new(
+            params.run.swap_every_s,
+            &SwapTarget {
+                plugin: params.model.plugin.clone(),
+                config: params.model.config.clone(),
+            },
+            &params.run.swap_to,
+            params.run.duration_s,
+            3 * nv,
+            nv,
+        )
+    } else {
+        None
+    };
 
     let reference = &params.run.reference;
     let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
@@ -189,6 +209,10 @@ fn run_inner(
     log.tick_micros.reserve(ticks);
     let half = ticks / 2;
     let report_every = (ticks / 100).max(1);
+    let mut swap_log = SwapLog::with_capacity(
+        if schedule.is_some() { ticks } else { 0 },
+        schedule.as_ref().map_or(0, SwapSchedule::planned),
+    );
     let wall = Instant::now();
 
     for k in 0..ticks {
@@ -198,6 +222,17 @@ fn run_inner(
             learner.freeze_calibration();
         }
         reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
+        if let Some(schedule) = schedule.as_mut() {
+            swap_log.tick_started.push(Instant::now());
+            if let Some(request) = schedule.due(t) {
+                let id = request.id;
+                match learner.request_swap(request) {
+                    Ok(()) => swap_log.requested.push((id, k)),
+                    Err((Some(request), _)) => schedule.refused(request),
+                    Err((None, _)) => {}
+                }
+            }
+        }
         let measured = sim.measure(&state, &tau_prev)?;
         let input = TickInput {
             t_secs: t,
@@ -209,6 +244,9 @@ fn run_inner(
             qdd_d: &qdd_d,
         };
         let status = tick.step(&input, &mut learner, &mut out);
+        for event in learner.take_events() {
+            swap_log.record(k, event);
+        }
         if status.adopted_model && log.model_adopted_at_secs.is_none() {
             log.model_adopted_at_secs = Some(t);
         }
@@ -284,6 +322,11 @@ fn run_inner(
         + g.innovation;
     log.overruns = tick.supervisor_counts().overruns;
     log.hyper = learner.hyper().cloned();
+    if let Some(schedule) = schedule {
+        swap_log.labels = schedule.labels.clone();
+        log.swap_busy_ticks = schedule.busy_refusals;
+        log.swaps = swap_log.resolve(&log.error_rad, nv, dt);
+    }
     if let Some(rec) = recorder {
         rec.flush()?;
     }

@@ -582,6 +582,12 @@ impl CalibratedBound {
         self.beta_cal = Some(quantile_sorted(&self.ratios, self.level));
     }
 
+    /// Starts calibrating afresh (keeps the buffer's capacity; no allocation).
+    pub fn reset(&mut self) {
+        self.ratios.clear();
+        self.beta_cal = None;
+    }
+
     /// Samples recorded so far.
     pub fn recorded(&self) -> usize {
         self.ratios.len()

@@ -68,4 +68,26 @@ pub trait OnlineModel: Send {
     ) -> Result<(), ModelError>;
     /// Counters for tables and diagnostics.
     fn stats(&self) -> ModelStats;
+
+    /// The learned state as opaque bytes (a plugin's `save`), for a model file. Not
+    /// real-time (allocates). Models that cannot save keep this default, an error.
+    fn state_bytes(&self) -> Result<Vec<u8>, ModelError> {
+        Err(ModelError::Other(
+            "this model cannot save its learned state".into(),
+        ))
+    }
+
+    /// Replaces the learned state with bytes from [`OnlineModel::state_bytes`] of a model of
+    /// the same kind, configuration and dimensions. Not real-time.
+    fn restore_state_bytes(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        let _ = bytes;
+        Err(ModelError::Other(
+            "this model cannot load a learned state".into(),
+        ))
+    }
+
+    /// Name and version of the plugin the model comes from (None for in-process models).
+    fn plugin_identity(&self) -> Option<(String, String)> {
+        None
+    }
 }

@@ -1,0 +1,215 @@
+//! Hot swaps during a simulated run (`run.swap_every_s`, `run.swap_to`): every `swap_every_s`
+//! the model changes to the next entry of the cycle [configured model, swap_to…], built and
+//! warmed on the replay buffer by the learner's worker and adopted at a tick boundary. The
+//! requests are built before the run (no allocation in the loop); the report says when each
+//! model was ready and adopted (in ticks), how many requests found the learner busy, the late
+//! ticks, and the tracking error just before and after each adoption.
+
+use std::time::Instant;
+
+use crate::learn::{ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
+
+use super::runner::model_factory;
+
+/// One model of the swap cycle.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapTarget {
+    /// Plugin name.
+    pub plugin: String,
+    /// Its configuration (without `hyper`: the running model's hyperparameters are used).
+    #[serde(default)]
+    pub config: serde_json::Value,
+}
+
+/// The requests of a run, in order.
+pub(super) struct SwapSchedule {
+    every_s: f64,
+    /// Pending requests, last one first (popped from the end).
+    requests: Vec<SwapRequest>,
+    /// The request that found the learner busy, retried every tick.
+    waiting: Option<SwapRequest>,
+    next_t: f64,
+    /// Requests refused because the learner was busy (one per refusal).
+    pub busy_refusals: u64,
+    /// Labels of the targets by request id (1-based).
+    pub labels: Vec<String>,
+}
+
+impl SwapSchedule {
+    /// Requests for a run of `duration_s`, cycling `[first, targets…]` from the second entry;
+    /// None without swaps.
+    pub fn new(
+        every_s: f64,
+        first: &SwapTarget,
+        targets: &[SwapTarget],
+        duration_s: f64,
+        d: usize,
+        p: usize,
+    ) -> Option<Self> {
+        if every_s.is_nan() || every_s <= 0.0 || targets.is_empty() {
+            return None;
+        }
+        let cycle: Vec<&SwapTarget> = std::iter::once(first).chain(targets).collect();
+        let count = ((duration_s / every_s).ceil() as usize).saturating_sub(1);
+        let mut labels = Vec::with_capacity(count);
+        let mut requests = Vec::with_capacity(count);
+        for i in 0..count {
+            let target = cycle[(i + 1) % cycle.len()];
+            labels.push(format!("{} {}", target.plugin, target.config));
+            requests.push(SwapRequest {
+                id: i as u64 + 1,
+                source: SwapSource::Warm(model_factory(&target.plugin, &target.config, d, p)),
+            });
+        }
+        requests.reverse();
+        Some(Self {
+            every_s,
+            requests,
+            waiting: None,
+            next_t: every_s,
+            busy_refusals: 0,
+            labels,
+        })
+    }
+
+    /// The request due at time `t`, if any (a refused one is offered again every tick).
+    /// Real-time: no allocation.
+    pub fn due(&mut self, t: f64) -> Option<SwapRequest> {
+        if let Some(waiting) = self.waiting.take() {
+            return Some(waiting);
+        }
+        if t + 1e-12 >= self.next_t {
+            self.next_t += self.every_s;
+            return self.requests.pop();
+        }
+        None
+    }
+
+    /// The learner refused `request` (busy): keep it for the next tick.
+    pub fn refused(&mut self, request: SwapRequest) {
+        self.busy_refusals += 1;
+        self.waiting = Some(request);
+    }
+
+    /// Requests planned.
+    pub fn planned(&self) -> usize {
+        self.labels.len()
+    }
+}
+
+/// What became of one swap.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SwapRecord {
+    /// Request id (1-based, in order).
+    pub id: u64,
+    /// Target.
+    pub label: String,
+    /// Adopted, or why not.
+    pub outcome: String,
+    /// Simulated time of adoption, s.
+    pub adopted_at_s: Option<f64>,
+    /// Ticks from the last tick that started before the model was ready to the adopting
+    /// tick (1: adopted by the next tick).
+    pub adoption_delay_ticks: Option<u64>,
+    /// Seconds from request to ready (copy of the replay buffer + build + warm), wall time.
+    pub build_s: Option<f64>,
+    /// RMS tracking error over joints in the 0.25 s before / after the adoption, rad.
+    pub rms_before_rad: Option<f64>,
+    /// See `rms_before_rad`.
+    pub rms_after_rad: Option<f64>,
+}
+
+/// Raw events of a run, resolved into [`SwapRecord`]s after it.
+#[derive(Debug, Clone, Default)]
+pub struct SwapLog {
+    /// (id, request tick) per request accepted.
+    pub requested: Vec<(u64, usize)>,
+    /// (id, adopting tick, ready instant) per adoption; (id, tick, message) per failure.
+    pub adopted: Vec<(u64, usize, Instant)>,
+    /// Failures.
+    pub failed: Vec<(u64, String)>,
+    /// Tick start instants.
+    pub tick_started: Vec<Instant>,
+    /// Labels by id.
+    pub labels: Vec<String>,
+}
+
+impl SwapLog {
+    /// Preallocated for `ticks` ticks and `swaps` swaps.
+    pub fn with_capacity(ticks: usize, swaps: usize) -> Self {
+        Self {
+            requested: Vec::with_capacity(swaps),
+            adopted: Vec::with_capacity(swaps),
+            failed: Vec::with_capacity(swaps),
+            tick_started: Vec::with_capacity(ticks),
+            labels: Vec::new(),
+        }
+    }
+
+    /// Records the learner's event at tick `k`.
+    pub fn record(&mut self, k: usize, event: SwapEvent) {
+        if event.change != ModelChange::Swap {
+            return;
+        }
+        match event.outcome {
+            SwapOutcome::Adopted { ready_at, .. } => self.adopted.push((event.id, k, ready_at)),
+            SwapOutcome::Failed(message) => self.failed.push((event.id, message)),
+            SwapOutcome::FactorySet => {}
+        }
+    }
+
+    /// One record per planned swap; `error_rad` is the run's tracking error (tick-major,
+    /// `nv` per tick), `dt` the period.
+    pub fn resolve(&self, error_rad: &[f64], nv: usize, dt: f64) -> Vec<SwapRecord> {
+        let ticks = self.tick_started.len();
+        let window = (0.25 / dt).round() as usize;
+        let rms = |from: usize, to: usize| -> Option<f64> {
+            (to > from && to <= ticks).then(|| {
+                let slice = &error_rad[from * nv..to * nv];
+                (slice.iter().map(|e| e * e).sum::<f64>() / slice.len() as f64).sqrt()
+            })
+        };
+        (0..self.labels.len() as u64)
+            .map(|i| {
+                let id = i + 1;
+                let label = self.labels[i as usize].clone();
+                let requested = self.requested.iter().find(|r| r.0 == id).map(|r| r.1);
+                if let Some(&(_, k, ready)) = self.adopted.iter().find(|a| a.0 == id) {
+                    // The last tick that started before the model was ready.
+                    let ready_tick = self.tick_started[..=k.min(ticks - 1)]
+                        .iter()
+                        .rposition(|t| *t <= ready)
+                        .unwrap_or(0);
+                    SwapRecord {
+                        id,
+                        label,
+                        outcome: "adopted".into(),
+                        adopted_at_s: Some(k as f64 * dt),
+                        adoption_delay_ticks: Some((k - ready_tick.min(k)) as u64),
+                        build_s: requested
+                            .map(|r| ready.duration_since(self.tick_started[r]).as_secs_f64()),
+                        rms_before_rad: rms(k.saturating_sub(window), k),
+                        rms_after_rad: rms(k, (k + window).min(ticks)),
+                    }
+                } else {
+                    let outcome = match self.failed.iter().find(|f| f.0 == id) {
+                        Some((_, m)) => format!("failed: {m}"),
+                        None if requested.is_some() => "not adopted before the end".into(),
+                        None => "not requested before the end".into(),
+                    };
+                    SwapRecord {
+                        id,
+                        label,
+                        outcome,
+                        adopted_at_s: None,
+                        adoption_delay_ticks: None,
+                        build_s: None,
+                        rms_before_rad: None,
+                        rms_after_rad: None,
+                    }
+                }
+            })
+            .collect()
+    }
+}

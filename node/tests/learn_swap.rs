@@ -1,0 +1,507 @@
+//! Operations issue, hot swap tested structurally (no wall-clock asserts): the control thread
+//! never allocates, frees or drops a model while swaps are requested, built, adopted and
+//! retired (a counting allocator that counts only the control thread, and each model's
+//! drop-thread id); each model is adopted by the first tick after it is ready; a swap to a
+//! missing or broken plugin leaves the old model running and reports the error; reset and a
+//! model file round trip through the real SkyGP plugin.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Instant;
+
+use gp_node::control::{Tick, TickInput, TickOutput};
+use gp_node::learn::{
+    Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest,
+    SwapSource,
+};
+use gp_node::model::{ModelFile, SearchPath};
+use gp_node::robot::Model;
+use gp_node::sim::{SimState, Simulator};
+use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+
+mod model_support;
+
+struct Counting;
+
+thread_local! {
+    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
+}
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static FREES: AtomicUsize = AtomicUsize::new(0);
+
+fn counting_here() -> bool {
+    COUNT_HERE.try_with(Cell::get).unwrap_or(false)
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls on threads that
+// switched counting on.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if counting_here() {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if counting_here() {
+            FREES.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if counting_here() {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A model that predicts its own id and records the thread that drops it.
+struct Probe {
+    id: f64,
+    drops: Arc<Mutex<Vec<(u64, ThreadId)>>>,
+}
+
+impl OnlineModel for Probe {
+    fn input_dim(&self) -> usize {
+        21
+    }
+    fn output_dim(&self) -> usize {
+        7
+    }
+    fn predict(&mut self, _: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        mean.fill(self.id);
+        var.fill(0.01);
+        Ok(())
+    }
+    fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
+        Ok(())
+    }
+    fn stats(&self) -> ModelStats {
+        ModelStats::default()
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        if let Ok(mut drops) = self.drops.lock() {
+            drops.push((self.id as u64, std::thread::current().id()));
+        }
+    }
+}
+
+fn probe_factory(id: u64, drops: &Arc<Mutex<Vec<(u64, ThreadId)>>>) -> ModelFactory {
+    let drops = drops.clone();
+    Box::new(move |_| {
+        Ok(Box::new(Probe {
+            id: id as f64,
+            drops: drops.clone(),
+        }) as Box<dyn OnlineModel>)
+    })
+}
+
+/// A loop over the embedded simulator: tick k at simulated time k ms.
+struct Rig {
+    robot: Model,
+    params: NodeParams,
+    learner: Learner,
+    tick: Tick,
+    sim: Simulator,
+    state: SimState,
+    out: TickOutput,
+    tau: Vec<f64>,
+    ref_q: Vec<f64>,
+    ref_qd: Vec<f64>,
+    ref_qdd: Vec<f64>,
+    k: usize,
+}
+
+impl Rig {
+    fn new(factory: ModelFactory, hyper: serde_json::Value) -> Self {
+        let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+        params.control.supervisor.budget_micros = 1e9;
+        params.learn.replay_capacity = 2000;
+        let robot = simulate::load_robot(&params).expect("robot");
+        let nv = robot.nv();
+        let learner =
+            Learner::new(&robot, params.learn.clone(), Some(hyper), factory).expect("learner");
+        let (mut q, mut qd, mut qdd) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
+        params.run.reference.sample(0.0, &mut q, &mut qd, &mut qdd);
+        Self {
+            tick: Tick::new(&robot, &params.control).expect("tick"),
+            sim: Simulator::new(&robot, &params.sim).expect("sim"),
+            state: SimState {
+                t_secs: 0.0,
+                q: q.clone(),
+                v: qd.clone(),
+            },
+            out: TickOutput::new(nv),
+            tau: vec![0.0; nv],
+            ref_q: q,
+            ref_qd: qd,
+            ref_qdd: qdd,
+            robot,
+            params,
+            learner,
+            k: 0,
+        }
+    }
+
+    /// One tick; returns whether a model was adopted in it.
+    fn step(&mut self) -> bool {
+        let t = self.k as f64 * 1e-3;
+        self.state.t_secs = t;
+        self.params
+            .run
+            .reference
+            .sample(t, &mut self.ref_q, &mut self.ref_qd, &mut self.ref_qdd);
+        let m = self.sim.measure(&self.state, &self.tau).expect("measure");
+        let input = TickInput {
+            t_secs: t,
+            q: &m.q,
+            v: &m.v,
+            tau: &m.tau,
+            q_d: &self.ref_q,
+            qd_d: &self.ref_qd,
+            qdd_d: &self.ref_qdd,
+        };
+        let status = self.tick.step(&input, &mut self.learner, &mut self.out);
+        self.sim.step(&mut self.state, &self.out.u).expect("step");
+        self.tau.copy_from_slice(&self.out.u);
+        self.k += 1;
+        status.adopted_model
+    }
+
+    fn warm(&mut self, ticks: usize) {
+        for _ in 0..ticks {
+            self.step();
+        }
+    }
+
+    /// Ticks until the learner reports an event (at most `max` ticks).
+    fn until_event(&mut self, max: usize) -> Option<SwapEvent> {
+        for _ in 0..max {
+            self.step();
+            if let Some(e) = self.learner.take_events().next() {
+                return Some(e);
+            }
+        }
+        None
+    }
+}
+
+fn hyper() -> serde_json::Value {
+    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
+    serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales})
+}
+
+#[test]
+fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_drops_a_model() {
+    let drops = Arc::new(Mutex::new(Vec::with_capacity(64)));
+    let mut rig = Rig::new(probe_factory(1, &drops), hyper());
+    rig.warm(2500); // fills the 2000-sample replay buffer
+    let swaps = 12;
+    let mut requests: Vec<SwapRequest> = (0..swaps)
+        .map(|i| SwapRequest {
+            id: i + 1,
+            source: SwapSource::Warm(probe_factory(i + 2, &drops)),
+        })
+        .rev()
+        .collect();
+    let mut tick_started: Vec<Instant> = Vec::with_capacity(200_000);
+    let mut adoptions: Vec<(u64, usize, Instant)> = Vec::with_capacity(swaps as usize);
+    let mut refused_busy = 0u64;
+    let control = std::thread::current().id();
+
+    COUNT_HERE.with(|c| c.set(true));
+    let mut in_flight = false;
+    for tick in 0..200_000 {
+        if !in_flight && let Some(request) = requests.pop() {
+            match rig.learner.request_swap(request) {
+                Ok(()) => in_flight = true,
+                Err((back, why)) => {
+                    assert_eq!(why, SwapRefusal::Busy);
+                    refused_busy += 1;
+                    requests.push(back.expect("a refused request comes back"));
+                }
+            }
+        }
+        tick_started.push(Instant::now());
+        rig.step();
+        for event in rig.learner.take_events() {
+            match event.outcome {
+                SwapOutcome::Adopted { ready_at, .. } => {
+                    adoptions.push((event.id, tick, ready_at));
+                    in_flight = false;
+                }
+                other => panic!("swap {}: {other:?}", event.id),
+            }
+        }
+        if adoptions.len() == swaps as usize {
+            break;
+        }
+    }
+    COUNT_HERE.with(|c| c.set(false));
+    // Let the worker finish dropping the retired models.
+    rig.warm(1);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+
+    assert_eq!(adoptions.len(), swaps as usize, "every swap was adopted");
+    assert_eq!(
+        ALLOCATIONS.load(Ordering::SeqCst),
+        0,
+        "allocations on the control thread"
+    );
+    assert_eq!(
+        FREES.load(Ordering::SeqCst),
+        0,
+        "frees on the control thread"
+    );
+    for (id, adopted_tick, ready_at) in &adoptions {
+        let ready_tick = tick_started[..=*adopted_tick]
+            .iter()
+            .rposition(|t| t <= ready_at)
+            .expect("a tick started before the model was ready");
+        assert!(
+            adopted_tick - ready_tick <= 1,
+            "swap {id}: ready during tick {ready_tick}, adopted at tick {adopted_tick}"
+        );
+    }
+    // The model predicts the last swap's id.
+    let mut mean = [0.0; 7];
+    let mut var = [0.0; 7];
+    rig.learner
+        .predict(&[0.0; 21], &mut mean, &mut var)
+        .expect("predict");
+    assert_eq!(mean[0], (swaps + 1) as f64);
+    let drops = drops.lock().expect("drops");
+    let retired: Vec<_> = drops.iter().filter(|(id, _)| *id <= swaps).collect();
+    assert_eq!(
+        retired.len(),
+        swaps as usize,
+        "every replaced model was dropped: {drops:?}"
+    );
+    assert!(
+        drops.iter().all(|(_, thread)| *thread != control),
+        "a model was dropped on the control thread"
+    );
+    eprintln!("{swaps} swaps; {refused_busy} requests found the learner busy");
+}
+
+fn failing_factory(message: &'static str) -> ModelFactory {
+    Box::new(move |_| Err(message.to_owned()))
+}
+
+#[test]
+fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let mut rig = Rig::new(probe_factory(7, &drops), hyper());
+    rig.warm(1500);
+    let nv = 7;
+    let plugins = [
+        ("no_such_plugin_anywhere".to_owned(), "not found"),
+        (
+            model_support::double("gpn_double_fails_create", "swap_fails_create")
+                .to_string_lossy()
+                .into_owned(),
+            "create",
+        ),
+        (
+            model_support::double("gpn_double_panics_update", "swap_panics_update")
+                .to_string_lossy()
+                .into_owned(),
+            "panic",
+        ),
+    ];
+    let mut id = 0;
+    let mut attempts: Vec<(ModelFactory, &str)> = plugins
+        .iter()
+        .map(|(name, why)| {
+            (
+                simulate::model_factory(name, &serde_json::json!({}), 3 * nv, nv),
+                *why,
+            )
+        })
+        .collect();
+    attempts.push((failing_factory("the factory failed"), "factory failed"));
+    for (factory, expected) in attempts {
+        id += 1;
+        rig.learner
+            .request_swap(SwapRequest {
+                id,
+                source: SwapSource::Warm(factory),
+            })
+            .map_err(|(_, why)| why)
+            .expect("accepted");
+        let event = rig.until_event(100_000).expect("an answer");
+        assert_eq!(event.id, id);
+        match event.outcome {
+            SwapOutcome::Failed(message) => assert!(
+                message.to_lowercase().contains(expected),
+                "swap {id}: {message:?} should mention {expected:?}"
+            ),
+            other => panic!("swap {id} should fail, got {other:?}"),
+        }
+        let (mut mean, mut var) = ([0.0; 7], [0.0; 7]);
+        rig.learner
+            .predict(&[0.0; 21], &mut mean, &mut var)
+            .expect("predict");
+        assert_eq!(mean[0], 7.0, "the old model still answers after swap {id}");
+    }
+    assert!(
+        drops.lock().expect("drops").is_empty(),
+        "the old model was never dropped"
+    );
+}
+
+#[test]
+fn reset_forgets_and_keeps_or_refits_hyperparameters() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let mut rig = Rig::new(probe_factory(3, &drops), hyper());
+    rig.warm(1500);
+    assert!(rig.learner.replay().len() > 1000);
+    rig.learner.reset(true, 41).expect("reset accepted");
+    assert_eq!(rig.learner.replay().len(), 0, "replay buffer cleared");
+    let event = rig.until_event(100_000).expect("fresh model");
+    assert_eq!((event.id, event.change), (41, ModelChange::Fresh));
+    assert!(matches!(event.outcome, SwapOutcome::Adopted { .. }));
+    assert_eq!(rig.learner.phase(), gp_node::learn::LearnPhase::Active);
+    assert_eq!(
+        drops.lock().expect("drops").len(),
+        1,
+        "the old model was retired"
+    );
+
+    rig.learner.reset(false, 42).expect("reset accepted");
+    assert_eq!(rig.learner.phase(), gp_node::learn::LearnPhase::Collecting);
+    let (mut mean, mut var) = ([1.0; 7], [1.0; 7]);
+    assert!(
+        !rig.learner
+            .predict(&[0.0; 21], &mut mean, &mut var)
+            .expect("predict")
+    );
+}
+
+/// The real SkyGP plugin: a learned model saved to a file and loaded into another learner
+/// predicts the same; Fast → Dense → Fast swaps warm from the replay buffer.
+#[test]
+fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer() {
+    let nv = 7;
+    let search = SearchPath::standard(Vec::<&str>::new());
+    let dense = serde_json::json!({"variant": "dense"});
+    let factory = simulate::model_factory("skygp", &dense, 3 * nv, nv);
+    let mut rig = Rig::new(factory, hyper());
+    rig.warm(3000);
+    let dir = model_support::scratch_dir("learn_swap_file");
+    let path = dir.join("skygp.gpnmodel");
+    let file = ModelFile::from_snapshot(rig.learner.snapshot().expect("snapshot"), &dense);
+    // Near the data the stream visited (a prediction may move SkyGP's search window, so it
+    // is made after the snapshot, on both models from the same state).
+    let x = rig
+        .learner
+        .replay()
+        .get(rig.learner.replay().len() / 2)
+        .expect("sample")
+        .x
+        .to_vec();
+    let (mut m1, mut v1) = ([0.0; 7], [0.0; 7]);
+    rig.learner.predict(&x, &mut m1, &mut v1).expect("predict");
+    assert!(
+        m1.iter().any(|m| m.abs() > 1e-3),
+        "a prediction with content: {m1:?}"
+    );
+    assert_eq!(file.header.plugin, "skygp");
+    file.write_atomic(&path).expect("write");
+    let back = ModelFile::read(&path).expect("read");
+    assert_eq!(back.header, file.header);
+    let ready = back.build(&search, 3 * nv, nv, &path).expect("build");
+
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let mut other = Rig::new(probe_factory(9, &drops), hyper());
+    other.warm(10);
+    other
+        .learner
+        .request_swap(SwapRequest {
+            id: 5,
+            source: SwapSource::Ready(Box::new(ready)),
+        })
+        .map_err(|(_, why)| why)
+        .expect("accepted");
+    let event = other.until_event(10_000).expect("loaded");
+    assert!(
+        matches!(event.outcome, SwapOutcome::Adopted { .. }),
+        "{event:?}"
+    );
+    assert_eq!(event.change, ModelChange::Load);
+    let (mut m2, mut v2) = ([0.0; 7], [0.0; 7]);
+    other
+        .learner
+        .predict(&x, &mut m2, &mut v2)
+        .expect("predict");
+    assert_eq!(m1, m2, "the loaded model predicts as the saved one");
+    assert_eq!(v1, v2);
+
+    // Files that must be refused, each with its reason.
+    let mut wrong_version = file.clone();
+    wrong_version.header.plugin_version = "0.0.0-other".into();
+    let err = wrong_version
+        .build(&search, 21, 7, &path)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("0.0.0-other"), "{err}");
+    let err = file.build(&search, 6, 7, &path).err().expect("refused");
+    assert!(err.to_string().contains("inputs"), "{err}");
+    let mut truncated = file.to_bytes();
+    truncated.truncate(truncated.len() - 3);
+    let err = ModelFile::from_bytes(&truncated, &path)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("state"), "{err}");
+    let err = ModelFile::from_bytes(b"not a model at all", &path)
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string().contains("not a gp-node model file"),
+        "{err}"
+    );
+    let mut other_plugin = file.clone();
+    other_plugin.header.plugin = "no_such_plugin_anywhere".into();
+    let err = other_plugin
+        .build(&search, 21, 7, &path)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("no_such_plugin_anywhere"), "{err}");
+
+    // Fast → Dense → Fast, each warmed on the replay buffer.
+    for (id, variant) in [(11, "fast"), (12, "dense"), (13, "fast")] {
+        let factory =
+            simulate::model_factory("skygp", &serde_json::json!({"variant": variant}), 21, 7);
+        rig.learner
+            .request_swap(SwapRequest {
+                id,
+                source: SwapSource::Warm(factory),
+            })
+            .map_err(|(_, why)| why)
+            .expect("accepted");
+        let event = rig.until_event(100_000).expect("swapped");
+        assert!(
+            matches!(event.outcome, SwapOutcome::Adopted { .. }),
+            "{event:?}"
+        );
+        let stats = rig.learner.model_stats().expect("a model");
+        assert!(
+            stats.samples_seen >= 1000,
+            "warmed on the replay buffer: {stats:?}"
+        );
+    }
+}
