@@ -136,6 +136,11 @@ impl TheoremBound {
         self.eta_bar * self.tracking_factor
     }
 
+    /// Changes the Theorem-2 factor (new gains). Real-time.
+    pub fn set_tracking_factor(&mut self, tracking_factor: f64) {
+        self.tracking_factor = tracking_factor;
+    }
+
     /// Restarts η̄ (a new model).
     pub fn reset_eta_bar(&mut self) {
         self.eta_bar = 0.0;

@@ -75,9 +75,16 @@ impl ControlLaw {
     /// A law for `robot` with these parameters.
     pub fn new(robot: &Model, params: &ControlParams) -> Result<Self, ControlError> {
         let nv = robot.nv();
+        let fraction = params.effort_limit_fraction;
+        if !(fraction.is_finite() && fraction > 0.0 && fraction <= 1.0) {
+            return Err(ControlError::Param {
+                key: "effort_limit_fraction",
+                reason: format!("must be in (0, 1], found {fraction}"),
+            });
+        }
         Ok(Self {
             gains: Gains::new(params, nv)?,
-            effort_limit: robot.limits().iter().map(|l| l.effort).collect(),
+            effort_limit: robot.limits().iter().map(|l| l.effort * fraction).collect(),
             data: Data::new(robot),
             chol: vec![0.0; nv * nv],
             rhs: vec![0.0; nv],

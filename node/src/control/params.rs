@@ -69,6 +69,8 @@ pub struct ControlParams {
     pub epsilon: f64,
     /// Use the learned residual μ in the law (false: the nominal computed-torque law).
     pub use_model: bool,
+    /// The command saturates at this fraction of each joint's URDF effort limit, in (0, 1].
+    pub effort_limit_fraction: f64,
     /// Error-bound constants.
     pub bound: BoundParams,
     /// Supervisor.
@@ -82,6 +84,7 @@ impl Default for ControlParams {
             kd_per_s: JointValues::All(20.0),
             epsilon: 1.0,
             use_model: true,
+            effort_limit_fraction: 1.0,
             bound: BoundParams::default(),
             supervisor: SupervisorParams::default(),
         }

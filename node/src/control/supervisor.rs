@@ -53,6 +53,14 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// A supervisor with these settings.
+    /// Replaces the settings (copies them; no allocation).
+    pub fn set_params(&mut self, params: &SupervisorParams) {
+        self.params.budget_micros = params.budget_micros;
+        self.params.max_consecutive_faults = params.max_consecutive_faults;
+        self.params.quarantine_ticks = params.quarantine_ticks;
+    }
+
+    /// A supervisor with these settings.
     pub fn new(params: SupervisorParams) -> Self {
         Self {
             params,

@@ -13,6 +13,7 @@ use super::ControlError;
 use super::bounds::TheoremBound;
 use super::law::ControlLaw;
 use super::params::ControlParams;
+use super::params::SupervisorParams;
 use super::supervisor::{Fallback, Supervisor, SupervisorCounts};
 use crate::learn::Learner;
 use crate::robot::Model;
@@ -156,6 +157,30 @@ impl Tick {
     /// The Lemma-1 bound state (β, η̄).
     pub fn theorem_bound(&self) -> &TheoremBound {
         &self.bound
+    }
+
+    /// Puts `law` (new gains or effort limits, built off the control thread) in force; `law`
+    /// receives the old one, to be dropped off the control thread. Real-time.
+    pub fn swap_law(&mut self, law: &mut ControlLaw) {
+        std::mem::swap(&mut self.law, law);
+        self.bound
+            .set_tracking_factor(self.law.gains().tracking_factor());
+    }
+
+    /// Uses the learned residual in the law, or not (the nominal law). Real-time.
+    pub fn set_use_model(&mut self, use_model: bool) {
+        self.use_model = use_model;
+    }
+
+    /// Whether the learned residual is used.
+    pub fn uses_model(&self) -> bool {
+        self.use_model
+    }
+
+    /// New supervisor settings (the counters and any quarantine in progress stay).
+    /// Real-time.
+    pub fn set_supervisor(&mut self, params: &SupervisorParams) {
+        self.supervisor.set_params(params);
     }
 
     /// Supervisor counters.

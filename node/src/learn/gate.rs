@@ -191,6 +191,11 @@ impl Gate {
         Ok(())
     }
 
+    /// New settings (plain values: no allocation).
+    pub fn set_params(&mut self, params: &GateParams) {
+        self.params.clone_from(params);
+    }
+
     /// The settings.
     pub fn params(&self) -> &GateParams {
         &self.params

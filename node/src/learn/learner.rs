@@ -914,6 +914,22 @@ impl Learner {
             .collect()
     }
 
+    /// New gate settings. Real-time (the settings hold no heap data).
+    pub fn set_gate_params(&mut self, params: &GateParams) {
+        self.gate.set_params(params);
+        self.params.gate.clone_from(params);
+    }
+
+    /// Learn every n-th admitted sample (n ≥ 1; 0 is taken as 1). Real-time.
+    pub fn set_admit_every(&mut self, n: u32) {
+        self.params.admit_every = n.max(1);
+    }
+
+    /// The learning settings in force.
+    pub fn params(&self) -> &LearnParams {
+        &self.params
+    }
+
     /// Current phase.
     pub fn phase(&self) -> LearnPhase {
         self.phase

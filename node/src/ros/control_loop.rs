@@ -18,8 +18,14 @@ use super::joint_state::{StateFrame, TorqueOrigin};
 use super::params::{Mode, WatchdogAction};
 use super::trajectory::{Reference, Trajectory};
 use super::watchdog::{Watchdog, WatchdogVerdict};
-use crate::control::{SupervisorCounts, Tick, TickInput, TickOutput, TickResult, TickStatus};
-use crate::learn::{LearnCounts, LearnPhase, Learner};
+use crate::control::{
+    ControlLaw, SupervisorCounts, SupervisorParams, Tick, TickInput, TickOutput, TickResult,
+    TickStatus,
+};
+use crate::learn::{
+    GateParams, LearnCounts, LearnPhase, Learner, ModelSnapshot, SwapEvent, SwapRefusal,
+    SwapRequest,
+};
 
 /// What an [`OutFrame`] asks the publisher to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +149,76 @@ impl OutFrame {
         self.q.copy_from_slice(&other.q);
         self.q_d.copy_from_slice(&other.q_d);
     }
+}
+
+/// A change the node's operations ask of the loop, applied between ticks.
+pub enum ControlCommand {
+    /// Change the model (a swap or a loaded model).
+    Swap(SwapRequest),
+    /// Forget what was learned.
+    Reset {
+        /// Keep the hyperparameters (a fresh model) or fit them again.
+        keep_hyperparameters: bool,
+        /// Caller's id.
+        id: u64,
+    },
+    /// Serialise the running model (allocates: done between ticks, timed).
+    Save {
+        /// Caller's id.
+        id: u64,
+    },
+    /// A new control law (gains, effort limits), built off the control thread.
+    Law(Box<ControlLaw>),
+    /// Use the learned residual in the law, or not.
+    UseModel(bool),
+    /// Supervisor settings.
+    Supervisor(SupervisorParams),
+    /// Gate settings.
+    Gate(GateParams),
+    /// Learn every n-th admitted sample.
+    AdmitEvery(u32),
+    /// Watchdog timeout and action.
+    Watchdog {
+        /// Timeout.
+        timeout: std::time::Duration,
+        /// Action.
+        action: WatchdogAction,
+    },
+}
+
+/// What the loop answers (sent back to the operations thread).
+pub enum ControlReply {
+    /// A model change finished (adopted, failed, or the factory was set).
+    Event(SwapEvent),
+    /// A model change was refused at once; the request comes back to be dropped off the
+    /// control thread.
+    Refused {
+        /// Caller's id.
+        id: u64,
+        /// The request, if it could be given back.
+        request: Option<SwapRequest>,
+        /// Why.
+        why: SwapRefusal,
+    },
+    /// A reset was accepted or refused.
+    Reset {
+        /// Caller's id.
+        id: u64,
+        /// Result.
+        result: Result<(), SwapRefusal>,
+    },
+    /// The running model's snapshot (or why there is none) and how long the control thread
+    /// spent on it, µs.
+    Saved {
+        /// Caller's id.
+        id: u64,
+        /// The snapshot.
+        result: Result<Box<ModelSnapshot>, String>,
+        /// Time the control thread spent serialising.
+        blocked_micros: f64,
+    },
+    /// The law that was replaced, to be dropped off the control thread.
+    OldLaw(Box<ControlLaw>),
 }
 
 /// What happened to a frame.
@@ -330,6 +406,66 @@ impl ControlLoop {
         out.received = frame.received;
         out.q.copy_from_slice(&frame.q);
         out.status = None;
+    }
+
+    /// Applies a command between ticks; returns the reply to send, if any. Real-time except
+    /// `Save`, which serialises the model into new memory (timed and reported).
+    pub fn command(&mut self, command: ControlCommand) -> Option<ControlReply> {
+        match command {
+            ControlCommand::Swap(request) => {
+                let id = request.id;
+                match self.learner.request_swap(request) {
+                    Ok(()) => None,
+                    Err((request, why)) => Some(ControlReply::Refused { id, request, why }),
+                }
+            }
+            ControlCommand::Reset {
+                keep_hyperparameters,
+                id,
+            } => Some(ControlReply::Reset {
+                id,
+                result: self.learner.reset(keep_hyperparameters, id),
+            }),
+            ControlCommand::Save { id } => {
+                let start = Instant::now();
+                let result = self.learner.snapshot().map(Box::new);
+                Some(ControlReply::Saved {
+                    id,
+                    result,
+                    blocked_micros: start.elapsed().as_secs_f64() * 1e6,
+                })
+            }
+            ControlCommand::Law(mut law) => {
+                self.tick.swap_law(&mut law);
+                Some(ControlReply::OldLaw(law))
+            }
+            ControlCommand::UseModel(on) => {
+                self.tick.set_use_model(on);
+                None
+            }
+            ControlCommand::Supervisor(params) => {
+                self.tick.set_supervisor(&params);
+                None
+            }
+            ControlCommand::Gate(params) => {
+                self.learner.set_gate_params(&params);
+                None
+            }
+            ControlCommand::AdmitEvery(n) => {
+                self.learner.set_admit_every(n);
+                None
+            }
+            ControlCommand::Watchdog { timeout, action } => {
+                self.watchdog.set_timeout(timeout);
+                self.action = action;
+                None
+            }
+        }
+    }
+
+    /// The learner's model-change results since the last call. Real-time.
+    pub fn take_events(&mut self) -> std::vec::Drain<'_, SwapEvent> {
+        self.learner.take_events()
     }
 
     /// No joint state arrived before the deadline: checks the watchdog at `now` and, when it

@@ -14,6 +14,8 @@ pub mod diagnostics;
 pub mod ingest;
 pub mod joint_state;
 pub mod latency;
+pub mod ops;
+pub mod param_schema;
 pub mod params;
 pub mod trajectory;
 pub mod watchdog;
@@ -23,7 +25,9 @@ pub mod run;
 #[cfg(feature = "ros")]
 mod transport;
 
-pub use control_loop::{ControlLoop, Handled, LoopCounters, OutFrame, OutKind};
+pub use control_loop::{
+    ControlCommand, ControlLoop, ControlReply, Handled, LoopCounters, OutFrame, OutKind,
+};
 pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use latency::LatencyHistogram;
 pub use params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};

@@ -17,7 +17,7 @@
 
 use std::cell::RefCell;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,22 +25,34 @@ use std::time::{Duration, Instant};
 use futures::StreamExt as _;
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
-use gpn_msgs::gp_learning_node_msgs::ResidualEstimate;
+use gpn_msgs::gp_learning_node_msgs::{
+    LoadModel, LoadModelRequest, LoadModelResponse, ResetLearning, ResetLearningRequest,
+    ResetLearningResponse, ResidualEstimate, SaveModel, SaveModelRequest, SaveModelResponse,
+    SwapModel, SwapModelRequest, SwapModelResponse,
+};
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Float64MultiArray, Header};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
+use ros2_client::service::RmwRequestId;
 
-use super::control_loop::{ControlLoop, Handled, LoopCounters, OutFrame, OutKind};
+use super::control_loop::{
+    ControlCommand, ControlLoop, ControlReply, Handled, LoopCounters, OutFrame, OutKind,
+};
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::{JointStateReader, StateFrame};
 use super::latency::LatencyHistogram;
+use super::ops::{Ops, SharedStatus};
+use super::param_schema::{self, ParamValue};
 use super::params::{Mode, RosParams, WatchdogAction};
 use super::trajectory::Trajectory;
-use super::transport::{Publisher, RosError, Subscription, TopicQos, Transport};
+use super::transport::{
+    Publisher, RosError, Server, Subscription, TopicQos, Transport, from_ros, to_ros,
+};
 use super::watchdog::Watchdog;
 use crate::control::Tick;
 use crate::learn::Learner;
+use crate::model::SearchPath;
 use crate::robot::Model;
 use crate::simulate::{NodeParams, model_factory};
 
@@ -153,12 +165,34 @@ pub fn run(
     );
 
     let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
-    let mut transport = Transport::new(
-        &ros,
-        domain_id,
-        localhost_only,
-        ros2_client::NodeOptions::new(),
-    )?;
+    // Parameters: declared from the schema with the values in force; sets are validated
+    // here and applied by the operations thread (which answers before the value is stored,
+    // so a change that cannot take effect is refused).
+    let started = Arc::new(AtomicBool::new(false));
+    let (param_tx, param_rx) = futures::channel::mpsc::channel::<ParamRequest>(4);
+    let mut node_options = ros2_client::NodeOptions::new();
+    for spec in param_schema::SCHEMA {
+        if let Some(value) = param_schema::value_of(params, spec) {
+            node_options = node_options.declare_parameter(spec.name, to_ros(&value));
+        }
+    }
+    let validator_started = started.clone();
+    let node_options = node_options
+        .parameter_validator(Box::new(move |name, value| {
+            validate_param(name, value, nv, validator_started.load(Ordering::SeqCst))
+        }))
+        .parameter_set_action({
+            let started = started.clone();
+            let sender = Mutex::new(param_tx);
+            Box::new(move |name, value| {
+                if !started.load(Ordering::SeqCst) {
+                    return Ok(());
+                }
+                apply_param(&sender, name, value)
+            })
+        });
+    let mut transport = Transport::new(&ros, domain_id, localhost_only, node_options)?;
+    started.store(true, Ordering::SeqCst);
     let topics = &ros.topics;
     let joint_states: Subscription<JointState> = transport.subscription(
         "joint_states topic",
@@ -192,6 +226,12 @@ pub fn run(
         &topics.diagnostics,
         TopicQos::Reliable(10),
     )?;
+    let services = Services {
+        swap: transport.server::<SwapModel>(SERVICE_SWAP, ros.service_framing)?,
+        save: transport.server::<SaveModel>(SERVICE_SAVE, ros.service_framing)?,
+        load: transport.server::<LoadModel>(SERVICE_LOAD, ros.service_framing)?,
+        reset: transport.server::<ResetLearning>(SERVICE_RESET, ros.service_framing)?,
+    };
     let spinner = transport.spinner()?;
     let node_fqn = transport.node().fully_qualified_name();
 
@@ -217,6 +257,12 @@ pub fn run(
     }
     let (traj_tx, traj_rx) = sync_channel::<Box<Trajectory>>(4);
     let (trash_tx, trash_rx) = sync_channel::<Box<Trajectory>>(4);
+    let (command_tx, command_rx) = sync_channel::<ControlCommand>(8);
+    let (reply_tx, reply_rx) = sync_channel::<ControlReply>(32);
+    let shared = SharedStatus {
+        model_label: Arc::new(Mutex::new(params.model.plugin.clone())),
+        residual_every: Arc::new(AtomicU32::new(ros.residual_every)),
+    };
 
     let receiver = Receiver_ {
         reader: JointStateReader::new(&joints, ros.torque_source, ros.mode == Mode::Learn),
@@ -229,10 +275,21 @@ pub fn run(
         full: state_full_tx,
         trajectories: traj_tx,
     };
-    std::thread::Builder::new()
-        .name("gpn-ros-receive".into())
-        .spawn(move || receiver.run(joint_states, reference, command_in, spinner))
-        .map_err(|e| RosError::Param(format!("cannot start the receive thread: {e}")))?;
+    spawn("gpn-ros-receive", move || {
+        receiver.run(joint_states, reference, command_in)
+    })?;
+    spawn("gpn-ros-spin", move || {
+        let _ = futures::executor::block_on(spinner.spin());
+    })?;
+    let ops = Ops::new(
+        params.clone(),
+        robot.clone(),
+        SearchPath::standard(Vec::<&str>::new()),
+        command_tx,
+        reply_rx,
+        shared.clone(),
+    );
+    spawn("gpn-ros-ops", move || ops_thread(ops, services, param_rx))?;
 
     let control_stop = stop.clone();
     let control = std::thread::Builder::new()
@@ -240,12 +297,16 @@ pub fn run(
         .spawn(move || {
             control_thread(
                 control_loop,
-                &state_full_rx,
-                &state_free_tx,
-                &out_free_rx,
-                &out_full_tx,
-                &traj_rx,
-                &trash_tx,
+                &Channels {
+                    states: state_full_rx,
+                    free_states: state_free_tx,
+                    free_outs: out_free_rx,
+                    outs: out_full_tx,
+                    trajectories: traj_rx,
+                    trash: trash_tx,
+                    commands: command_rx,
+                    replies: reply_tx,
+                },
                 &control_stop,
             )
         })
@@ -254,7 +315,7 @@ pub fn run(
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
         robot: robot.name().to_owned(),
-        plugin: params.model.plugin.clone(),
+        shared,
         joints,
         ros: ros.clone(),
         command: command_out,
@@ -309,49 +370,60 @@ pub fn run(
     })
 }
 
-/// The control thread: ticks states, trips the watchdog on silence, adopts trajectories.
-#[allow(clippy::too_many_arguments)]
-fn control_thread(
-    mut control_loop: ControlLoop,
-    states: &Receiver<StateFrame>,
-    free_states: &SyncSender<StateFrame>,
-    free_outs: &Receiver<OutFrame>,
-    outs: &SyncSender<OutFrame>,
-    trajectories: &Receiver<Box<Trajectory>>,
-    trash: &SyncSender<Box<Trajectory>>,
-    stop: &AtomicBool,
-) -> LoopCounters {
+/// The control thread's channels.
+struct Channels {
+    states: Receiver<StateFrame>,
+    free_states: SyncSender<StateFrame>,
+    free_outs: Receiver<OutFrame>,
+    outs: SyncSender<OutFrame>,
+    trajectories: Receiver<Box<Trajectory>>,
+    trash: SyncSender<Box<Trajectory>>,
+    commands: Receiver<ControlCommand>,
+    replies: SyncSender<ControlReply>,
+}
+
+/// The control thread: ticks states, trips the watchdog on silence, adopts trajectories and
+/// applies the operations' commands between ticks.
+fn control_thread(mut control_loop: ControlLoop, ch: &Channels, stop: &AtomicBool) -> LoopCounters {
     // The loop writes into `scratch`; what is published is copied into a pool frame (no
     // allocation). Without a free pool frame the answer is not published.
     let mut scratch = OutFrame::new(control_loop.nv());
     let send = |scratch: &OutFrame| {
-        if let Ok(mut frame) = free_outs.try_recv() {
+        if let Ok(mut frame) = ch.free_outs.try_recv() {
             frame.copy_from(scratch);
-            let _ = outs.try_send(frame);
+            let _ = ch.outs.try_send(frame);
         }
     };
     while !stop.load(Ordering::Relaxed) {
-        while let Ok(next) = trajectories.try_recv() {
+        while let Ok(next) = ch.trajectories.try_recv() {
             if let Some(old) = control_loop.switch_reference(next) {
                 // Dropped on the publish thread; if its bin is full, here (rare).
-                let _ = trash.try_send(old);
+                let _ = ch.trash.try_send(old);
+            }
+        }
+        while let Ok(command) = ch.commands.try_recv() {
+            if let Some(reply) = control_loop.command(command) {
+                let _ = ch.replies.try_send(reply);
             }
         }
         let wait = control_loop
             .watchdog()
             .next_deadline(Instant::now())
             .min(Duration::from_millis(50));
-        match states.recv_timeout(wait) {
+        match ch.states.recv_timeout(wait) {
             Ok(first) => {
                 // Every queued state is ticked in order; only the newest one's answer is
                 // published (a burst's older commands are already superseded).
                 let mut current = first;
                 loop {
-                    let next = states.try_recv().ok();
+                    let next = ch.states.try_recv().ok();
                     let handled = control_loop.on_state(&current, Instant::now(), &mut scratch);
-                    let _ = free_states.try_send(current);
+                    let _ = ch.free_states.try_send(current);
                     if next.is_none() && handled != Handled::Dropped {
                         send(&scratch);
+                    }
+                    for event in control_loop.take_events() {
+                        let _ = ch.replies.try_send(ControlReply::Event(event));
                     }
                     match next {
                         Some(n) => current = n,
@@ -368,6 +440,159 @@ fn control_thread(
         }
     }
     control_loop.counters()
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), RosError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map(|_| ())
+        .map_err(|e| RosError::Param(format!("cannot start thread {name}: {e}")))
+}
+
+/// Service names (private to the node: `~/…`).
+const SERVICE_SWAP: &str = "~/swap_model";
+const SERVICE_SAVE: &str = "~/save_model";
+const SERVICE_LOAD: &str = "~/load_model";
+const SERVICE_RESET: &str = "~/reset_learning";
+
+/// The node's service servers.
+struct Services {
+    swap: Server<SwapModelRequest, SwapModelResponse>,
+    save: Server<SaveModelRequest, SaveModelResponse>,
+    load: Server<LoadModelRequest, LoadModelResponse>,
+    reset: Server<ResetLearningRequest, ResetLearningResponse>,
+}
+
+/// A parameter set, from the parameter service's callback to the operations thread.
+struct ParamRequest {
+    name: String,
+    value: ParamValue,
+    answer: SyncSender<Result<(), String>>,
+}
+
+/// The parameter validator: type and constraint from the schema; read-only ones refused
+/// once the node runs.
+fn validate_param(
+    name: &str,
+    value: &ros2_client::ParameterValue,
+    nv: usize,
+    started: bool,
+) -> Result<(), String> {
+    let Some(spec) = param_schema::find(name) else {
+        return Err(format!("unknown parameter {name}"));
+    };
+    if started && spec.apply == param_schema::Apply::ReadOnly {
+        return Err(format!(
+            "{name} is read-only: it takes effect at start (parameter file or command line); restart the node"
+        ));
+    }
+    let value = from_ros(value).ok_or_else(|| format!("{name}: unsupported parameter type"))?;
+    param_schema::validate(spec, &value, nv)
+}
+
+/// The parameter set action: hands the change to the operations thread and waits for it
+/// to take effect (ros2-client stores the value only if this returns Ok).
+fn apply_param(
+    sender: &Mutex<futures::channel::mpsc::Sender<ParamRequest>>,
+    name: &str,
+    value: &ros2_client::ParameterValue,
+) -> Result<(), String> {
+    let value = from_ros(value).ok_or_else(|| format!("{name}: unsupported parameter type"))?;
+    let (answer, answered) = sync_channel(1);
+    sender
+        .lock()
+        .map_err(|_| "the parameter channel is broken".to_owned())?
+        .try_send(ParamRequest {
+            name: name.to_owned(),
+            value,
+            answer,
+        })
+        .map_err(|_| "busy: another parameter change is being applied".to_owned())?;
+    answered
+        .recv_timeout(Duration::from_secs(90))
+        .map_err(|_| format!("{name}: no answer from the node's operations thread"))?
+}
+
+enum OpsInput {
+    Swap(RmwRequestId, SwapModelRequest),
+    Save(RmwRequestId, SaveModelRequest),
+    Load(RmwRequestId, LoadModelRequest),
+    Reset(RmwRequestId, ResetLearningRequest),
+    Param(ParamRequest),
+}
+
+/// The operations thread: services and parameter changes, one at a time.
+fn ops_thread(
+    mut ops: Ops,
+    services: Services,
+    params: futures::channel::mpsc::Receiver<ParamRequest>,
+) {
+    use futures::stream;
+    futures::executor::block_on(async {
+        let swap = services
+            .swap
+            .receive_request_stream()
+            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Swap(id, req)) });
+        let save = services
+            .save
+            .receive_request_stream()
+            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Save(id, req)) });
+        let load = services
+            .load
+            .receive_request_stream()
+            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Load(id, req)) });
+        let reset = services
+            .reset
+            .receive_request_stream()
+            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Reset(id, req)) });
+        let params = params.map(OpsInput::Param);
+        let inputs = stream::select(
+            stream::select(stream::select(swap, save), stream::select(load, reset)),
+            params,
+        );
+        let mut inputs = pin!(inputs);
+        while let Some(input) = inputs.next().await {
+            match input {
+                OpsInput::Swap(id, req) => {
+                    let r = ops.swap_model(&req.plugin, &req.config_json);
+                    let (success, message) = outcome(r);
+                    let _ = services
+                        .swap
+                        .send_response(id, SwapModelResponse { success, message });
+                }
+                OpsInput::Save(id, req) => {
+                    let (success, message) = outcome(ops.save_model(&req.path));
+                    let _ = services
+                        .save
+                        .send_response(id, SaveModelResponse { success, message });
+                }
+                OpsInput::Load(id, req) => {
+                    let (success, message) = outcome(ops.load_model(&req.path));
+                    let _ = services
+                        .load
+                        .send_response(id, LoadModelResponse { success, message });
+                }
+                OpsInput::Reset(id, req) => {
+                    let (success, message) = outcome(ops.reset_learning(req.keep_hyperparameters));
+                    let _ = services
+                        .reset
+                        .send_response(id, ResetLearningResponse { success, message });
+                }
+                OpsInput::Param(req) => {
+                    let _ = req.answer.try_send(ops.set_param(&req.name, &req.value));
+                }
+            }
+            ops.drain();
+        }
+    });
+}
+
+fn outcome(result: Result<String, String>) -> (bool, String) {
+    match result {
+        Ok(message) => (true, message),
+        Err(message) => (false, message),
+    }
 }
 
 /// State of the receive thread.
@@ -389,7 +614,6 @@ impl Receiver_ {
         joint_states: Subscription<JointState>,
         reference: Subscription<JointTrajectory>,
         command: Option<Subscription<Float64MultiArray>>,
-        spinner: super::transport::Spinner,
     ) {
         let commanded = RefCell::new(None::<Vec<f64>>);
         let nv = self.joints.len();
@@ -458,10 +682,7 @@ impl Receiver_ {
                     }
                 }
             };
-            let spin = async {
-                let _ = spinner.spin().await;
-            };
-            futures::join!(states, refs, cmds, spin);
+            futures::join!(states, refs, cmds);
         });
     }
 
@@ -506,7 +727,7 @@ struct Published {
 struct Publisher_ {
     node_name: String,
     robot: String,
-    plugin: String,
+    shared: SharedStatus,
     joints: Vec<String>,
     ros: RosParams,
     command: Option<Publisher<Float64MultiArray>>,
@@ -553,10 +774,11 @@ impl Publisher_ {
                 last_diag = Instant::now();
                 let ingest = self.ingest.snapshot();
                 let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
+                let model = self.model_label();
                 let msg = diagnostics(&DiagnosticsInput {
                     node_name: &self.node_name,
                     robot: &self.robot,
-                    model: &self.plugin,
+                    model: &model,
                     mode: self.ros.mode,
                     watchdog_action: self.ros.watchdog_action,
                     watchdog_timeout_s: self.ros.watchdog_timeout_s,
@@ -575,6 +797,14 @@ impl Publisher_ {
             }
         }
         published
+    }
+
+    fn model_label(&self) -> String {
+        self.shared
+            .model_label
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
     }
 
     fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
@@ -600,7 +830,7 @@ impl Publisher_ {
         let Some(status) = frame.status else { return };
         published.tick_time.record(status.exec_micros);
         *ticks += 1;
-        let every = u64::from(self.ros.residual_every);
+        let every = u64::from(self.shared.residual_every.load(Ordering::Relaxed));
         if every == 0 || !(*ticks - 1).is_multiple_of(every) {
             return;
         }
@@ -611,7 +841,7 @@ impl Publisher_ {
                 frame_id: String::new(),
             },
             model: if frame.stats.is_some() {
-                self.plugin.clone()
+                self.model_label()
             } else {
                 String::new()
             },

@@ -5,16 +5,41 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use gpn_msgs::RosMessage;
+use gpn_msgs::{RosMessage, RosService};
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::{
-    Context, ContextOptions, MessageTypeName, Name, Node, NodeName, NodeOptions, QosProfile,
+    Context, ContextOptions, MessageTypeName, Name, Node, NodeName, NodeOptions, ParameterValue,
+    QosProfile, ServiceMapping, ServiceTypeName,
     qos::{Durability, History, WhenFull},
 };
 
-pub(crate) use ros2_client::{Publisher, Spinner, Subscription};
+pub(crate) use ros2_client::{Publisher, Server, Spinner, Subscription};
 
-use super::params::RosParams;
+use super::param_schema::ParamValue;
+use super::params::{RosParams, ServiceFraming};
+
+/// A parameter value in ros2-client's terms.
+pub(crate) fn to_ros(value: &ParamValue) -> ParameterValue {
+    match value {
+        ParamValue::Bool(b) => ParameterValue::Boolean(*b),
+        ParamValue::Integer(i) => ParameterValue::Integer(*i),
+        ParamValue::Double(x) => ParameterValue::Double(*x),
+        ParamValue::DoubleArray(xs) => ParameterValue::DoubleArray(xs.clone()),
+        ParamValue::String(s) => ParameterValue::String(s.clone()),
+    }
+}
+
+/// A ros2-client parameter value in ours (None for types the node does not use).
+pub(crate) fn from_ros(value: &ParameterValue) -> Option<ParamValue> {
+    Some(match value {
+        ParameterValue::Boolean(b) => ParamValue::Bool(*b),
+        ParameterValue::Integer(i) => ParamValue::Integer(*i),
+        ParameterValue::Double(x) => ParamValue::Double(*x),
+        ParameterValue::DoubleArray(xs) => ParamValue::DoubleArray(xs.clone()),
+        ParameterValue::String(s) => ParamValue::String(s.clone()),
+        _ => return None,
+    })
+}
 
 /// Why the ROS side could not start or run.
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +218,40 @@ impl Transport {
         self.node
             .create_subscription::<M>(&topic, Some(profile))
             .map_err(dds_error(format!("a subscription to {name}")))
+    }
+
+    /// A server of service `S` on `name`, framed for the robot's RMW.
+    pub fn server<S: RosService>(
+        &mut self,
+        name: &str,
+        framing: ServiceFraming,
+    ) -> Result<Server<S::Request, S::Response>, RosError>
+    where
+        S::Request: ros2_client::Message + Clone + 'static,
+        S::Response: ros2_client::Message + 'static,
+    {
+        let service_name = self.topic_name("service name", name)?;
+        let mapping = match framing {
+            ServiceFraming::FastDds => ServiceMapping::Enhanced,
+            ServiceFraming::Cyclone => ServiceMapping::Cyclone,
+        };
+        let (package, type_name) = {
+            let mut parts = S::TYPE_NAME.split('/');
+            (
+                parts.next().unwrap_or_default(),
+                parts.nth(1).unwrap_or_default(),
+            )
+        };
+        let qos = TopicQos::Reliable(10).profile();
+        self.node
+            .create_server::<S::Request, S::Response>(
+                mapping,
+                &service_name,
+                &ServiceTypeName::new(package, type_name),
+                qos.clone(),
+                qos,
+            )
+            .map_err(dds_error(format!("service {name}")))
     }
 
     /// A publisher on `name`.

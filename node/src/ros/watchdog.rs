@@ -43,6 +43,11 @@ impl Watchdog {
         }
     }
 
+    /// Changes the timeout (from the next check).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
     /// The timeout.
     pub fn timeout(&self) -> Duration {
         self.timeout

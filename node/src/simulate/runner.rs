@@ -224,7 +224,8 @@ fn run_inner(
         reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
         if let Some(schedule) = schedule.as_mut() {
             swap_log.tick_started.push(Instant::now());
-            if let Some(request) = schedule.due(t) {
+            let active = learner.phase() == crate::learn::LearnPhase::Active;
+            if let Some(request) = schedule.due(t, active) {
                 let id = request.id;
                 match learner.request_swap(request) {
                     Ok(()) => swap_log.requested.push((id, k)),

@@ -74,8 +74,13 @@ impl SwapSchedule {
     }
 
     /// The request due at time `t`, if any (a refused one is offered again every tick).
-    /// Real-time: no allocation.
-    pub fn due(&mut self, t: f64) -> Option<SwapRequest> {
+    /// The clock starts when a model is `active` (before the first fit there is nothing to
+    /// swap). Real-time: no allocation.
+    pub fn due(&mut self, t: f64, active: bool) -> Option<SwapRequest> {
+        if !active {
+            self.next_t = t + self.every_s;
+            return None;
+        }
         if let Some(waiting) = self.waiting.take() {
             return Some(waiting);
         }

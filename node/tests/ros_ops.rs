@@ -1,0 +1,172 @@
+//! Operations issue, over DDS during a MuJoCo run: a Cyclone DDS peer (`ros_ops_peer.py`)
+//! gets and sets parameters (valid and refused sets), swaps SkyGP-Fast → SkyGP-Dense → back
+//! through the node's services in rmw_cyclonedds framing, saves and loads the model — while
+//! the MuJoCo driver runs the robot in lock-step; everything takes effect and the run
+//! completes.
+
+mod ros_support;
+
+use std::process::{Command, Stdio};
+
+use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+
+#[test]
+fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
+    let Some(python) = python("ros_ops") else {
+        return;
+    };
+    let dir = scratch("ros_ops");
+    let params = params_file(
+        &dir,
+        &[
+            ("service_framing: fast_dds", "service_framing: cyclone"),
+            ("variant: dense", "variant: fast"),
+            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+        ],
+    );
+    let params = params.to_str().expect("utf-8 path");
+    let domain = domain_id(4).to_string();
+    let node = start_node(&["--params", params, "--domain-id", &domain, "--json"]);
+    let result_path = dir.join("result.json");
+    let _ = std::fs::remove_file(&result_path);
+    let driver = Command::new(&python)
+        .arg(repo_root().join("sim/mujoco_driver.py"))
+        .args([
+            "--params",
+            params,
+            "--domain-id",
+            &domain,
+            "--duration-s",
+            "30",
+        ])
+        .args([
+            "--publish-reference",
+            "--localhost-only",
+            "--command-timeout-s",
+            "10",
+        ])
+        .arg("--result")
+        .arg(&result_path)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the MuJoCo driver");
+    let model_file = dir.join("model.gpnmodel");
+    let _ = std::fs::remove_file(&model_file);
+    let peer = Command::new(&python)
+        .arg(repo_root().join("node/tests/ros_ops_peer.py"))
+        .arg(&domain)
+        .arg(&model_file)
+        .output()
+        .expect("run ros_ops_peer.py");
+    let driver = driver.wait_with_output().expect("driver");
+    let summary = stop_node(node);
+    assert!(
+        peer.status.success(),
+        "ros_ops_peer.py failed:\n{}",
+        String::from_utf8_lossy(&peer.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&peer.stdout).unwrap_or_else(|e| {
+        panic!(
+            "peer output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&peer.stdout)
+        )
+    });
+    eprintln!(
+        "peer: {}",
+        serde_json::to_string_pretty(&r).unwrap_or_default()
+    );
+    eprintln!("node: {summary}");
+    let result: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&result_path).unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "no driver result ({e}): {}",
+            String::from_utf8_lossy(&driver.stderr)
+        )
+    });
+    eprintln!("driver: {result}");
+    assert_eq!(result["completed"], true, "the MuJoCo run completed");
+    assert_eq!(r["services_discovered"], true);
+    assert_eq!(r["model_in_use"], "skygp");
+
+    let steps = r["steps"].as_array().expect("steps");
+    let step = |name: &str| -> &serde_json::Value {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name}"))
+    };
+    assert_eq!(
+        step("get")["values"]["control.kp_per_s2"],
+        serde_json::json!([100.0])
+    );
+    assert_eq!(step("get")["values"]["model.plugin"], "skygp");
+    assert_eq!(
+        step("set kd 22")["successful"],
+        true,
+        "{}",
+        step("set kd 22")
+    );
+    for refused in [
+        "set kp -5 (refused)",
+        "set joint_states topic (refused, read-only)",
+        "set plugin to a missing one (refused)",
+    ] {
+        let s = step(refused);
+        assert_eq!(s["successful"], false, "{s}");
+        assert!(
+            !s["reason"].as_str().unwrap_or("").is_empty(),
+            "{s} gives a reason"
+        );
+    }
+    assert!(
+        step("set kp -5 (refused)")["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("> 0")
+    );
+    assert!(
+        step("set joint_states topic (refused, read-only)")["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("read-only")
+    );
+    for swap in ["swap to skygp dense", "swap to skygp fast"] {
+        assert_eq!(step(swap)["success"], true, "{}", step(swap));
+        assert!(
+            step(swap)["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("adopted")
+        );
+    }
+    assert_eq!(step("swap to a missing plugin (refused)")["success"], false);
+    assert_eq!(step("save")["success"], true, "{}", step("save"));
+    assert_eq!(step("save")["exists"], true);
+    assert_eq!(step("load")["success"], true, "{}", step("load"));
+    assert_eq!(step("load a missing file (refused)")["success"], false);
+    let after = &step("get after")["values"];
+    assert_eq!(
+        after["control.kd_per_s"],
+        serde_json::json!([22.0]),
+        "the set took effect"
+    );
+    assert_eq!(
+        after["control.kp_per_s2"],
+        serde_json::json!([100.0]),
+        "refused sets changed nothing"
+    );
+    assert!(
+        after["model.config"]
+            .as_str()
+            .unwrap_or("")
+            .contains("fast"),
+        "{after}"
+    );
+    assert_eq!(r["model_after"], "skygp");
+    assert!(
+        summary["models_adopted"].as_u64().expect("adopted") >= 4,
+        "fit, 2 swaps, load"
+    );
+}
