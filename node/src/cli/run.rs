@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Print the node's ROS 2 parameters (name, type, unit, constraint, how a change takes
+    /// effect) as a markdown table and exit.
+    #[arg(long)]
+    list_params: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -53,6 +57,10 @@ enum ModeArg {
 
 /// Runs `gp-node run`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.list_params {
+        print!("{}", gp_node::ros::param_schema::markdown_table());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut params = match &args.params {
         Some(path) => NodeParams::from_file(path)?,
         None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
