@@ -415,13 +415,8 @@ fn silence_trips_the_watchdog_into_gravity_hold_until_data_returns() {
     let g = gp_node::robot::gravity(&b.robot, &mut data, &POSE)
         .expect("gravity")
         .to_vec();
-    for j in 0..7 {
-        assert!(
-            (b.out.u[j] - g[j]).abs() < 1e-12,
-            "joint {j}: {} vs g {}",
-            b.out.u[j],
-            g[j]
-        );
+    for (j, (u, g)) in b.out.u.iter().zip(&g).enumerate() {
+        assert!((u - g).abs() < 1e-12, "joint {j}: {u} vs g {g}");
     }
     assert!(b.control.counters().stale);
     assert!(

@@ -24,13 +24,21 @@ fn yaml_has(path: &str) -> bool {
 fn every_declared_parameter_is_in_the_yaml_and_has_a_value() {
     let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     for spec in SCHEMA {
-        assert!(yaml_has(spec.name), "{} is not a key of launch/sim_default.yaml", spec.name);
+        assert!(
+            yaml_has(spec.name),
+            "{} is not a key of launch/sim_default.yaml",
+            spec.name
+        );
         let value = param_schema::value_of(&params, spec)
             .unwrap_or_else(|| panic!("{} has no value of its declared type", spec.name));
         param_schema::validate(spec, &value, 7)
             .unwrap_or_else(|e| panic!("the default of {} is invalid: {e}", spec.name));
         let back = param_schema::with_value(&params, spec, &value).expect("set the default");
-        assert_eq!(back, params, "setting {} to its default changes nothing", spec.name);
+        assert_eq!(
+            back, params,
+            "setting {} to its default changes nothing",
+            spec.name
+        );
     }
     let mut names: Vec<_> = SCHEMA.iter().map(|s| s.name).collect();
     names.sort_unstable();
@@ -51,7 +59,10 @@ fn the_readme_table_is_the_schema() {
         .args(["run", "--list-params"])
         .output()
         .expect("gp-node run --list-params");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), param_schema::markdown_table());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        param_schema::markdown_table()
+    );
 }
 
 #[test]
@@ -71,7 +82,14 @@ fn invalid_values_are_refused_with_the_reason() {
     assert!(param_schema::validate(frac, &ParamValue::Double(1.5), 7).is_err());
     assert!(param_schema::validate(frac, &ParamValue::Double(f64::NAN), 7).is_err());
     let config = find("model.config");
-    assert!(param_schema::validate(config, &ParamValue::String(r#"{"variant":"fast"}"#.into()), 7).is_ok());
+    assert!(
+        param_schema::validate(
+            config,
+            &ParamValue::String(r#"{"variant":"fast"}"#.into()),
+            7
+        )
+        .is_ok()
+    );
     assert!(param_schema::validate(config, &ParamValue::String("[1, 2]".into()), 7).is_err());
     assert!(param_schema::validate(config, &ParamValue::String("{variant".into()), 7).is_err());
     let action = find("ros.watchdog_action");
@@ -83,7 +101,8 @@ fn invalid_values_are_refused_with_the_reason() {
 fn a_set_changes_exactly_its_field() {
     let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     let kd = param_schema::find("control.kd_per_s").expect("declared");
-    let changed = param_schema::with_value(&params, kd, &ParamValue::DoubleArray(vec![1.0; 7])).expect("set");
+    let changed =
+        param_schema::with_value(&params, kd, &ParamValue::DoubleArray(vec![1.0; 7])).expect("set");
     assert_eq!(
         changed.control.kd_per_s,
         gp_node::sim::JointValues::Each(vec![1.0; 7])
@@ -92,6 +111,11 @@ fn a_set_changes_exactly_its_field() {
     expected.control.kd_per_s = changed.control.kd_per_s.clone();
     assert_eq!(changed, expected);
     let config = param_schema::find("model.config").expect("declared");
-    let changed = param_schema::with_value(&params, config, &ParamValue::String(r#"{"variant":"fast"}"#.into())).expect("set");
+    let changed = param_schema::with_value(
+        &params,
+        config,
+        &ParamValue::String(r#"{"variant":"fast"}"#.into()),
+    )
+    .expect("set");
     assert_eq!(changed.model.config, serde_json::json!({"variant": "fast"}));
 }

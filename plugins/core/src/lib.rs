@@ -9,6 +9,7 @@
 pub mod aggregate;
 pub mod bound;
 pub mod cholesky;
+pub mod drift;
 pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;
