@@ -38,13 +38,16 @@ fn python() -> Option<PathBuf> {
     }
 }
 
+/// Decodes rosbags' bytes and says whether they give back the sample.
+type DecodesBack = Box<dyn Fn(&[u8]) -> bool>;
+
 /// One type's sample: its name, fields, our CDR bytes, and a decoder of rosbags' bytes.
 struct Case {
     type_name: &'static str,
     fields: &'static [Field],
     value: Value,
     ours: Vec<u8>,
-    decodes_back: Box<dyn Fn(&[u8]) -> bool>,
+    decodes_back: DecodesBack,
 }
 
 fn case<M: RosMessage + PartialEq + 'static>(msg: M) -> Case {

@@ -166,7 +166,7 @@ pub fn greedy_pivoted_cholesky(
     tolerance: f64,
     kernel: impl Fn(&[f64], &[f64]) -> f64,
 ) -> Vec<usize> {
-    let n = if dim == 0 { 0 } else { points.len() / dim };
+    let n = points.len().checked_div(dim).unwrap_or(0);
     let row = |i: usize| &points[i * dim..(i + 1) * dim];
     let mut residual: Vec<f64> = (0..n).map(|i| kernel(row(i), row(i))).collect();
     let mut factors: Vec<Vec<f64>> = Vec::new(); // one column of L per chosen point
