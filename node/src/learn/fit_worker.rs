@@ -42,6 +42,8 @@ pub(super) struct FitBuffers {
     pub t_secs: Vec<f64>,
     /// Raw noise variances, row-major n×p.
     pub noise_var: Vec<f64>,
+    /// Innovations y − μ of the model that learned each sample (raw, NaN without), n×p.
+    pub innovation: Vec<f64>,
 }
 
 impl FitBuffers {
@@ -51,6 +53,7 @@ impl FitBuffers {
             y: Vec::with_capacity(n * p),
             t_secs: Vec::with_capacity(n),
             noise_var: Vec::with_capacity(n * p),
+            innovation: Vec::with_capacity(n * p),
         }
     }
 
@@ -59,12 +62,21 @@ impl FitBuffers {
         self.y.clear();
         self.t_secs.clear();
         self.noise_var.clear();
+        self.innovation.clear();
     }
 
-    pub(super) fn push(&mut self, x: &[f64], y: &[f64], noise_var: &[f64], t_secs: f64) {
+    pub(super) fn push(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        noise_var: &[f64],
+        innovation: &[f64],
+        t_secs: f64,
+    ) {
         self.x.extend_from_slice(x);
         self.y.extend_from_slice(y);
         self.noise_var.extend_from_slice(noise_var);
+        self.innovation.extend_from_slice(innovation);
         self.t_secs.push(t_secs);
     }
 
@@ -108,6 +120,9 @@ pub enum ModelChange {
     Load,
     /// A fresh model with the current hyperparameters (reset keeping them).
     Fresh,
+    /// The model rebuilt after a change of the dynamics (old samples inflated, dropped or
+    /// corrected).
+    Rebuild,
     /// The plugin for the first fit was changed (no model yet).
     FactorySet,
 }
@@ -121,6 +136,26 @@ pub struct ReplyMeta {
     pub id: u64,
     /// When the worker finished.
     pub ready_at: Instant,
+    /// Payload mass change identified by a `reidentify` rebuild, kg (NaN otherwise).
+    pub reidentified_mass_kg: f64,
+}
+
+/// What a rebuild does to the samples older than a change's onset.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Injection {
+    /// Add this raw variance (N·m²) to their noise.
+    Jump { before_t: f64, add_var: f64 },
+    /// Leave them out.
+    Drop { before_t: f64 },
+    /// Correct them by the payload change identified on the samples after the onset.
+    Reidentify { before_t: f64 },
+}
+
+/// What the worker needs to re-identify a payload: the nominal robot and the payload body.
+pub(super) struct Reidentifier {
+    pub robot: crate::robot::Model,
+    pub data: crate::robot::Data,
+    pub body: usize,
 }
 
 /// Things the control thread hands over to be dropped here, never on the tick (the fields
@@ -153,6 +188,7 @@ pub(super) enum Job {
         samples: FitBuffers,
         change: ModelChange,
         id: u64,
+        injection: Option<Injection>,
     },
     Adopt(Box<ReadyModel>, u64),
     SetFactory(ModelFactory, u64),
@@ -180,6 +216,7 @@ pub(super) struct FitWorker {
 struct WorkerState {
     factory: ModelFactory,
     current: Option<(serde_json::Value, Standardizer)>,
+    reidentifier: Option<Reidentifier>,
 }
 
 impl WorkerState {
@@ -188,6 +225,7 @@ impl WorkerState {
             change,
             id,
             ready_at: Instant::now(),
+            reidentified_mass_kg: f64::NAN,
         };
         match job {
             Job::Retire(retired) => {
@@ -203,9 +241,10 @@ impl WorkerState {
             }),
             Job::Warm {
                 factory,
-                samples,
+                mut samples,
                 change,
                 id,
+                injection,
             } => {
                 let Some((hyper, standardizer)) = self.current.clone() else {
                     return Some(Reply::Failed(
@@ -214,6 +253,15 @@ impl WorkerState {
                         meta(change, id),
                     ));
                 };
+                let mut reidentified_mass_kg = f64::NAN;
+                if let Some(injection) = injection {
+                    match apply_injection(&mut samples, injection, self.reidentifier.as_mut()) {
+                        Ok(mass) => reidentified_mass_kg = mass,
+                        Err(message) => {
+                            return Some(Reply::Failed(message, Some(samples), meta(change, id)));
+                        }
+                    }
+                }
                 let built = match factory {
                     Some(mut new) => {
                         let built = warm(&mut new, &hyper, &standardizer, &samples);
@@ -234,7 +282,10 @@ impl WorkerState {
                             fit_secs: secs,
                         },
                         Some(samples),
-                        meta(change, id),
+                        ReplyMeta {
+                            reidentified_mass_kg,
+                            ..meta(change, id)
+                        },
                     ),
                     Err(message) => Reply::Failed(message, Some(samples), meta(change, id)),
                 })
@@ -271,10 +322,15 @@ impl FitWorker {
     pub(super) fn spawn(
         factory: ModelFactory,
         current: Option<(serde_json::Value, Standardizer)>,
+        reidentifier: Option<Reidentifier>,
     ) -> std::io::Result<Self> {
         let (jobs, job_rx) = sync_channel::<Job>(8);
         let (reply_tx, replies) = sync_channel::<Reply>(4);
-        let mut state = WorkerState { factory, current };
+        let mut state = WorkerState {
+            factory,
+            current,
+            reidentifier,
+        };
         let handle = std::thread::Builder::new()
             .name("gpn-fit".into())
             .spawn(move || {
@@ -323,6 +379,150 @@ impl Drop for FitWorker {
             let _ = handle.join();
         }
     }
+}
+
+/// Applies a rebuild's injection to the samples (raw units). Returns the identified payload
+/// mass change for `Reidentify` (NaN otherwise).
+fn apply_injection(
+    samples: &mut FitBuffers,
+    injection: Injection,
+    reidentifier: Option<&mut Reidentifier>,
+) -> Result<f64, String> {
+    let n = samples.len();
+    let p = if n == 0 { 0 } else { samples.y.len() / n };
+    match injection {
+        Injection::Jump { before_t, add_var } => {
+            for i in (0..n).filter(|&i| samples.t_secs[i] < before_t) {
+                for v in &mut samples.noise_var[i * p..(i + 1) * p] {
+                    *v += add_var;
+                }
+            }
+            Ok(f64::NAN)
+        }
+        Injection::Drop { before_t } => {
+            retain(samples, |t| t >= before_t);
+            Ok(f64::NAN)
+        }
+        Injection::Reidentify { before_t } => {
+            let Some(reid) = reidentifier else {
+                retain(samples, |t| t >= before_t);
+                return Err("no payload link to re-identify (learn.change.payload_link is not a link of the robot)".into());
+            };
+            let (delta, residual_var) = identify(samples, before_t, reid)?;
+            let d = samples.x.len() / n.max(1);
+            let nv = p;
+            for i in (0..n).filter(|&i| samples.t_secs[i] < before_t) {
+                let x = &samples.x[i * d..(i + 1) * d];
+                let y_reg = crate::robot::regressor(
+                    &reid.robot,
+                    &mut reid.data,
+                    reid.body,
+                    &x[..nv],
+                    &x[nv..2 * nv],
+                    &x[2 * nv..3 * nv],
+                )
+                .map_err(|e| e.to_string())?;
+                for j in 0..nv {
+                    let correction: f64 = (0..10).map(|c| y_reg[(j, c)] * delta[c]).sum();
+                    samples.y[i * p + j] += correction;
+                    samples.noise_var[i * p + j] += residual_var[j];
+                }
+            }
+            Ok(delta[0])
+        }
+    }
+}
+
+/// Least squares of the link regressor on the innovations after `before_t`: the change Δπ of
+/// the payload body's ten inertial parameters (a small ridge keeps it defined when the
+/// motion does not excite all of them), and the residual variance per joint.
+fn identify(
+    samples: &FitBuffers,
+    before_t: f64,
+    reid: &mut Reidentifier,
+) -> Result<([f64; 10], Vec<f64>), String> {
+    let n = samples.len();
+    let p = samples.y.len() / n.max(1);
+    let d = samples.x.len() / n.max(1);
+    let nv = p;
+    let mut ata = nalgebra::SMatrix::<f64, 10, 10>::zeros();
+    let mut atb = nalgebra::SVector::<f64, 10>::zeros();
+    let mut rows = Vec::new();
+    for i in (0..n).filter(|&i| samples.t_secs[i] >= before_t) {
+        let e = &samples.innovation[i * p..(i + 1) * p];
+        if !e.iter().all(|v| v.is_finite()) {
+            continue;
+        }
+        let x = &samples.x[i * d..(i + 1) * d];
+        let y_reg = crate::robot::regressor(
+            &reid.robot,
+            &mut reid.data,
+            reid.body,
+            &x[..nv],
+            &x[nv..2 * nv],
+            &x[2 * nv..3 * nv],
+        )
+        .map_err(|e| e.to_string())?;
+        for j in 0..nv {
+            let row = nalgebra::SVector::<f64, 10>::from_fn(|c, _| y_reg[(j, c)]);
+            ata += row * row.transpose();
+            atb += row * e[j];
+            rows.push((j, row, e[j]));
+        }
+    }
+    if rows.len() < 10 * nv {
+        return Err(format!(
+            "too few samples after the change to re-identify the payload ({} rows)",
+            rows.len()
+        ));
+    }
+    let ridge = 1e-6 * ata.trace() / 10.0 + 1e-12;
+    let delta = (ata + nalgebra::SMatrix::<f64, 10, 10>::identity() * ridge)
+        .cholesky()
+        .ok_or("the re-identification's normal equations are singular")?
+        .solve(&atb);
+    let mut sum = vec![0.0; nv];
+    let mut count = vec![0usize; nv];
+    for (j, row, e) in &rows {
+        sum[*j] += (e - (row.transpose() * delta)[(0, 0)]).powi(2);
+        count[*j] += 1;
+    }
+    let residual_var = sum
+        .iter()
+        .zip(&count)
+        .map(|(s, c)| s / (*c).max(1) as f64)
+        .collect();
+    let mut out = [0.0; 10];
+    out.copy_from_slice(delta.as_slice());
+    Ok((out, residual_var))
+}
+
+/// Keeps the samples whose time passes `keep`.
+fn retain(samples: &mut FitBuffers, keep: impl Fn(f64) -> bool) {
+    let n = samples.len();
+    if n == 0 {
+        return;
+    }
+    let (d, p) = (samples.x.len() / n, samples.y.len() / n);
+    let mut w = 0;
+    for i in 0..n {
+        if !keep(samples.t_secs[i]) {
+            continue;
+        }
+        if w != i {
+            samples.x.copy_within(i * d..(i + 1) * d, w * d);
+            samples.y.copy_within(i * p..(i + 1) * p, w * p);
+            samples.noise_var.copy_within(i * p..(i + 1) * p, w * p);
+            samples.innovation.copy_within(i * p..(i + 1) * p, w * p);
+            samples.t_secs[w] = samples.t_secs[i];
+        }
+        w += 1;
+    }
+    samples.x.truncate(w * d);
+    samples.y.truncate(w * p);
+    samples.noise_var.truncate(w * p);
+    samples.innovation.truncate(w * p);
+    samples.t_secs.truncate(w);
 }
 
 /// Creates a model with `factory` and `hyper`, and warms it on `samples` (raw targets, mapped

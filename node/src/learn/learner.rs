@@ -25,9 +25,12 @@ use gpn_gp_core::bound::CalibratedBound;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 use super::accel::{AccelEstimator, AccelParams, AccelUpdate};
+use super::change::{
+    ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum,
+};
 use super::fit_worker::{
-    FitBuffers, FitJob, FitWorker, HyperSharing, Job, ModelChange, ModelFactory, Reply, ReplyMeta,
-    Retired,
+    FitBuffers, FitJob, FitWorker, HyperSharing, Injection, Job, ModelChange, ModelFactory,
+    Reidentifier, Reply, ReplyMeta, Retired,
 };
 use super::gate::{Gate, GateCounts, GateParams, Rejection};
 use super::replay::ReplayBuffer;
@@ -65,6 +68,8 @@ pub struct LearnParams {
     pub calibration_level: f64,
     /// Admitted samples (with a model) that calibrate η_cal before it is frozen.
     pub calibration_samples: usize,
+    /// Changes of the dynamics: detection, reaction, coverage monitor.
+    pub change: ChangeParams,
 }
 
 impl Default for LearnParams {
@@ -82,6 +87,7 @@ impl Default for LearnParams {
             gate: GateParams::default(),
             calibration_level: 0.95,
             calibration_samples: 5000,
+            change: ChangeParams::default(),
         }
     }
 }
@@ -225,6 +231,23 @@ pub struct Learner {
     pending_adopt: bool,
     /// Hyperparameters were given in the config: never refitted.
     hyper_fixed: bool,
+    /// Change detection.
+    cusum: Cusum,
+    /// Coverage of ±η_cal on recent samples.
+    coverage: CoverageMonitor,
+    /// A change waiting for its reaction (when no other change is in progress).
+    pending_change: Option<ChangeNotice>,
+    /// Changes for the caller (preallocated; drained by the loop).
+    change_notices: Vec<ChangeNotice>,
+    /// Changes detected or announced so far.
+    changes: u64,
+    /// The payload mass change the last re-identification found, kg.
+    reidentified_mass_kg: f64,
+    /// Newest sample time seen, s.
+    last_sample_t: f64,
+    /// Scratch: innovations (raw) and standardised innovations of one sample.
+    innovation: Vec<f64>,
+    z: Vec<f64>,
 }
 
 /// Samples copied from the replay buffer per tick while preparing a refit or swap: about
@@ -239,6 +262,7 @@ enum ExportPurpose {
     Refit,
     Swap { factory: ModelFactory, id: u64 },
     Fresh { id: u64 },
+    Rebuild { injection: Injection },
 }
 
 struct Export {
@@ -295,6 +319,10 @@ impl Learner {
                 reason: "too large (≤ 1e6 / 1e7)".into(),
             });
         }
+        params.change.check().map_err(|reason| LearnError::Param {
+            key: "change",
+            reason,
+        })?;
         if params.fit_samples < 2 {
             return Err(LearnError::Param {
                 key: "fit_samples",
@@ -319,7 +347,18 @@ impl Learner {
             ),
             None => (None, LearnPhase::Collecting, None),
         };
-        let worker = Some(FitWorker::spawn(factory, current)?);
+        let reidentifier = robot
+            .body_of_link(&params.change.payload_link)
+            .and_then(|(body, _)| match body {
+                crate::robot::BodyRef::Body(b) => Some(b),
+                crate::robot::BodyRef::World => None,
+            })
+            .map(|body| Reidentifier {
+                robot: robot.clone(),
+                data: Data::new(robot),
+                body,
+            });
+        let worker = Some(FitWorker::spawn(factory, current, reidentifier)?);
         let hyper_fixed = hyper.is_some();
         let fit_n = params.fit_samples;
         Ok(Self {
@@ -361,6 +400,15 @@ impl Learner {
             last_adoption: None,
             pending_adopt: false,
             hyper_fixed,
+            cusum: Cusum::new(p),
+            coverage: CoverageMonitor::new(params.change.coverage_window),
+            pending_change: None,
+            change_notices: Vec::with_capacity(EVENT_CAPACITY),
+            changes: 0,
+            reidentified_mass_kg: f64::NAN,
+            last_sample_t: f64::NEG_INFINITY,
+            innovation: vec![f64::NAN; p],
+            z: vec![0.0; p],
             mu: vec![0.0; p],
             var: vec![0.0; p],
             data: Data::new(robot),
@@ -435,6 +483,8 @@ impl Learner {
             }
         }
         let sample_t = t_secs - self.accel.dt_secs();
+        self.last_sample_t = sample_t;
+        self.innovation.fill(f64::NAN);
         self.sample_formed = true;
         self.replay
             .push(&self.x, &self.y, &self.noise_var, sample_t);
@@ -449,7 +499,7 @@ impl Learner {
         let Some(buffers) = self.fit_buffers.as_mut() else {
             return Observation::Decimated;
         };
-        buffers.push(&self.x, &self.y, &self.noise_var, t_secs);
+        buffers.push(&self.x, &self.y, &self.noise_var, &self.innovation, t_secs);
         if buffers.len() >= self.params.fit_samples {
             if self.send_fit() {
                 self.phase = LearnPhase::Fitting;
@@ -515,7 +565,7 @@ impl Learner {
         let end = (export.next + EXPORT_CHUNK).min(self.replay.len());
         for i in export.next..end {
             if let Some(s) = self.replay.get(i) {
-                buffers.push(s.x, s.y, s.noise_var, s.t_secs);
+                buffers.push(s.x, s.y, s.noise_var, s.innovation, s.t_secs);
             }
         }
         export.next = end;
@@ -545,12 +595,21 @@ impl Learner {
                 samples,
                 change: ModelChange::Swap,
                 id,
+                injection: None,
             },
             ExportPurpose::Fresh { id } => Job::Warm {
                 factory: None,
                 samples,
                 change: ModelChange::Fresh,
                 id,
+                injection: None,
+            },
+            ExportPurpose::Rebuild { injection } => Job::Warm {
+                factory: None,
+                samples,
+                change: ModelChange::Rebuild,
+                id: 0,
+                injection: Some(injection),
             },
         };
         if let Err(job) = worker.try_send(job) {
@@ -721,6 +780,7 @@ impl Learner {
             for (j, cal) in self.calibration.iter_mut().enumerate() {
                 cal.observe(self.y_std[j], self.mu[j], self.var[j].max(0.0).sqrt());
             }
+            self.watch_for_change(t_secs);
         }
         let start = Instant::now();
         let Some(model) = self.model.as_mut() else {
@@ -740,6 +800,123 @@ impl Learner {
                 Observation::ModelFailed
             }
         }
+    }
+
+    /// Innovations of the current sample (after `predict`, standardised `mu`, `var`): kept
+    /// with the sample in the replay buffer, fed to the coverage monitor and the CUSUM.
+    /// Real-time.
+    fn watch_for_change(&mut self, t_secs: f64) {
+        let scale = self.standardizer.std();
+        let mut inside = true;
+        let mut calibrated = true;
+        for j in 0..self.nv {
+            let e = self.y_std[j] - self.mu[j];
+            self.innovation[j] = e * scale[j];
+            let sd = (self.var[j].max(0.0) + self.noise_var_std[j]).sqrt();
+            self.z[j] = if sd > 0.0 { e / sd } else { 0.0 };
+            match self.calibration[j].eta(self.var[j].max(0.0).sqrt()) {
+                Some(eta) => inside &= e.abs() <= eta,
+                None => calibrated = false,
+            }
+        }
+        self.replay.set_last_innovation(&self.innovation);
+        if calibrated {
+            self.coverage.push(inside);
+        }
+        let params = &self.params.change;
+        if params.detect
+            && self.pending_change.is_none()
+            && let Some((joint, onset)) = self.cusum.push(params, t_secs, &self.z)
+        {
+            let notice = ChangeNotice {
+                source: ChangeSource::Detected,
+                t_secs,
+                onset_secs: onset,
+                joint: Some(joint),
+                action: params.action,
+            };
+            self.note_change(notice);
+        }
+    }
+
+    fn note_change(&mut self, notice: ChangeNotice) {
+        self.changes += 1;
+        if self.change_notices.len() < self.change_notices.capacity() {
+            self.change_notices.push(notice);
+        }
+        if notice.action != ChangeAction::Report {
+            self.pending_change = Some(notice);
+        }
+    }
+
+    /// An explicit "the dynamics changed now" (a payload picked up, from a topic or a
+    /// service): reacts as configured, with the onset at the newest sample. Real-time.
+    pub fn announce_change(&mut self) {
+        let t = self.last_sample_t;
+        if !t.is_finite() {
+            return;
+        }
+        self.note_change(ChangeNotice {
+            source: ChangeSource::Announced,
+            t_secs: t,
+            onset_secs: t,
+            joint: None,
+            action: self.params.change.action,
+        });
+    }
+
+    /// Starts the reaction to a pending change once nothing else is in progress (and, for a
+    /// re-identification, once enough samples followed the onset). Real-time.
+    fn react_to_change(&mut self) {
+        let Some(notice) = self.pending_change else {
+            return;
+        };
+        if self.model.is_none() {
+            self.pending_change = None;
+            return;
+        }
+        if self.change_in_progress() {
+            return;
+        }
+        let onset = notice.onset_secs;
+        let injection = match notice.action {
+            ChangeAction::Report => None,
+            ChangeAction::Inject => Some(Injection::Jump {
+                before_t: onset,
+                add_var: self.params.change.jump_std_nm.powi(2),
+            }),
+            ChangeAction::Drop => Some(Injection::Drop { before_t: onset }),
+            ChangeAction::Reidentify => {
+                if self.last_sample_t < onset + self.params.change.reidentify_window_s {
+                    return;
+                }
+                Some(Injection::Reidentify { before_t: onset })
+            }
+        };
+        self.pending_change = None;
+        if let Some(injection) = injection {
+            self.start_export(ExportPurpose::Rebuild { injection });
+        }
+    }
+
+    /// Changes noticed since the last call (drain every tick). Real-time.
+    pub fn take_change_notices(&mut self) -> std::vec::Drain<'_, ChangeNotice> {
+        self.change_notices.drain(..)
+    }
+
+    /// Coverage of ±η_cal over the monitor's window (None until it is full and calibrated).
+    pub fn coverage(&self) -> Option<f64> {
+        self.coverage.coverage()
+    }
+
+    /// Changes detected or announced so far.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// The payload mass change found by the last re-identification, kg (NaN before one).
+    pub fn reidentified_mass_kg(&self) -> f64 {
+        self.reidentified_mass_kg
     }
 
     /// Whether the current sample is an isolated outlier against the prediction in `mu`,
@@ -768,6 +945,7 @@ impl Learner {
     /// hyperparameters and output map go back to the worker to be dropped there. Real-time:
     /// no allocation, no waiting.
     pub fn poll(&mut self) -> bool {
+        self.react_to_change();
         self.advance_export();
         let Some(reply) = self
             .pending
@@ -800,6 +978,10 @@ impl Learner {
                 }
                 self.phase = LearnPhase::Active;
                 self.last_adoption = Some(meta);
+                self.cusum.reset();
+                if meta.reidentified_mass_kg.is_finite() {
+                    self.reidentified_mass_kg = meta.reidentified_mass_kg;
+                }
                 self.push_event(SwapEvent {
                     id: meta.id,
                     change: meta.change,

@@ -6,6 +6,7 @@
 //! ROS, plugins' internals or the control law.
 
 mod accel;
+mod change;
 mod fit_worker;
 mod gate;
 mod learner;
@@ -14,6 +15,7 @@ mod standardize;
 mod swap;
 
 pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
+pub use change::{ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum};
 pub use fit_worker::{FitOutcome, HyperSharing, ModelChange, ModelFactory, ReadyModel, ReplyMeta};
 pub use gate::{Gate, GateCounts, GateParams, Rejection};
 pub use learner::{

@@ -1,4 +1,5 @@
-//! A fixed-capacity ring buffer of learning samples (x, y, t, noise variance).
+//! A fixed-capacity ring buffer of learning samples (x, y, t, noise variance, and the
+//! innovation y − μ the model in use saw when it learned the sample; NaN without one).
 //!
 //! Feeds the hyperparameter fit (the first admitted samples) and warms a new model on what
 //! the old one saw. Storage is allocated once; pushing never allocates and overwrites the
@@ -16,6 +17,7 @@ pub struct ReplayBuffer {
     x: Vec<f64>,
     y: Vec<f64>,
     noise_var: Vec<f64>,
+    innovation: Vec<f64>,
     t_secs: Vec<f64>,
 }
 
@@ -28,6 +30,8 @@ pub struct SampleRef<'a> {
     pub y: &'a [f64],
     /// Noise variance per output, length p.
     pub noise_var: &'a [f64],
+    /// y − μ of the model that learned it, per output (NaN when there was no prediction).
+    pub innovation: &'a [f64],
     /// Time stamp, s.
     pub t_secs: f64,
 }
@@ -44,6 +48,7 @@ impl ReplayBuffer {
             x: vec![0.0; capacity * d],
             y: vec![0.0; capacity * p],
             noise_var: vec![0.0; capacity * p],
+            innovation: vec![f64::NAN; capacity * p],
             t_secs: vec![0.0; capacity],
         }
     }
@@ -79,7 +84,17 @@ impl ReplayBuffer {
         self.x[slot * self.d..(slot + 1) * self.d].copy_from_slice(x);
         self.y[slot * self.p..(slot + 1) * self.p].copy_from_slice(y);
         self.noise_var[slot * self.p..(slot + 1) * self.p].copy_from_slice(noise_var);
+        self.innovation[slot * self.p..(slot + 1) * self.p].fill(f64::NAN);
         self.t_secs[slot] = t_secs;
+    }
+
+    /// Records the innovation of the newest sample. Real-time.
+    pub fn set_last_innovation(&mut self, innovation: &[f64]) {
+        if self.len == 0 {
+            return;
+        }
+        let slot = (self.start + self.len - 1) % self.capacity;
+        self.innovation[slot * self.p..(slot + 1) * self.p].copy_from_slice(innovation);
     }
 
     /// The i-th oldest sample (0 = oldest).
@@ -92,6 +107,7 @@ impl ReplayBuffer {
             x: &self.x[slot * self.d..(slot + 1) * self.d],
             y: &self.y[slot * self.p..(slot + 1) * self.p],
             noise_var: &self.noise_var[slot * self.p..(slot + 1) * self.p],
+            innovation: &self.innovation[slot * self.p..(slot + 1) * self.p],
             t_secs: self.t_secs[slot],
         })
     }
