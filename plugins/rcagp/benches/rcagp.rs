@@ -1,0 +1,2 @@
+//! placeholder until the streaming model exists
+fn main() {}
