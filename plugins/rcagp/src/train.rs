@@ -9,7 +9,7 @@ use crate::actions::Actions;
 use crate::elbo;
 use crate::error::RcagpError;
 use crate::optim::{Adam, clip_global_norm, sigmoid, softplus, softplus_inv};
-use crate::posterior::Problem;
+use crate::posterior::{Fitted, Problem};
 
 /// What to learn and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,6 +169,16 @@ pub fn raw_value_and_gradient(
 /// Runs `opts.steps` Adam steps on −F (or −F/n) and leaves the learned parameters in
 /// `problem`.
 pub fn train(problem: &mut Problem, opts: &TrainOptions) -> Result<TrainReport, RcagpError> {
+    train_with(problem, opts, &|| false).map(|(report, _)| report)
+}
+
+/// [`train`] that also returns the posterior at the learned parameters and stops early
+/// (keeping the parameters reached) when `cancel()` turns true between steps.
+pub fn train_with(
+    problem: &mut Problem,
+    opts: &TrainOptions,
+    cancel: &dyn Fn() -> bool,
+) -> Result<(TrainReport, Fitted), RcagpError> {
     let mut raw = raw_params(problem, opts);
     let mut adam = Adam::new(raw.len(), opts.lr);
     let scale = if opts.per_datum {
@@ -178,6 +188,9 @@ pub fn train(problem: &mut Problem, opts: &TrainOptions) -> Result<TrainReport, 
     };
     let mut objective = Vec::with_capacity(opts.steps + 1);
     for _ in 0..opts.steps {
+        if cancel() {
+            break;
+        }
         let (f, g) = raw_value_and_gradient(problem, &raw, opts)?;
         objective.push(f);
         let mut loss_grad: Vec<f64> = g.iter().map(|v| -v * scale).collect();
@@ -194,5 +207,5 @@ pub fn train(problem: &mut Problem, opts: &TrainOptions) -> Result<TrainReport, 
     set_raw_params(problem, &raw, opts);
     let fitted = problem.fit()?;
     objective.push(elbo::value(problem, &fitted)?);
-    Ok(TrainReport { objective })
+    Ok((TrainReport { objective }, fitted))
 }
