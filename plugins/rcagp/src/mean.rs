@@ -20,7 +20,7 @@ pub const NEIGHBOURS: usize = 3;
 /// β_o of the label belief (the reference code's value).
 pub const BETA_O: f64 = 1e-2;
 /// Lengthscale of the neighbour kernel (GPyTorch's unfitted default softplus(0)).
-pub const NEIGHBOUR_LENGTHSCALE: f64 = 0.693_147_180_559_945_3;
+pub const NEIGHBOUR_LENGTHSCALE: f64 = std::f64::consts::LN_2;
 
 /// Inputs of [`expert_mean`].
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +62,8 @@ pub fn expert_mean(input: &ExpertInput<'_>) -> Result<f64, RcagpError> {
     if input.flagged.iter().any(|&o| o >= n) {
         return Err(RcagpError::Invalid("flagged index out of range".into()));
     }
-    if n < 2 || !(input.correction_var > 0.0) || !(input.standardize.1 > 0.0) {
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if n < 2 || !positive(input.correction_var) || !positive(input.standardize.1) {
         return Err(RcagpError::Invalid(
             "expert mean needs n ≥ 2, correction_var > 0 and a positive target scale".into(),
         ));

@@ -308,7 +308,10 @@ impl OnlineModel for RcaGp {
             });
         }
         self.counters.samples_seen += 1;
-        let admit = self.counters.admit_counter % self.cfg.admit_every as u64 == 0;
+        let admit = self
+            .counters
+            .admit_counter
+            .is_multiple_of(self.cfg.admit_every as u64);
         self.counters.admit_counter += 1;
         let same_x = self.last.valid && self.last.x == x;
         self.last.valid = false;

@@ -12,7 +12,7 @@ use serde_json::json;
 fn sample(k: usize) -> ([f64; 3], [f64; 2]) {
     let t = k as f64 * 0.02;
     let x = [t.sin(), (0.6 * t).cos(), (0.3 * t).sin() * 2.0];
-    ([x[0], x[1], x[2]], [(2.0 * x[0]).sin() + x[2], x[1] * x[2] + if k % 37 == 0 { 6.0 } else { 0.0 }])
+    ([x[0], x[1], x[2]], [(2.0 * x[0]).sin() + x[2], x[1] * x[2] + if k.is_multiple_of(37) { 6.0 } else { 0.0 }])
 }
 
 fn cfg(background: bool, actions: &str) -> serde_json::Value {
