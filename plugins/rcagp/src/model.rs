@@ -17,7 +17,7 @@ use crate::config::{Config, NoiseSource, ValidConfig, WeightCenter};
 use crate::persist::{self, Counters};
 use crate::posterior::Problem;
 use crate::stream::engine::Engine;
-use crate::stream::exchange::SampleBuf;
+use crate::stream::exchange::{PushOutcome, SampleBuf};
 use crate::stream::snapshot::{PredictScratch, Snapshot};
 use crate::stream::worker::{self, Background, Gate, Shared};
 
@@ -52,8 +52,12 @@ pub struct RcaGp {
     noise: Vec<f64>,
     mode: Mode,
     counters: Counters,
+    /// Samples enqueued (including ones later dropped from the queue).
     pushed: u64,
+    /// Enqueued samples dropped from a full queue for newer ones.
     dropped: u64,
+    /// Samples that could not be enqueued at all.
+    dropped_now: u64,
 }
 
 impl std::fmt::Debug for RcaGp {
@@ -100,7 +104,7 @@ impl RcaGp {
         Ok(Self {
             current,
             retired: None,
-            scratch: PredictScratch::new(d, nb),
+            scratch: PredictScratch::new(d, nb + cfg.block_size),
             last: LastPrediction {
                 x: vec![0.0; d],
                 mean: vec![0.0; p],
@@ -112,6 +116,7 @@ impl RcaGp {
             counters,
             pushed: 0,
             dropped: 0,
+            dropped_now: 0,
             cfg,
         })
     }
@@ -127,7 +132,7 @@ impl RcaGp {
             Ok(Mode::Inline {
                 engine,
                 buf: SampleBuf::new(d, p),
-                scratch: PredictScratch::new(d, nb),
+                scratch: PredictScratch::new(d, nb + cfg.block_size),
             })
         }
     }
@@ -185,7 +190,8 @@ impl RcaGp {
             return true;
         };
         let start = Instant::now();
-        while bg.shared.processed.load(Ordering::Acquire) < self.pushed {
+        // Each drop removed one enqueued sample that will never be processed.
+        while bg.shared.processed.load(Ordering::Acquire) + self.dropped < self.pushed {
             if start.elapsed() > timeout {
                 return false;
             }
@@ -194,9 +200,9 @@ impl RcaGp {
         true
     }
 
-    /// Samples dropped because the worker's queue was full.
+    /// Samples dropped because the worker's queue was full (the oldest waiting ones).
     pub fn dropped_samples(&self) -> u64 {
-        self.dropped
+        self.dropped + self.dropped_now
     }
 
     /// Refits installed so far (background mode; inline refits count too).
@@ -326,10 +332,14 @@ impl OnlineModel for RcaGp {
             .then_some((self.last.mean.as_slice(), self.last.var.as_slice()));
         match &mut self.mode {
             Mode::Background(bg) => {
-                if bg.shared.samples.push(x, y, &self.noise, t_secs, center) {
-                    self.pushed += 1;
-                } else {
-                    self.dropped += 1;
+                // A full queue drops its oldest sample (counted) to keep the newest.
+                match bg.shared.samples.push(x, y, &self.noise, t_secs, center) {
+                    PushOutcome::Enqueued => self.pushed += 1,
+                    PushOutcome::ReplacedOldest => {
+                        self.pushed += 1;
+                        self.dropped += 1;
+                    }
+                    PushOutcome::Dropped => self.dropped_now += 1,
                 }
                 Ok(())
             }
@@ -348,9 +358,7 @@ impl OnlineModel for RcaGp {
                     buf.cvar.copy_from_slice(v);
                 }
                 self.pushed += 1;
-                if !worker::admit(engine, buf, &self.current, scratch) {
-                    return Ok(());
-                }
+                worker::admit(engine, buf, &self.current, scratch);
                 rebuild_inline(engine, &mut self.current)?;
                 if worker::refit_due(engine)
                     && let Some(job) = worker::refit_job(engine)
@@ -371,9 +379,11 @@ impl OnlineModel for RcaGp {
     fn stats(&self) -> ModelStats {
         let c = &self.cfg;
         let (d, p, n, nb) = (c.input_dim, c.output_dim, c.window(), c.blocks);
-        // Window rows, G, and three snapshots' worth (published, in flight, spare).
-        let window = 8 * (n * (d + 4 * p + 2) + nb * nb + n * d);
-        let snapshot = 8 * (n * (d + 1 + p) + p * nb * (nb + 1) / 2);
+        // Window rows, G, the factors, and three snapshots' worth (published, in flight,
+        // spare).
+        let na = nb + c.block_size;
+        let window = 8 * (n * (d + 4 * p + 2) + nb * nb + n * d + p * na * (na + 1) / 2);
+        let snapshot = 8 * (n * (d + 1) + p * (na + na * (na + 1) / 2));
         let queue = match &self.mode {
             Mode::Background(bg) => bg.shared.samples.memory_bytes(),
             Mode::Inline { .. } => 0,
@@ -393,7 +403,7 @@ fn rebuild_inline(engine: &mut Engine, current: &mut Arc<Snapshot>) -> Result<()
         *current = Arc::new(engine.empty_snapshot());
     }
     let snap = Arc::get_mut(current).ok_or_else(|| other("snapshot unexpectedly shared"))?;
-    engine.rebuild(snap).map_err(other)
+    engine.publish_into(snap).map_err(other)
 }
 
 impl RcaGp {
@@ -409,8 +419,8 @@ impl RcaGp {
         let template = Engine::new(&self.cfg);
         let (mut engine, counters) = persist::load(&template, bytes)?;
         let mut snap = engine.empty_snapshot();
-        if engine.win.filled > 0 {
-            engine.rebuild(&mut snap).map_err(other)?;
+        if engine.win.filled > 0 || engine.win.open_len > 0 {
+            engine.publish_into(&mut snap).map_err(other)?;
         }
         let engine = Box::new(engine);
         // Stop the old worker before starting the new one.
@@ -419,7 +429,7 @@ impl RcaGp {
             Mode::Inline {
                 engine: Box::new(template),
                 buf: SampleBuf::new(self.cfg.input_dim, self.cfg.output_dim),
-                scratch: PredictScratch::new(self.cfg.input_dim, self.cfg.blocks),
+                scratch: PredictScratch::new(self.cfg.input_dim, self.cfg.blocks + self.cfg.block_size),
             },
         );
         drop(old);
@@ -429,6 +439,7 @@ impl RcaGp {
         self.counters = counters;
         self.pushed = 0;
         self.dropped = 0;
+        self.dropped_now = 0;
         self.last.valid = false;
         Ok(())
     }

@@ -2,11 +2,13 @@
 //!
 //! The state is the block path's engine: hyperparameters (and their version), thresholds,
 //! the window (every active slot's samples, action entries and block ids, the ring
-//! position), the open block, G_C of the active slots, the counters and the position of the
-//! random-action stream; plus the control thread's counters. Everything else (the snapshot)
-//! is rebuilt from it on load by the same deterministic code, so a loaded model predicts
-//! exactly what the saved one does after its next rebuild, and keeps learning identically.
-//! A refit running at save time is not saved.
+//! position), the open block, G_C of the active slots, every output's factor of M and z
+//! (which the live singles extend incrementally, so they are saved rather than recomputed),
+//! the counters and the position of the random-action stream; plus the control thread's
+//! counters. The scaled inputs and the open samples' kernel rows are recomputed from the raw
+//! inputs by the same code, and the snapshot is rebuilt from the state, so a loaded model
+//! predicts exactly what the saved one does after its next publication, and keeps learning
+//! identically. A refit running at save time is not saved.
 //!
 //! Format, little-endian: the magic `GPNRCAGP`, a `u32` format version (1), the resolved
 //! config's `Debug` text (a model loads only into one created with the same config and
@@ -76,6 +78,15 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
         g.extend_from_slice(&engine.g[a * nbmax..a * nbmax + nb]);
     }
     w.f64s(&g);
+    w.bool(engine.live);
+    w.u64(engine.live_singles as u64);
+    let cap = engine.cap_actions();
+    for (o, ch) in engine.chol.iter().enumerate() {
+        w.u64(ch.len() as u64);
+        w.f64(ch.jitter());
+        w.f64s(ch.packed());
+        w.f64s(&engine.z[o * cap..o * cap + ch.len()]);
+    }
     w.0
 }
 
@@ -161,6 +172,25 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
     for a in 0..filled {
         e.g[a * nbmax..a * nbmax + filled].copy_from_slice(&g[a * filled..(a + 1) * filled]);
     }
+    e.live = r.bool()?;
+    e.live_singles = r.usize()?;
+    if e.live_singles > m {
+        return Err(bad("more live singles than open samples"));
+    }
+    let cap = e.cap_actions();
+    for o in 0..p {
+        let len = r.usize()?;
+        if len > cap || (e.live && len != filled + e.live_singles) {
+            return Err(bad(format!("factor of size {len} for {filled} blocks")));
+        }
+        let jitter = f64::from_bits(r.u64()?);
+        let mut packed = vec![0.0; len * (len + 1) / 2];
+        r.f64s_into(&mut packed, "factor")?;
+        e.chol[o]
+            .set_packed(len, &packed, jitter)
+            .map_err(|err| bad(err.to_string()))?;
+        r.f64s_into(&mut e.z[o * cap..o * cap + len], "z")?;
+    }
     if r.at != bytes.len() {
         return Err(bad(format!("{} trailing bytes", bytes.len() - r.at)));
     }
@@ -183,6 +213,9 @@ impl Writer {
     }
     fn u128(&mut self, v: u128) {
         self.bytes(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
     }
     fn bool(&mut self, v: bool) {
         self.0.push(u8::from(v));

@@ -5,7 +5,8 @@
 //!   `filled`; crossbeam's `ArrayQueue`, whose push/pop give the happens-before edge). The
 //!   producer pops a free index, writes the record and pushes the index to `filled`; the
 //!   consumer does the reverse. No allocation, no lock, no `unsafe`. When no record is free
-//!   the sample is dropped and counted (the control thread never waits).
+//!   the producer takes back the *oldest* waiting record and overwrites it (the window wants
+//!   the newest samples), and the caller counts the drop; the control thread never waits.
 //! * [`SnapshotExchange`]: published snapshots to the control thread (`inbox`) and retired
 //!   ones back (`outbox`), so that the control thread never frees a snapshot's memory; the
 //!   worker reuses or drops them.
@@ -44,6 +45,17 @@ impl SampleBuf {
     }
 }
 
+/// What [`SampleQueue::push`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PushOutcome {
+    /// The sample is waiting for the worker.
+    Enqueued,
+    /// The queue was full: the oldest waiting sample was dropped for this one.
+    ReplacedOldest,
+    /// No record could be had at all (the worker held them all): this sample was dropped.
+    Dropped,
+}
+
 /// The bounded sample hand-over. See the module doc.
 #[derive(Debug)]
 pub(crate) struct SampleQueue {
@@ -79,7 +91,7 @@ impl SampleQueue {
         self.cells.len() * 8 + 2 * self.free.capacity() * 4
     }
 
-    /// Enqueues a sample; false if the queue was full (the sample is dropped). Real-time:
+    /// Enqueues a sample, dropping the oldest waiting one if the queue is full. Real-time:
     /// no allocation, lock or wait.
     pub fn push(
         &self,
@@ -88,9 +100,17 @@ impl SampleQueue {
         noise: &[f64],
         t_secs: f64,
         center: Option<(&[f64], &[f64])>,
-    ) -> bool {
-        let Some(idx) = self.free.pop() else {
-            return false;
+    ) -> PushOutcome {
+        let (idx, dropped) = match self.free.pop() {
+            Some(i) => (i, false),
+            None => match self.filled.pop() {
+                Some(i) => (i, true),
+                // The worker emptied the queue in between: a record is free again.
+                None => match self.free.pop() {
+                    Some(i) => (i, false),
+                    None => return PushOutcome::Dropped,
+                },
+            },
         };
         let base = idx as usize * self.stride;
         let cells = &self.cells[base..base + self.stride];
@@ -113,7 +133,11 @@ impl SampleQueue {
         }
         // Cannot fail: at most `capacity` indices exist.
         let _ = self.filled.push(idx);
-        true
+        if dropped {
+            PushOutcome::ReplacedOldest
+        } else {
+            PushOutcome::Enqueued
+        }
     }
 
     /// Dequeues the oldest sample into `out`; false if none is waiting. No allocation.

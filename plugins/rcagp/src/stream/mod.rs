@@ -6,5 +6,6 @@ pub(crate) mod engine;
 pub(crate) mod exchange;
 pub(crate) mod refit;
 pub mod snapshot;
+pub(crate) mod tri;
 pub(crate) mod window;
 pub mod worker;

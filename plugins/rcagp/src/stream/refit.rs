@@ -52,7 +52,11 @@ pub(crate) fn run(mut job: RefitJob, cancel: &dyn Fn() -> bool) -> Result<RefitR
         ell: p.lengthscales.clone(),
         outputscale: p.outputs.iter().map(|(_, par)| par.outputscale).collect(),
         kappa: p.outputs.iter().map(|(_, par)| par.sigma2).collect(),
-        gc: fitted.proj.gc.transpose().iter().copied().collect(),
+        // The committed blocks come first in the problem (the open block's singles after).
+        gc: (0..job.block_ids.len())
+            .flat_map(|i| (0..job.block_ids.len()).map(move |j| (i, j)))
+            .map(|(i, j)| fitted.proj.gc[(i, j)])
+            .collect(),
         block_ids: job.block_ids,
         based_on: job.based_on,
     })

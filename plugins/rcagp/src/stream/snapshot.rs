@@ -1,25 +1,27 @@
 //! The immutable snapshot the real-time path predicts from (spec §6.3 "RT path").
 //!
-//! Snapshot = {scaled inputs X (n×d), action entries s (n), block size, per output o: the
-//! representer weights α^{(o)} (interleaved n×p), the Cholesky factor L^{(o)} of
-//! M^{(o)} = s_f,o² G_C + diag(δ^{(o)}) (i×i), s_f,o² and the prior mean}. A snapshot is
-//! built by the block path ([`super::engine`]) and never changed while shared.
+//! A snapshot holds the window as the posterior sees it: the committed blocks (scaled
+//! inputs and action entries, k_b points each) followed by the samples of the open block
+//! as singleton actions (s = 1; the newest data enter the model at once instead of after
+//! the block fills), and per output o the compressed weights v̄^{(o)} (one per action), the
+//! Cholesky factor L^{(o)} of M^{(o)} = s_f,o² SᵀCS + SᵀDS and s_f,o². It is built by the
+//! block path ([`super::engine`]) and never changed while shared.
 //!
-//! Prediction at x, one pass over the n window points (shared by all outputs):
-//! c_l = φ(‖x/ℓ − x_l/ℓ‖²), μ_o += α_{l,o} c_l, u_{a(l)} += s_l c_l; then per output
-//! t = L_o⁻¹ (s_f,o² u), var_o = s_f,o² − ‖t‖² (latent, clamped at 0) and
-//! μ_o = m_o + s_f,o² Σ_l α_{l,o} c_l. Cost O(n d + p i²). **No allocation**: the caller
-//! owns the scratch ([`PredictScratch`]).
-
-use gpn_gp_core::cholesky::PackedCholesky;
+//! Prediction at x, one pass over the window points (shared by all outputs):
+//! c_l = φ(‖x/ℓ − x_l/ℓ‖²) and u_a = Σ_{l∈B_a} s_l c_l; then per output
+//! μ_o = m_o + s_f,o² v̄_oᵀu (= m_o + k_xᵀα with α = S v̄), t = L_o⁻¹(s_f,o² u) and
+//! var_o = s_f,o² − ‖t‖² (latent, clamped at 0). Cost O(n d + p i²). **No allocation**: the
+//! caller owns the scratch ([`PredictScratch`]).
 
 use crate::kernel::{KernelKind, sq_dist};
 
+use super::tri::Tri;
+
 /// An immutable posterior of the window. Buffers are sized for the full window at
-/// construction, so a recycled snapshot is rebuilt without allocation.
+/// construction, so a recycled snapshot is refilled without allocation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
-    /// Publication counter (0 = the prior, before any block).
+    /// Publication counter (0 = the prior, before any data).
     pub version: u64,
     /// Version of the hyperparameters it was built with.
     pub params_version: u64,
@@ -27,17 +29,21 @@ pub struct Snapshot {
     pub(crate) d: usize,
     pub(crate) p: usize,
     pub(crate) block_size: usize,
-    /// Active blocks i (0 = prior only).
+    /// Committed blocks.
     pub(crate) n_blocks: usize,
+    /// Singleton actions (samples of the open block).
+    pub(crate) n_singles: usize,
+    /// Capacity of the action dimension (blocks + block_size).
+    pub(crate) cap_actions: usize,
     pub(crate) inv_ell: Vec<f64>,
-    /// Scaled inputs, n×d (capacity: the full window).
+    /// Scaled inputs of the committed blocks then the singles, (n_blocks·k_b + n_singles)×d.
     pub(crate) xs: Vec<f64>,
-    /// Action entries (n).
+    /// Action entries of the committed blocks' points.
     pub(crate) s: Vec<f64>,
-    /// α, n×p interleaved (point-major).
-    pub(crate) alpha: Vec<f64>,
+    /// v̄ per output, stride `cap_actions`.
+    pub(crate) vbar: Vec<f64>,
     /// L per output.
-    pub(crate) chol: Vec<PackedCholesky>,
+    pub(crate) chol: Vec<Tri>,
     /// s_f,o².
     pub(crate) outputscale: Vec<f64>,
     /// κ_o, the noise multiplier (diagnostic).
@@ -57,19 +63,19 @@ pub struct PredictScratch {
 }
 
 impl PredictScratch {
-    /// Scratch for d inputs and up to `blocks` blocks. **Allocates.**
-    pub fn new(d: usize, blocks: usize) -> Self {
+    /// Scratch for d inputs and up to `actions` actions. **Allocates.**
+    pub fn new(d: usize, actions: usize) -> Self {
         Self {
             xq: vec![0.0; d],
-            u: vec![0.0; blocks],
-            t: vec![0.0; blocks],
+            u: vec![0.0; actions],
+            t: vec![0.0; actions],
         }
     }
 }
 
 impl Snapshot {
-    /// The prior snapshot (no data) with buffers for a window of `blocks` × `block_size`.
-    /// **Allocates.**
+    /// The prior snapshot (no data) with buffers for a window of `blocks` × `block_size`
+    /// plus an open block. **Allocates.**
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn empty(
         kind: KernelKind,
@@ -81,7 +87,8 @@ impl Snapshot {
         outputscale: &[f64],
         prior_mean: &[f64],
     ) -> Self {
-        let n = blocks * block_size;
+        let cap_points = (blocks + 1) * block_size;
+        let cap_actions = blocks + block_size;
         Self {
             version: 0,
             params_version: 0,
@@ -90,11 +97,13 @@ impl Snapshot {
             p,
             block_size,
             n_blocks: 0,
+            n_singles: 0,
+            cap_actions,
             inv_ell: inv_ell.to_vec(),
-            xs: Vec::with_capacity(n * d),
-            s: Vec::with_capacity(n),
-            alpha: Vec::with_capacity(n * p),
-            chol: (0..p).map(|_| PackedCholesky::with_capacity(blocks)).collect(),
+            xs: Vec::with_capacity(cap_points * d),
+            s: Vec::with_capacity(blocks * block_size),
+            vbar: vec![0.0; p * cap_actions],
+            chol: (0..p).map(|_| Tri::with_capacity(cap_actions)).collect(),
             outputscale: outputscale.to_vec(),
             kappa: vec![1.0; p],
             prior_mean: prior_mean.to_vec(),
@@ -102,14 +111,19 @@ impl Snapshot {
         }
     }
 
-    /// Window points in this snapshot, n = i·k_b.
+    /// Window points in this snapshot (committed blocks and singles).
     pub fn n_points(&self) -> usize {
-        self.n_blocks * self.block_size
+        self.n_blocks * self.block_size + self.n_singles
     }
 
-    /// Active blocks i.
+    /// Committed blocks.
     pub fn n_blocks(&self) -> usize {
         self.n_blocks
+    }
+
+    /// Actions in use: committed blocks plus singles.
+    pub fn n_actions(&self) -> usize {
+        self.n_blocks + self.n_singles
     }
 
     /// The soft thresholds c_o in use.
@@ -135,8 +149,9 @@ impl Snapshot {
     /// Latent mean and variance of every output at `x` (len d) into `mean`, `var` (len p).
     /// Real-time: no allocation, lock or I/O. The caller checks the lengths.
     pub fn predict(&self, x: &[f64], mean: &mut [f64], var: &mut [f64], scratch: &mut PredictScratch) {
-        let (d, p, kb, nb) = (self.d, self.p, self.block_size, self.n_blocks);
-        if nb == 0 {
+        let (d, kb, nb, ns) = (self.d, self.block_size, self.n_blocks, self.n_singles);
+        let na = nb + ns;
+        if na == 0 {
             mean.copy_from_slice(&self.prior_mean);
             var.copy_from_slice(&self.outputscale);
             return;
@@ -145,23 +160,27 @@ impl Snapshot {
         for ((q, &v), &w) in xq.iter_mut().zip(x).zip(&self.inv_ell) {
             *q = v * w;
         }
-        mean.fill(0.0);
-        let u = &mut scratch.u[..nb];
-        for (a, ua) in u.iter_mut().enumerate() {
+        let u = &mut scratch.u[..na];
+        let kind = self.kind;
+        for (a, ua) in u[..nb].iter_mut().enumerate() {
             let mut acc = 0.0;
             for l in a * kb..(a + 1) * kb {
-                let c = self.kind.profile(sq_dist(xq, &self.xs[l * d..(l + 1) * d]));
-                acc += self.s[l] * c;
-                for (m, &al) in mean.iter_mut().zip(&self.alpha[l * p..(l + 1) * p]) {
-                    *m += al * c;
-                }
+                acc += self.s[l] * kind.profile(sq_dist(xq, &self.xs[l * d..(l + 1) * d]));
             }
             *ua = acc;
         }
-        for o in 0..p {
+        let base = nb * kb;
+        for (j, ua) in u[nb..].iter_mut().enumerate() {
+            let l = base + j;
+            *ua = kind.profile(sq_dist(xq, &self.xs[l * d..(l + 1) * d]));
+        }
+        let cap = self.cap_actions;
+        for o in 0..self.p {
             let sf2 = self.outputscale[o];
-            mean[o] = self.prior_mean[o] + sf2 * mean[o];
-            let t = &mut scratch.t[..nb];
+            let vbar = &self.vbar[o * cap..o * cap + na];
+            let dotvu: f64 = vbar.iter().zip(u.iter()).map(|(a, b)| a * b).sum();
+            mean[o] = self.prior_mean[o] + sf2 * dotvu;
+            let t = &mut scratch.t[..na];
             for (ti, &ui) in t.iter_mut().zip(u.iter()) {
                 *ti = sf2 * ui;
             }

@@ -1,9 +1,9 @@
 //! The model's background threads (spec §6.3, §6.8).
 //!
 //! * The **block worker** owns the [`Engine`]. It drains the sample queue (computing a
-//!   weight centre from its latest snapshot for samples that came without one), commits
-//!   full blocks, rebuilds the posterior into a recycled snapshot, waits at the test
-//!   [`Gate`] and publishes. It installs refit results, starts refits every
+//!   weight centre from its latest snapshot for samples that came without one), admits each
+//!   sample (a singleton action at once; a block commit and full rebuild every k_b), writes
+//!   the posterior into a recycled snapshot, waits at the test [`Gate`] and publishes. It installs refit results, starts refits every
 //!   `refit_every_blocks` blocks, and answers save/flush requests. When idle it parks for
 //!   at most 1 ms (the control thread never wakes it: waking is a system call).
 //! * The **refit worker** runs the slow path on copies of the window.
@@ -215,14 +215,13 @@ pub(crate) fn refit_due(engine: &Engine) -> bool {
 }
 
 /// Admits one sample into the engine, computing its weight centre from `latest` if it came
-/// without one (weight centre = prior mean in `prior` mode). Returns true if a block was
-/// committed.
+/// without one (weight centre = prior mean in `prior` mode).
 pub(crate) fn admit(
     engine: &mut Engine,
     buf: &mut SampleBuf,
     latest: &Snapshot,
     scratch: &mut PredictScratch,
-) -> bool {
+) {
     use crate::config::WeightCenter;
     match engine.cfg.weight_center {
         WeightCenter::Prior => {
@@ -248,7 +247,7 @@ pub(crate) fn admit(
 fn block_worker(mut engine: Box<Engine>, mut latest: Arc<Snapshot>, shared: Arc<Shared>) {
     let (d, p) = (engine.cfg.input_dim, engine.cfg.output_dim);
     let mut buf = SampleBuf::new(d, p);
-    let mut scratch = PredictScratch::new(d, engine.cfg.blocks);
+    let mut scratch = PredictScratch::new(d, engine.cap_actions());
     let mut spare: Vec<Snapshot> = Vec::new();
     let (job_tx, job_rx) = mpsc::channel::<RefitJob>();
     let (res_tx, res_rx) = mpsc::channel();
@@ -303,7 +302,7 @@ fn block_worker(mut engine: Box<Engine>, mut latest: Arc<Snapshot>, shared: Arc<
                 }
             }
             let mut snap = spare.pop().unwrap_or_else(|| engine.empty_snapshot());
-            match engine.rebuild(&mut snap) {
+            match engine.publish_into(&mut snap) {
                 Ok(()) => {
                     shared.gate.pass(&shared.shutdown);
                     let snap = Arc::new(snap);
