@@ -310,7 +310,7 @@ impl Config {
             beta,
             c_floor_sigmas: self.c_floor_sigmas.unwrap_or(3.0),
             c_min: self.c_min.unwrap_or(1e-6),
-            weight_center: self.weight_center.unwrap_or(WeightCenter::Predictive),
+            weight_center: self.weight_center.unwrap_or(WeightCenter::Prior),
             prior_mean,
             actions: self.actions.unwrap_or(ActionInit::WeightAware),
             seed: self.seed.unwrap_or(0),

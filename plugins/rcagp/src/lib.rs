@@ -63,7 +63,7 @@
 //! | `beta` | number > 0 or `"normalized"` | `"normalized"` | IMQ height; normalized: β² = σ²/2, so d = σ²(1 + t²/c²) (§5 item 9) |
 //! | `c_floor_sigmas` | ≥ 0 | 3 | floor of c in units of the window's median noise σ (§6.4) |
 //! | `c_min` | ≥ 0 | 1e-6 | absolute floor of c |
-//! | `weight_center` | `predictive`, `prior` | `predictive` | centre γ of the weights: the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4, a deviation), or the prior mean (the paper) |
+//! | `weight_center` | `prior`, `predictive` | `prior` | centre γ of the weights: the prior mean (the paper), or the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4's variant, a deviation; it rejects genuine surprises too, see `docs/results/rcagp-eval.md`) |
 //! | `prior_mean` | number or array of p | 0 | constant prior mean m per output |
 //! | `actions` | `weight_aware`, `random`, `uniform` | `weight_aware` | action entries of a new block (§6.2; random = the paper's N(0, 1/k_b)) |
 //! | `seed` | int | 0 | seed of the random actions |
@@ -85,8 +85,9 @@
 //! per-point expected log-likelihood (item 4), the correct constant C (item 6), the soft
 //! threshold on |y − m| with a floor (item 3). Deviations, all documented in
 //! `docs/decisions/0003-rcagp-streaming.md`: weight-aware actions by default (item 15),
-//! normalized β by default (item 9, the spec's offered option), weights centred at the
-//! model's own prediction by default (§6.4), and the SE kernel by default.
+//! normalized β by default (item 9, the spec's offered option), the open block's samples
+//! as live singleton actions (§6.3's live block, with unit actions), and the SE kernel by
+//! default.
 #![warn(missing_docs)]
 
 pub mod actions;

@@ -250,3 +250,33 @@ impl UnwrapModel for Result<RcaGp, ModelError> {
         self.unwrap()
     }
 }
+
+#[test]
+fn a_full_queue_drops_the_oldest_samples() {
+    let mut cfg = config(true);
+    cfg["queue_capacity"] = json!(8);
+    cfg["blocks"] = json!(16);
+    let mut m = RcaGp::from_json(&cfg, D, 1).unwrap();
+    let gate = m.gate().unwrap();
+    gate.close();
+    let (x0, y0) = sample(0);
+    m.update(&x0, &[y0], 0.0, &[0.0025]).unwrap();
+    let start = Instant::now();
+    while m.gate().unwrap().waiting() == 0 {
+        assert!(start.elapsed() < Duration::from_secs(10), "the worker never reached the gate");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // The worker is held: 20 more samples overflow the 8-sample queue.
+    for k in 1..=20 {
+        let (x, y) = sample(k);
+        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
+    }
+    assert_eq!(m.dropped_samples(), 12);
+    m.gate().unwrap().open();
+    assert!(m.wait_idle(Duration::from_secs(10)));
+    let problem = m.window_problem().unwrap().unwrap();
+    // Sample 0, then the newest 8 (13..=20): the oldest waiting ones were dropped.
+    let kept: Vec<f64> = problem.x.chunks(D).map(|r| r[0]).collect();
+    let expected: Vec<f64> = std::iter::once(0).chain(13..=20).map(|k| sample(k).0[0]).collect();
+    assert_eq!(kept, expected);
+}
