@@ -58,7 +58,10 @@ fn update_sees_the_contamination_predict_and_metrics_do_not() {
     for spec in ["asymmetric:0.1", "uniform:0.2", "focused:0.05"] {
         let clean = data();
         let mut dirty = data();
-        let summary = Contamination::parse(spec, 11).unwrap().apply(&mut dirty).unwrap();
+        let summary = Contamination::parse(spec, 11)
+            .unwrap()
+            .apply(&mut dirty)
+            .unwrap();
         let opts = RunOptions::new(vec![0.01]);
         let (mut a, mut b) = (Log::default(), Log::default());
         let ra = run_stream("log", &mut a, &clean, &opts, &mut |_| {}).unwrap();
@@ -66,7 +69,11 @@ fn update_sees_the_contamination_predict_and_metrics_do_not() {
         // Same prediction points and the same scores: the clean reference is used.
         assert_eq!(a.predicted_at, b.predicted_at, "{spec}");
         assert_eq!(ra.metrics, rb.metrics, "{spec}");
-        assert_eq!(ra.truth.as_ref().unwrap().rmse, rb.truth.as_ref().unwrap().rmse, "{spec}");
+        assert_eq!(
+            ra.truth.as_ref().unwrap().rmse,
+            rb.truth.as_ref().unwrap().rmse,
+            "{spec}"
+        );
         // update got exactly the contaminated copy.
         let changed = a
             .updated_with
@@ -94,12 +101,22 @@ fn centring_after_contamination_moves_the_streamed_copy_with_the_clean_means() {
     };
     let text = "a,b,y\n1,2,3\n2,3,5\n3,4,8\n4,5,9\n";
     let mut d = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();
-    Contamination::parse("asymmetric:0.5", 1).unwrap().apply(&mut d).unwrap();
-    let before: Vec<f64> = (0..4).map(|i| d.y_update_row(i)[0] - d.y_row(i)[0]).collect();
+    Contamination::parse("asymmetric:0.5", 1)
+        .unwrap()
+        .apply(&mut d)
+        .unwrap();
+    let before: Vec<f64> = (0..4)
+        .map(|i| d.y_update_row(i)[0] - d.y_row(i)[0])
+        .collect();
     d.center(Centering::WholeFile);
-    let after: Vec<f64> = (0..4).map(|i| d.y_update_row(i)[0] - d.y_row(i)[0]).collect();
+    let after: Vec<f64> = (0..4)
+        .map(|i| d.y_update_row(i)[0] - d.y_row(i)[0])
+        .collect();
     for (u, v) in before.iter().zip(&after) {
         assert!((u - v).abs() < 1e-12, "the shifts survive centring");
     }
-    assert!(d.y.iter().sum::<f64>().abs() < 1e-12, "clean targets are centred with clean means");
+    assert!(
+        d.y.iter().sum::<f64>().abs() < 1e-12,
+        "clean targets are centred with clean means"
+    );
 }

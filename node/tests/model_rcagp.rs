@@ -49,8 +49,12 @@ fn lockstep(plugin: &mut PluginModel, crate_model: &mut RcaGp, range: std::ops::
     let (mut m1, mut v1, mut m2, mut v2) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
     for k in range {
         let (x, y) = sample(k);
-        plugin.predict(&x, &mut m1, &mut v1).expect("plugin predict");
-        crate_model.predict(&x, &mut m2, &mut v2).expect("crate predict");
+        plugin
+            .predict(&x, &mut m1, &mut v1)
+            .expect("plugin predict");
+        crate_model
+            .predict(&x, &mut m2, &mut v2)
+            .expect("crate predict");
         assert_eq!(bits(&m1), bits(&m2), "mean at step {k}");
         assert_eq!(bits(&v1), bits(&v2), "variance at step {k}");
         let t = k as f64 * 0.01;
@@ -94,13 +98,24 @@ fn background_mode_through_the_abi_learns_and_destroys_promptly() {
         }
     }
     std::thread::sleep(Duration::from_millis(50));
-    let (x, y) = sample(700);
+    // Inside the recent window (the window holds the last 32–35 samples).
+    let (x, y) = sample(595);
     m.predict(&x, &mut mu, &mut var).expect("predict");
-    assert!((mu[1] - y[1]).abs() < 0.2, "learned: {} vs {}", mu[1], y[1]);
+    assert!(
+        (mu[1] - y[1]).abs() < 0.05,
+        "learned: {} vs {}",
+        mu[1],
+        y[1]
+    );
+    assert!(var[1] < 0.1, "confident at the data: {}", var[1]);
     assert!(m.stats().samples_stored > 0);
     let start = Instant::now();
     drop(m);
-    assert!(start.elapsed() < Duration::from_secs(5), "destroy took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "destroy took {:?}",
+        start.elapsed()
+    );
 }
 
 fn csv(n: usize) -> String {
@@ -108,7 +123,12 @@ fn csv(n: usize) -> String {
     for k in 0..n {
         let (x, y) = sample(k);
         let f = x[0].sin() * x[1];
-        s += &format!("{},{},{},{f}\n", x[0], x[1], f + 0.03 * (k as f64 * 3.7).sin());
+        s += &format!(
+            "{},{},{},{f}\n",
+            x[0],
+            x[1],
+            f + 0.03 * (k as f64 * 3.7).sin()
+        );
         let _ = y;
     }
     s
@@ -148,24 +168,53 @@ fn gp_node_eval_runs_rcagp_on_a_contaminated_stream() {
     std::fs::write(&data, csv(500)).expect("write csv");
     let run = |plugin: &str, extra: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-            .args(["eval", "--plugin", plugin, "--json", "--inputs", "x1,x2", "--targets", "y", "--truth", "f"])
-            .args(["--set", r#"hyper={"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.9]}"#])
+            .args([
+                "eval",
+                "--plugin",
+                plugin,
+                "--json",
+                "--inputs",
+                "x1,x2",
+                "--targets",
+                "y",
+                "--truth",
+                "f",
+            ])
+            .args([
+                "--set",
+                r#"hyper={"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.9]}"#,
+            ])
             .arg("--data")
             .arg(&data)
             .args(extra)
             .output()
             .expect("run gp-node");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json")
     };
     let common = ["--contaminate", "asymmetric:0.1", "--contaminate-seed", "5"];
-    let robust = run("rcagp", &[&common[..], &["--set", "background=false"]].concat());
-    let plain = run("skygp", &[&common[..], &["--set", "variant=dense"]].concat());
+    let robust = run(
+        "rcagp",
+        &[&common[..], &["--set", "background=false"]].concat(),
+    );
+    let plain = run(
+        "skygp",
+        &[&common[..], &["--set", "variant=dense"]].concat(),
+    );
     assert_eq!(robust["contamination"]["count"], 50);
     assert_eq!(robust["contamination"]["kind"], "asymmetric");
     let rmse = |v: &serde_json::Value| v["truth_rmse"][0].as_f64().expect("rmse");
     // 10 % of the targets pulled down by 3–9 σ̄: the robust model stays close to the truth.
-    assert!(rmse(&robust) < 0.5 * rmse(&plain), "RCaGP {} vs SkyGP {}", rmse(&robust), rmse(&plain));
+    assert!(
+        rmse(&robust) < 0.5 * rmse(&plain),
+        "RCaGP {} vs SkyGP {}",
+        rmse(&robust),
+        rmse(&plain)
+    );
     // A bad spec is one clear error line with exit code 2.
     let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
         .args(["eval", "--plugin", "rcagp", "--contaminate", "sideways:0.1"])

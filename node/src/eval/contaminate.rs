@@ -89,7 +89,10 @@ impl Contamination {
             "focused" => Kind::Focused,
             _ => return Err(err("unknown KIND")),
         };
-        let rate: f64 = rate.trim().parse().map_err(|_| err("RATE is not a number"))?;
+        let rate: f64 = rate
+            .trim()
+            .parse()
+            .map_err(|_| err("RATE is not a number"))?;
         if !(0.0..=1.0).contains(&rate) {
             return Err(err("RATE out of range"));
         }
@@ -99,7 +102,9 @@ impl Contamination {
     /// Contaminates the streamed copy of `data` (see the module doc). Once per dataset.
     pub fn apply(&self, data: &mut Dataset) -> Result<Summary, EvalError> {
         if data.x_update.is_some() || data.y_update.is_some() {
-            return Err(EvalError::Config("the stream is already contaminated".into()));
+            return Err(EvalError::Config(
+                "the stream is already contaminated".into(),
+            ));
         }
         let (n, d, p) = (data.len(), data.input_dim(), data.output_dim());
         let count = ((self.rate * n as f64).round() as usize).min(n);
@@ -111,9 +116,8 @@ impl Contamination {
             idx.swap(k, j.min(n - 1));
         }
         let chosen = &idx[..count];
-        let column = |v: &[f64], k: usize, t: usize| -> Vec<f64> {
-            (0..n).map(|i| v[i * k + t]).collect()
-        };
+        let column =
+            |v: &[f64], k: usize, t: usize| -> Vec<f64> { (0..n).map(|i| v[i * k + t]).collect() };
         let target_std: Vec<f64> = (0..p).map(|t| std(&column(&data.y, p, t))).collect();
         let mut y = data.y.clone();
         let mut x_new = None;
@@ -231,8 +235,17 @@ mod tests {
     fn parses_and_rejects() {
         let c = Contamination::parse("asymmetric:0.1", 3).unwrap();
         assert_eq!((c.kind, c.rate, c.seed), (Kind::Asymmetric, 0.1, 3));
-        assert_eq!(Contamination::parse("focused: 0.25", 0).unwrap().kind, Kind::Focused);
-        for bad in ["asymmetric", "sideways:0.1", "uniform:x", "uniform:1.5", "uniform:-0.1"] {
+        assert_eq!(
+            Contamination::parse("focused: 0.25", 0).unwrap().kind,
+            Kind::Focused
+        );
+        for bad in [
+            "asymmetric",
+            "sideways:0.1",
+            "uniform:x",
+            "uniform:1.5",
+            "uniform:-0.1",
+        ] {
             let e = Contamination::parse(bad, 0).unwrap_err().to_string();
             assert!(e.contains("--contaminate"), "{bad}: {e}");
         }
@@ -241,7 +254,10 @@ mod tests {
     #[test]
     fn asymmetric_changes_an_exact_count_downwards_within_3_to_9_sigma() {
         let mut d = data(200);
-        let s = Contamination::parse("asymmetric:0.1", 7).unwrap().apply(&mut d).unwrap();
+        let s = Contamination::parse("asymmetric:0.1", 7)
+            .unwrap()
+            .apply(&mut d)
+            .unwrap();
         assert_eq!(s.count, 20);
         let hit = changed(&d);
         assert_eq!(hit.len(), 20);
@@ -255,17 +271,26 @@ mod tests {
         // Inputs and clean targets untouched; same seed → same result; other seed → other.
         assert!(d.x_update.is_none());
         let mut again = data(200);
-        Contamination::parse("asymmetric:0.1", 7).unwrap().apply(&mut again).unwrap();
+        Contamination::parse("asymmetric:0.1", 7)
+            .unwrap()
+            .apply(&mut again)
+            .unwrap();
         assert_eq!(again.y_update, d.y_update);
         let mut other = data(200);
-        Contamination::parse("asymmetric:0.1", 8).unwrap().apply(&mut other).unwrap();
+        Contamination::parse("asymmetric:0.1", 8)
+            .unwrap()
+            .apply(&mut other)
+            .unwrap();
         assert_ne!(changed(&other), hit);
     }
 
     #[test]
     fn uniform_has_both_signs_in_halves() {
         let mut d = data(300);
-        let s = Contamination::parse("uniform:0.2", 1).unwrap().apply(&mut d).unwrap();
+        let s = Contamination::parse("uniform:0.2", 1)
+            .unwrap()
+            .apply(&mut d)
+            .unwrap();
         assert_eq!(s.count, 60);
         let (mut up, mut down) = (0, 0);
         for i in changed(&d) {
@@ -280,7 +305,10 @@ mod tests {
     #[test]
     fn focused_moves_inputs_to_the_median_and_targets_far_below() {
         let mut d = data(400);
-        let s = Contamination::parse("focused:0.05", 2).unwrap().apply(&mut d).unwrap();
+        let s = Contamination::parse("focused:0.05", 2)
+            .unwrap()
+            .apply(&mut d)
+            .unwrap();
         assert_eq!(s.count, 20);
         let xs = d.x_update.clone().unwrap();
         let (med_a, mad_a) = median_mad(&(0..400).map(|i| d.x[i * 2]).collect::<Vec<_>>());
@@ -291,7 +319,11 @@ mod tests {
         assert_eq!(hit.len(), 20);
         for i in 0..400 {
             let moved = xs[i * 2] != d.x[i * 2];
-            assert_eq!(moved, hit.contains(&i), "inputs move exactly for the chosen samples");
+            assert_eq!(
+                moved,
+                hit.contains(&i),
+                "inputs move exactly for the chosen samples"
+            );
         }
         for &i in &hit {
             assert!(xs[i * 2] >= med_a && xs[i * 2] <= med_a + 0.1 * mad_a);
@@ -303,9 +335,17 @@ mod tests {
     #[test]
     fn zero_rate_changes_nothing_and_twice_is_an_error() {
         let mut d = data(50);
-        let s = Contamination::parse("uniform:0", 0).unwrap().apply(&mut d).unwrap();
+        let s = Contamination::parse("uniform:0", 0)
+            .unwrap()
+            .apply(&mut d)
+            .unwrap();
         assert_eq!(s.count, 0);
         assert!(changed(&d).is_empty());
-        assert!(Contamination::parse("uniform:0.1", 0).unwrap().apply(&mut d).is_err());
+        assert!(
+            Contamination::parse("uniform:0.1", 0)
+                .unwrap()
+                .apply(&mut d)
+                .is_err()
+        );
     }
 }

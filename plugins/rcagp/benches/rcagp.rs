@@ -18,7 +18,9 @@ fn sample(k: usize, d: usize, p: usize, x: &mut [f64], y: &mut [f64]) {
         *v = (t * (0.21 + 0.07 * j as f64) * std::f64::consts::TAU + j as f64).sin();
     }
     for (o, v) in y.iter_mut().enumerate() {
-        *v = (x[o % d] * 1.3).sin() + 0.5 * x[(o + 3) % d] * x[(o + 5) % d] + 0.01 * (k as f64 * 7.1).sin();
+        *v = (x[o % d] * 1.3).sin()
+            + 0.5 * x[(o + 3) % d] * x[(o + 5) % d]
+            + 0.01 * (k as f64 * 7.1).sin();
     }
     let _ = p;
 }
@@ -52,7 +54,8 @@ fn histogram(m: &mut RcaGp, d: usize, p: usize, label: &str) {
         black_box(&mu);
     }
     ns.sort_unstable();
-    let at = |q: f64| ns[((q * ns.len() as f64).ceil() as usize).clamp(1, ns.len()) - 1] as f64 / 1e3;
+    let at =
+        |q: f64| ns[((q * ns.len() as f64).ceil() as usize).clamp(1, ns.len()) - 1] as f64 / 1e3;
     println!(
         "{label}: per-call predict µs over {} calls: p50 {:.1}  p99 {:.1}  max {:.1}  (window {} points)",
         ns.len(),
@@ -78,7 +81,8 @@ fn bench_predict(c: &mut Criterion) {
                     k += 1;
                     sample(9000 + k % 5000, d, p, &mut x, &mut y);
                     let t0 = Instant::now();
-                    m.predict(black_box(&x), &mut mu, &mut var).expect("predict");
+                    m.predict(black_box(&x), &mut mu, &mut var)
+                        .expect("predict");
                     total += t0.elapsed();
                 }
                 total

@@ -22,9 +22,7 @@ pub struct BlockLayout {
 impl BlockLayout {
     /// From explicit offsets (must start at 0 and increase strictly).
     pub fn from_offsets(offsets: Vec<usize>) -> Option<Self> {
-        let ok = offsets.len() >= 2
-            && offsets[0] == 0
-            && offsets.windows(2).all(|w| w[0] < w[1]);
+        let ok = offsets.len() >= 2 && offsets[0] == 0 && offsets.windows(2).all(|w| w[0] < w[1]);
         ok.then_some(Self { offsets })
     }
 

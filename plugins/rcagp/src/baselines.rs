@@ -89,7 +89,10 @@ impl DensePosterior {
             kh[(l, l)] += params.sigma2 * data.noise[l];
         }
         let p = spd_inverse(kh)?;
-        let resid = DVector::from_iterator(data.n(), (0..data.n()).map(|l| data.y[l] - data.prior_mean[l]));
+        let resid = DVector::from_iterator(
+            data.n(),
+            (0..data.n()).map(|l| data.y[l] - data.prior_mean[l]),
+        );
         Ok(Self {
             v: &p * resid,
             p,
@@ -122,7 +125,10 @@ impl DensePosterior {
         let proj = s.transpose() * &kh * s;
         let proj = (&proj + proj.transpose()) * 0.5;
         let c = s * spd_inverse(proj)? * s.transpose();
-        let resid = DVector::from_iterator(data.n(), (0..data.n()).map(|l| data.y[l] - data.prior_mean[l]));
+        let resid = DVector::from_iterator(
+            data.n(),
+            (0..data.n()).map(|l| data.y[l] - data.prior_mean[l]),
+        );
         Ok(Self {
             v: &c * resid,
             p: c,

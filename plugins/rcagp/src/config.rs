@@ -352,7 +352,10 @@ impl ValidConfig {
                 self.epsilon
             )));
         }
-        for (name, v) in [("c_floor_sigmas", self.c_floor_sigmas), ("c_min", self.c_min)] {
+        for (name, v) in [
+            ("c_floor_sigmas", self.c_floor_sigmas),
+            ("c_min", self.c_min),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(bad(format!("{name} must be finite and ≥ 0, found {v}")));
             }
@@ -370,7 +373,7 @@ impl ValidConfig {
         }
         if self.refit_every_blocks > 0 && self.refit_steps == 0 {
             return Err(bad(
-                "refit_steps must be ≥ 1 when refit_every_blocks > 0".into(),
+                "refit_steps must be ≥ 1 when refit_every_blocks > 0".into()
             ));
         }
         if !(self.refit_lr.is_finite() && self.refit_lr > 0.0) {

@@ -84,10 +84,7 @@ impl KernelKind {
             Self::Matern52 => {
                 let sr = SQRT5 * r2.sqrt();
                 let e = (-sr).exp();
-                (
-                    (1.0 + sr + 5.0 / 3.0 * r2) * e,
-                    -5.0 / 6.0 * (1.0 + sr) * e,
-                )
+                ((1.0 + sr + 5.0 / 3.0 * r2) * e, -5.0 / 6.0 * (1.0 + sr) * e)
             }
             Self::Rbf => {
                 let e = (-0.5 * r2).exp();

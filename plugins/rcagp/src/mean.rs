@@ -79,7 +79,11 @@ pub fn expert_mean(input: &ExpertInput<'_>) -> Result<f64, RcagpError> {
     }
     let mut total = 0.0;
     for (&o, &corr) in input.flagged.iter().zip(input.corrections) {
-        let alpha_o = if sd > 0.0 { (y[o] - mean).abs() / sd } else { 0.0 };
+        let alpha_o = if sd > 0.0 {
+            (y[o] - mean).abs() / sd
+        } else {
+            0.0
+        };
         let e_delta = (alpha_o + 1.0) / (alpha_o + BETA_O + 1.0);
         let xo = &x[o * d..(o + 1) * d];
         // Largest kernel value = smallest distance; ties keep the lower index.
@@ -97,8 +101,7 @@ pub fn expert_mean(input: &ExpertInput<'_>) -> Result<f64, RcagpError> {
         ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let nb: Vec<f64> = ranked[..NEIGHBOURS].iter().map(|&(_, l)| y[l]).collect();
         let mu_o = nb.iter().sum::<f64>() / NEIGHBOURS as f64;
-        let var_o =
-            nb.iter().map(|v| (v - mu_o).powi(2)).sum::<f64>() / (NEIGHBOURS - 1) as f64;
+        let var_o = nb.iter().map(|v| (v - mu_o).powi(2)).sum::<f64>() / (NEIGHBOURS - 1) as f64;
         let tau_o = 1.0 / (var_o + 1e-6);
         let prec_c = 1.0 / input.correction_var;
         let e_mu = (tau_o * mu_o + corr * prec_c) / (tau_o + prec_c);

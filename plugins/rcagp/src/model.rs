@@ -121,7 +121,11 @@ impl RcaGp {
         })
     }
 
-    fn start_mode(cfg: &ValidConfig, engine: Box<Engine>, current: &Arc<Snapshot>) -> Result<Mode, ModelError> {
+    fn start_mode(
+        cfg: &ValidConfig,
+        engine: Box<Engine>,
+        current: &Arc<Snapshot>,
+    ) -> Result<Mode, ModelError> {
         let (d, p, nb) = (cfg.input_dim, cfg.output_dim, cfg.blocks);
         if cfg.background {
             let shared = Arc::new(Shared::new(cfg.queue_capacity, d, p));
@@ -429,7 +433,10 @@ impl RcaGp {
             Mode::Inline {
                 engine: Box::new(template),
                 buf: SampleBuf::new(self.cfg.input_dim, self.cfg.output_dim),
-                scratch: PredictScratch::new(self.cfg.input_dim, self.cfg.blocks + self.cfg.block_size),
+                scratch: PredictScratch::new(
+                    self.cfg.input_dim,
+                    self.cfg.blocks + self.cfg.block_size,
+                ),
             },
         );
         drop(old);

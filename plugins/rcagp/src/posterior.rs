@@ -314,9 +314,7 @@ impl OutputPosterior {
         let w = l
             .solve_lower_triangular(&a_mat.transpose())
             .ok_or(RcagpError::NotPositiveDefinite { size: i })?;
-        let var: Vec<f64> = (0..n)
-            .map(|j| sf2 - w.column(j).norm_squared())
-            .collect();
+        let var: Vec<f64> = (0..n).map(|j| sf2 - w.column(j).norm_squared()).collect();
         Ok(Self {
             weights,
             sigma2,
@@ -393,7 +391,11 @@ impl Problem {
                 )));
             }
         }
-        if self.lengthscales.iter().any(|l| !(*l > 0.0 && l.is_finite())) {
+        if self
+            .lengthscales
+            .iter()
+            .any(|l| !(*l > 0.0 && l.is_finite()))
+        {
             return Err(RcagpError::Invalid(
                 "lengthscales must be finite and > 0".into(),
             ));
@@ -430,7 +432,11 @@ impl Fitted {
         let xq: Vec<f64> = x.iter().zip(&self.inv_ell).map(|(a, w)| a * w).collect();
         let n = problem.n();
         let c: Vec<f64> = (0..n)
-            .map(|l| problem.kind.profile(sq_dist(&xq, &self.xs[l * d..(l + 1) * d])))
+            .map(|l| {
+                problem
+                    .kind
+                    .profile(sq_dist(&xq, &self.xs[l * d..(l + 1) * d]))
+            })
             .collect();
         let post = &self.outputs[o];
         let sf2 = problem.outputs[o].1.outputscale;

@@ -72,7 +72,12 @@ pub fn raw_params(problem: &Problem, opts: &TrainOptions) -> Vec<f64> {
         }
     }
     if opts.learn_outputscale {
-        raw.extend(problem.outputs.iter().map(|(_, p)| softplus_inv(p.outputscale)));
+        raw.extend(
+            problem
+                .outputs
+                .iter()
+                .map(|(_, p)| softplus_inv(p.outputscale)),
+        );
     }
     if opts.learn_noise {
         raw.extend(

@@ -55,7 +55,14 @@ pub struct PointWeight {
 /// The weights of one point: target `y`, weight centre `center`, prior mean `prior_mean`,
 /// squared threshold `c2`, noise variance `sigma2` (and β² = `beta2`). No allocation.
 #[inline]
-pub fn point(y: f64, center: f64, prior_mean: f64, c2: f64, sigma2: f64, beta2: f64) -> PointWeight {
+pub fn point(
+    y: f64,
+    center: f64,
+    prior_mean: f64,
+    c2: f64,
+    sigma2: f64,
+    beta2: f64,
+) -> PointWeight {
     let t = y - center;
     let t2 = t * t;
     let w2 = beta2 * c2 / (c2 + t2);

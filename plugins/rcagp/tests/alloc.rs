@@ -90,8 +90,14 @@ fn check(p: usize) {
     let mut probe_mu = vec![0.0; p];
     let mut probe_var = vec![0.0; p];
     m.predict(&x, &mut probe_mu, &mut probe_var).unwrap();
-    assert!(m.snapshot().version > version0, "snapshots were published during the run");
-    assert_eq!(allocs, 0, "p = {p}: {allocs} allocations or frees on the control thread");
+    assert!(
+        m.snapshot().version > version0,
+        "snapshots were published during the run"
+    );
+    assert_eq!(
+        allocs, 0,
+        "p = {p}: {allocs} allocations or frees on the control thread"
+    );
 }
 
 #[test]

@@ -32,7 +32,11 @@ fn check(problem: &mut Problem, opts: &TrainOptions, what: &str) {
         // Relative error, with a floor far below the gradient's scale for near-zero entries.
         let rel = (fd - g[k]).abs() / g[k].abs().max(1e-3 * scale);
         worst = worst.max(rel);
-        assert!(rel < 1e-6, "{what}: component {k}: analytic {} vs central {fd} (rel {rel:.2e})", g[k]);
+        assert!(
+            rel < 1e-6,
+            "{what}: component {k}: analytic {} vs central {fd} (rel {rel:.2e})",
+            g[k]
+        );
     }
     assert!(worst < 1e-6);
     raw_value_and_gradient(problem, &raw, opts).unwrap();
@@ -56,7 +60,15 @@ fn gradient_single_output_all_kernels() {
     ] {
         let (x, mut y) = data(N, D, seed);
         y[5] += 3.0;
-        let mut p = problem(kind, &x, D, &y, &[0.8, 1.3, 2.0], params(1.2, 0.2, Beta::Fixed(1.0)), random_blocks(N, 4, seed));
+        let mut p = problem(
+            kind,
+            &x,
+            D,
+            &y,
+            &[0.8, 1.3, 2.0],
+            params(1.2, 0.2, Beta::Fixed(1.0)),
+            random_blocks(N, 4, seed),
+        );
         check(&mut p, &all(), &format!("{kind:?}"));
     }
 }
@@ -64,8 +76,19 @@ fn gradient_single_output_all_kernels() {
 #[test]
 fn gradient_isotropic_lengthscale() {
     let (x, y) = data(N, D, 8);
-    let mut p = problem(KernelKind::Matern52, &x, D, &y, &[1.1; 3], params(0.9, 0.4, Beta::Fixed(1.0)), random_blocks(N, 6, 8));
-    let opts = TrainOptions { ard: false, ..all() };
+    let mut p = problem(
+        KernelKind::Matern52,
+        &x,
+        D,
+        &y,
+        &[1.1; 3],
+        params(0.9, 0.4, Beta::Fixed(1.0)),
+        random_blocks(N, 6, 8),
+    );
+    let opts = TrainOptions {
+        ard: false,
+        ..all()
+    };
     check(&mut p, &opts, "isotropic");
 }
 
@@ -101,7 +124,18 @@ fn gradient_normalized_beta_without_noise_learning() {
     // every other component must still match.
     let (x, mut y) = data(N, D, 12);
     y[2] -= 5.0;
-    let mut p = problem(KernelKind::Rbf, &x, D, &y, &[1.0, 1.0, 1.5], params(1.0, 0.05, Beta::Normalized), random_blocks(N, 3, 12));
-    let opts = TrainOptions { learn_noise: false, ..all() };
+    let mut p = problem(
+        KernelKind::Rbf,
+        &x,
+        D,
+        &y,
+        &[1.0, 1.0, 1.5],
+        params(1.0, 0.05, Beta::Normalized),
+        random_blocks(N, 3, 12),
+    );
+    let opts = TrainOptions {
+        learn_noise: false,
+        ..all()
+    };
     check(&mut p, &opts, "normalized β");
 }

@@ -13,15 +13,23 @@ use serde_json::json;
 fn stream(seed: u64, k: usize, d: usize, p: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut rng = Rng(seed);
     let t = k as f64 * 0.01;
-    let x: Vec<f64> = (0..d).map(|j| (t * (0.7 + 0.3 * j as f64) + j as f64).sin() * 2.0 + 0.05 * rng.normal()).collect();
+    let x: Vec<f64> = (0..d)
+        .map(|j| (t * (0.7 + 0.3 * j as f64) + j as f64).sin() * 2.0 + 0.05 * rng.normal())
+        .collect();
     let y: Vec<f64> = (0..p)
         .map(|o| {
             let clean = (x[0] * (1.0 + o as f64 * 0.3)).sin() + 0.3 * x[d - 1];
             // Occasional large glitch on one output.
-            if rng.uniform() < 0.02 { clean + 8.0 } else { clean + 0.05 * rng.normal() }
+            if rng.uniform() < 0.02 {
+                clean + 8.0
+            } else {
+                clean + 0.05 * rng.normal()
+            }
         })
         .collect();
-    let noise: Vec<f64> = (0..p).map(|o| 0.0025 * (1.0 + 0.5 * o as f64) * (1.0 + rng.uniform())).collect();
+    let noise: Vec<f64> = (0..p)
+        .map(|o| 0.0025 * (1.0 + 0.5 * o as f64) * (1.0 + rng.uniform()))
+        .collect();
     (x, y, noise)
 }
 
@@ -46,16 +54,29 @@ fn check_against_batch(config: serde_json::Value, d: usize, p: usize, steps: usi
             let xq: Vec<f64> = (0..d).map(|_| 4.0 * rng.uniform() - 2.0).collect();
             model.predict(&xq, &mut mu, &mut var).unwrap();
             for o in 0..p {
-                let (m_ref, v_ref) = fitted.predict(&problem, o, &xq, problem.outputs[o].0.prior_mean[0]);
+                let (m_ref, v_ref) =
+                    fitted.predict(&problem, o, &xq, problem.outputs[o].0.prior_mean[0]);
                 let tol = 1e-9;
-                assert!((mu[o] - m_ref).abs() <= tol * m_ref.abs().max(1.0), "step {k} output {o}: mean {} vs batch {m_ref}", mu[o]);
-                assert!((var[o] - v_ref).abs() <= tol * v_ref.abs().max(1.0), "step {k} output {o}: var {} vs batch {v_ref}", var[o]);
+                assert!(
+                    (mu[o] - m_ref).abs() <= tol * m_ref.abs().max(1.0),
+                    "step {k} output {o}: mean {} vs batch {m_ref}",
+                    mu[o]
+                );
+                assert!(
+                    (var[o] - v_ref).abs() <= tol * v_ref.abs().max(1.0),
+                    "step {k} output {o}: var {} vs batch {v_ref}",
+                    var[o]
+                );
             }
         }
         compared += 1;
     }
     assert!(compared >= 20, "compared after {compared} blocks");
-    assert_eq!(model.snapshot().n_blocks(), config["blocks"].as_u64().unwrap() as usize, "the window is full");
+    assert_eq!(
+        model.snapshot().n_blocks(),
+        config["blocks"].as_u64().unwrap() as usize,
+        "the window is full"
+    );
 }
 
 fn base(center: &str, actions: &str, refit_every: usize) -> serde_json::Value {

@@ -20,7 +20,15 @@ const ELL: [f64; 2] = [1.1, 0.8];
 fn setup(actions: Actions, beta: Beta) -> Problem {
     let (x, mut y) = data(N, D, 21);
     y[3] += 4.0; // one outlier so that the weights are not all alike
-    problem(KernelKind::Matern32, &x, D, &y, &ELL, params(1.4, 0.25, beta), actions)
+    problem(
+        KernelKind::Matern32,
+        &x,
+        D,
+        &y,
+        &ELL,
+        params(1.4, 0.25, beta),
+        actions,
+    )
 }
 
 /// K (with s_f²), the variational covariance K − K C̃ K and K̃ = K + D, densely.
@@ -40,12 +48,24 @@ fn dense_parts(p: &Problem) -> (DMatrix<f64>, DMatrix<f64>) {
 }
 
 fn logdet(m: &DMatrix<f64>) -> f64 {
-    2.0 * m.clone().cholesky().unwrap().l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
+    2.0 * m
+        .clone()
+        .cholesky()
+        .unwrap()
+        .l()
+        .diagonal()
+        .iter()
+        .map(|v| v.ln())
+        .sum::<f64>()
 }
 
 #[test]
 fn kl_equals_the_dense_gaussian_kl() {
-    for actions in [random_blocks(N, 5, 3), random_blocks(N, 8, 4), Actions::Dense(dense_random(N, 6, 5))] {
+    for actions in [
+        random_blocks(N, 5, 3),
+        random_blocks(N, 8, 4),
+        Actions::Dense(dense_random(N, 6, 5)),
+    ] {
         let p = setup(actions, Beta::Fixed(1.0));
         let fitted = p.fit().unwrap();
         let (data, par) = &p.outputs[0];
@@ -56,8 +76,12 @@ fn kl_equals_the_dense_gaussian_kl() {
         let kinv = k.clone().cholesky().unwrap().inverse();
         let dm = DVector::from_iterator(N, (0..N).map(|j| post.mu[j] - data.prior_mean[j]));
         let dense = 0.5
-            * ((&kinv * &cov).trace() + dm.dot(&(&kinv * &dm)) - N as f64 + logdet(&k) - logdet(&cov));
-        assert!((kl - dense).abs() <= 1e-8 * dense.abs().max(1.0), "KL {kl} vs dense {dense}");
+            * ((&kinv * &cov).trace() + dm.dot(&(&kinv * &dm)) - N as f64 + logdet(&k)
+                - logdet(&cov));
+        assert!(
+            (kl - dense).abs() <= 1e-8 * dense.abs().max(1.0),
+            "KL {kl} vs dense {dense}"
+        );
         assert!(dense > 0.1, "a non-trivial KL ({dense})");
 
         // The paper's eq. S4 replaces −log det(SᵀDS) by −i log σ² − log det(SᵀS) − log det J_w,
@@ -65,14 +89,22 @@ fn kl_equals_the_dense_gaussian_kl() {
         let s = p.actions.to_dense();
         let i = s.ncols() as f64;
         let sigma2 = par.sigma2;
-        let logdet_jw: f64 = post.weights.iter().map(|w| (sigma2 / (2.0 * w.w2)).ln()).sum();
+        let logdet_jw: f64 = post
+            .weights
+            .iter()
+            .map(|w| (sigma2 / (2.0 * w.w2)).ln())
+            .sum();
         let pieces = elbo::parts(&fitted.proj, data, par, post).unwrap();
         let s4 = 0.5
-            * (pieces.quad + pieces.logdet_m - pieces.trace
+            * (pieces.quad + pieces.logdet_m
+                - pieces.trace
                 - i * sigma2.ln()
                 - logdet(&(s.transpose() * &s))
                 - logdet_jw);
-        assert!((s4 - dense).abs() > 0.5, "the literal S4 form ({s4}) must differ from {dense}");
+        assert!(
+            (s4 - dense).abs() > 0.5,
+            "the literal S4 form ({s4}) must differ from {dense}"
+        );
     }
 }
 
@@ -98,7 +130,10 @@ fn pseudo_likelihood_is_the_quadratic_form() {
     let m = 0.2;
     let c = paper_c(&y, m);
     let (sigma2, beta) = (0.3, 1.0);
-    let w: Vec<_> = y.iter().map(|&v| point(v, m, m, c * c, sigma2, beta * beta)).collect();
+    let w: Vec<_> = y
+        .iter()
+        .map(|&v| point(v, m, m, c * c, sigma2, beta * beta))
+        .collect();
     let mut rng = Rng(5);
     for _ in 0..20 {
         let f: Vec<f64> = y.iter().map(|v| v + rng.normal()).collect();
@@ -107,11 +142,16 @@ fn pseudo_likelihood_is_the_quadratic_form() {
             let nu = w[j].lam * (y[j] - sigma2 * w[j].h);
             quad += w[j].lam * f[j] * f[j];
             lin += f[j] * nu;
-            cst += 2.0 * (w[j].w2 * y[j] * y[j] / (sigma2 * sigma2) - 2.0 / sigma2 * (w[j].w2 + y[j] * w[j].g));
+            cst += 2.0
+                * (w[j].w2 * y[j] * y[j] / (sigma2 * sigma2)
+                    - 2.0 / sigma2 * (w[j].w2 + y[j] * w[j].g));
         }
         let form = -0.5 * (quad - 2.0 * lin + cst);
         let direct = -score_matching_loss(&f, &y, m, c, sigma2, beta);
-        assert!((form - direct).abs() <= 1e-6 * direct.abs().max(1.0), "{form} vs {direct}");
+        assert!(
+            (form - direct).abs() <= 1e-6 * direct.abs().max(1.0),
+            "{form} vs {direct}"
+        );
     }
 }
 
@@ -150,5 +190,8 @@ fn expected_loglik_matches_monte_carlo() {
     let mean = sum / samples as f64;
     let se = ((sum2 / samples as f64 - mean * mean) / samples as f64).sqrt();
     assert!((e - mean).abs() <= 3.0 * se, "E {e} vs MC {mean} ± {se}");
-    assert!(se < 0.05 * e.abs().max(1.0), "the Monte Carlo estimate is informative (se {se})");
+    assert!(
+        se < 0.05 * e.abs().max(1.0),
+        "the Monte Carlo estimate is informative (se {se})"
+    );
 }

@@ -12,7 +12,13 @@ use serde_json::json;
 fn sample(k: usize) -> ([f64; 3], [f64; 2]) {
     let t = k as f64 * 0.02;
     let x = [t.sin(), (0.6 * t).cos(), (0.3 * t).sin() * 2.0];
-    ([x[0], x[1], x[2]], [(2.0 * x[0]).sin() + x[2], x[1] * x[2] + if k.is_multiple_of(37) { 6.0 } else { 0.0 }])
+    (
+        [x[0], x[1], x[2]],
+        [
+            (2.0 * x[0]).sin() + x[2],
+            x[1] * x[2] + if k.is_multiple_of(37) { 6.0 } else { 0.0 },
+        ],
+    )
 }
 
 fn cfg(background: bool, actions: &str) -> serde_json::Value {
@@ -33,7 +39,8 @@ fn feed(m: &mut RcaGp, range: std::ops::Range<usize>, background: bool) {
         let (x, y) = sample(k);
         let (mut mu, mut var) = ([0.0; 2], [0.0; 2]);
         m.predict(&x, &mut mu, &mut var).unwrap();
-        m.update(&x, &y, k as f64 * 0.001, &[0.0025, 0.0064]).unwrap();
+        m.update(&x, &y, k as f64 * 0.001, &[0.0025, 0.0064])
+            .unwrap();
         if background {
             assert!(m.wait_idle(Duration::from_secs(20)));
         }
@@ -92,10 +99,18 @@ fn refuses_foreign_or_damaged_states() {
     let mut c = RcaGp::from_json(&cfg(false, "weight_aware"), 3, 2).unwrap();
     feed(&mut c, 0..20, false);
     c.predict(&probe, &mut m0, &mut v0).unwrap();
-    for bad in [&bytes[..bytes.len() / 2], &bytes[..7], b"GPNRCAGP\x02\0\0\0".as_slice()] {
+    for bad in [
+        &bytes[..bytes.len() / 2],
+        &bytes[..7],
+        b"GPNRCAGP\x02\0\0\0".as_slice(),
+    ] {
         assert!(c.load(bad).is_err());
         c.predict(&probe, &mut m1, &mut v1).unwrap();
-        assert_eq!(bits(&m0), bits(&m1), "a refused load leaves the model unchanged");
+        assert_eq!(
+            bits(&m0),
+            bits(&m1),
+            "a refused load leaves the model unchanged"
+        );
     }
     let mut flipped = bytes.clone();
     let at = flipped.len() - 8 * 40;

@@ -20,7 +20,11 @@ const ELL: [f64; 2] = [1.0, 1.3];
 fn variance_is_conservative_for_any_actions() {
     let (x, mut y) = data(N, D, 31);
     y[9] += 5.0;
-    let kernel = KernelParams { kind: KernelKind::Matern52, lengthscales: ELL.to_vec(), outputscale: 1.0 };
+    let kernel = KernelParams {
+        kind: KernelKind::Matern52,
+        lengthscales: ELL.to_vec(),
+        outputscale: 1.0,
+    };
     let par = params(1.5, 0.2, Beta::Fixed(1.0));
     let tests = test_inputs(10, D, 5);
     for trial in 0..100u64 {
@@ -36,7 +40,10 @@ fn variance_is_conservative_for_any_actions() {
         for xq in &tests {
             let (_, v) = fitted.predict(&p, 0, xq, m);
             let (_, v_ref) = rcgp.predict(xq);
-            assert!(v >= v_ref - 1e-10, "trial {trial}: RCaGP var {v} < RCGP var {v_ref}");
+            assert!(
+                v >= v_ref - 1e-10,
+                "trial {trial}: RCaGP var {v} < RCGP var {v_ref}"
+            );
         }
     }
 }
@@ -53,8 +60,15 @@ fn nested_actions_reduce_the_variance_monotonically() {
         let p = problem(KernelKind::Rbf, &x, D, &y, &ELL, par, Actions::Dense(s));
         let fitted = p.fit().unwrap();
         let m = p.outputs[0].0.prior_mean[0];
-        let mean_var = tests.iter().map(|xq| fitted.predict(&p, 0, xq, m).1).sum::<f64>() / tests.len() as f64;
-        assert!(mean_var <= prev + 1e-10, "j = {j}: mean variance {mean_var} > {prev}");
+        let mean_var = tests
+            .iter()
+            .map(|xq| fitted.predict(&p, 0, xq, m).1)
+            .sum::<f64>()
+            / tests.len() as f64;
+        assert!(
+            mean_var <= prev + 1e-10,
+            "j = {j}: mean variance {mean_var} > {prev}"
+        );
         prev = mean_var;
     }
 }
@@ -80,16 +94,37 @@ fn one_growing_outlier_has_bounded_influence() {
     let c = paper_c(&y_clean, m);
     let sigma2 = 0.2;
     let actions = random_blocks(N, 5, 36);
-    let Actions::Block { layout, .. } = &actions else { unreachable!() };
-    let a5 = (0..layout.i()).find(|&a| layout.block(a).contains(&5)).unwrap();
+    let Actions::Block { layout, .. } = &actions else {
+        unreachable!()
+    };
+    let a5 = (0..layout.i())
+        .find(|&a| layout.block(a).contains(&5))
+        .unwrap();
     let (mut rc, mut ca, mut vbar) = (Vec::new(), Vec::new(), Vec::new());
     for k in 1..=8 {
         let mut y = y_clean.clone();
         y[5] = 10f64.powi(k);
-        let robust = Problem::single(KernelKind::Matern52, &x, D, &y, &ELL, params(1.0, sigma2, Beta::Fixed(1.0)), m, c, actions.clone());
+        let robust = Problem::single(
+            KernelKind::Matern52,
+            &x,
+            D,
+            &y,
+            &ELL,
+            params(1.0, sigma2, Beta::Fixed(1.0)),
+            m,
+            c,
+            actions.clone(),
+        );
         let cagp = Problem::single(
-            KernelKind::Matern52, &x, D, &y, &ELL,
-            params(1.0, sigma2, Beta::Fixed((sigma2 / 2.0).sqrt())), m, 1e12, actions.clone(),
+            KernelKind::Matern52,
+            &x,
+            D,
+            &y,
+            &ELL,
+            params(1.0, sigma2, Beta::Fixed((sigma2 / 2.0).sqrt())),
+            m,
+            1e12,
+            actions.clone(),
         );
         rc.push(max_abs_mean(&robust));
         ca.push(max_abs_mean(&cagp));
@@ -97,15 +132,28 @@ fn one_growing_outlier_has_bounded_influence() {
     }
     // RCaGP: bounded and converging.
     let clean_scale = y_clean.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    assert!(rc.iter().all(|&v| v < 10.0 * clean_scale), "RCaGP means {rc:?}");
-    assert!((rc[7] - rc[6]).abs() < 1e-3 * rc[7].max(1.0), "RCaGP converges: {rc:?}");
+    assert!(
+        rc.iter().all(|&v| v < 10.0 * clean_scale),
+        "RCaGP means {rc:?}"
+    );
+    assert!(
+        (rc[7] - rc[6]).abs() < 1e-3 * rc[7].max(1.0),
+        "RCaGP converges: {rc:?}"
+    );
     // CaGP: grows linearly in 10^k.
     for k in 3..8 {
         let ratio = ca[k] / ca[k - 1];
-        assert!((ratio - 10.0).abs() < 0.5, "CaGP ratio {ratio} at k = {}: {ca:?}", k + 1);
+        assert!(
+            (ratio - 10.0).abs() < 0.5,
+            "CaGP ratio {ratio} at k = {}: {ca:?}",
+            k + 1
+        );
     }
     // Block poisoning with random actions: the outlier's block weight goes to 0.
-    assert!(vbar[7].abs() < 1e-6 * vbar[0].abs().max(1e-3), "v̄ of the block: {vbar:?}");
+    assert!(
+        vbar[7].abs() < 1e-6 * vbar[0].abs().max(1e-3),
+        "v̄ of the block: {vbar:?}"
+    );
 }
 
 #[test]
@@ -121,7 +169,20 @@ fn weight_aware_actions_keep_the_outliers_block() {
         let mut y = y_clean.clone();
         y[5] = 10f64.powi(k);
         let par = params(1.0, 0.2, Beta::Fixed(1.0));
-        let mut p = Problem::single(KernelKind::Matern52, &x, D, &y, &ELL, par, m, c, Actions::Block { layout: layout.clone(), s: vec![0.0; N] });
+        let mut p = Problem::single(
+            KernelKind::Matern52,
+            &x,
+            D,
+            &y,
+            &ELL,
+            par,
+            m,
+            c,
+            Actions::Block {
+                layout: layout.clone(),
+                s: vec![0.0; N],
+            },
+        );
         let (w, _) = output_weights(&p.outputs[0].0, &par);
         let prec: Vec<f64> = w.iter().map(|w| w.lam).collect();
         if let Actions::Block { s, .. } = &mut p.actions {
@@ -130,7 +191,16 @@ fn weight_aware_actions_keep_the_outliers_block() {
         vbar.push(p.fit().unwrap().outputs[0].vbar[a5]);
         rc.push(max_abs_mean(&p));
     }
-    assert!(vbar[7].abs() > 1e-3, "the block keeps a finite weight: {vbar:?}");
-    assert!((vbar[7] - vbar[6]).abs() < 1e-4 * vbar[7].abs(), "and it settles: {vbar:?}");
-    assert!((rc[7] - rc[6]).abs() < 1e-3 * rc[7].max(1.0), "mean bounded: {rc:?}");
+    assert!(
+        vbar[7].abs() > 1e-3,
+        "the block keeps a finite weight: {vbar:?}"
+    );
+    assert!(
+        (vbar[7] - vbar[6]).abs() < 1e-4 * vbar[7].abs(),
+        "and it settles: {vbar:?}"
+    );
+    assert!(
+        (rc[7] - rc[6]).abs() < 1e-3 * rc[7].max(1.0),
+        "mean bounded: {rc:?}"
+    );
 }

@@ -29,25 +29,28 @@ fn kernel(kind: KernelKind) -> KernelParams {
     }
 }
 
-fn assert_same(
-    problem: &Problem,
-    reference: &DensePosterior,
-    tol: f64,
-    what: &str,
-) {
+fn assert_same(problem: &Problem, reference: &DensePosterior, tol: f64, what: &str) {
     let fitted = problem.fit().unwrap();
     let m = problem.outputs[0].0.prior_mean[0];
     for xq in test_inputs(25, D, 99) {
         let (mu, var) = fitted.predict(problem, 0, &xq, m);
         let (mu_ref, var_ref) = reference.predict(&xq);
         assert!(close(mu, mu_ref, tol), "{what}: mean {mu} vs {mu_ref}");
-        assert!(close(var, var_ref.max(0.0), tol), "{what}: var {var} vs {var_ref}");
+        assert!(
+            close(var, var_ref.max(0.0), tol),
+            "{what}: var {var} vs {var_ref}"
+        );
     }
 }
 
 #[test]
 fn identity_actions_give_exact_rcgp() {
-    for kind in [KernelKind::Rbf, KernelKind::Matern52, KernelKind::Matern32, KernelKind::Matern12] {
+    for kind in [
+        KernelKind::Rbf,
+        KernelKind::Matern52,
+        KernelKind::Matern32,
+        KernelKind::Matern12,
+    ] {
         let (x, y) = data(N, D, 7);
         let params = params(1.3, 0.2, Beta::Fixed(1.0));
         // Block layout with k_b = 1 and s = 1, and a dense identity: both are S = I.
@@ -68,7 +71,11 @@ fn identity_actions_give_exact_rcgp() {
 }
 
 /// Wenger et al. 2022, Algorithm 1: C_j = C_{j−1} + p_j p_jᵀ/η_j, v_j likewise.
-fn sequential_cagp(kh: &DMatrix<f64>, s: &DMatrix<f64>, resid: &DVector<f64>) -> (DMatrix<f64>, DVector<f64>) {
+fn sequential_cagp(
+    kh: &DMatrix<f64>,
+    s: &DMatrix<f64>,
+    resid: &DVector<f64>,
+) -> (DMatrix<f64>, DVector<f64>) {
     let n = kh.nrows();
     let mut c: DMatrix<f64> = DMatrix::zeros(n, n);
     let mut v: DVector<f64> = DVector::zeros(n);
@@ -93,7 +100,17 @@ fn gaussian_weights_give_cagp() {
     for (i, seed) in [(5usize, 1u64), (6, 2), (10, 3)] {
         let actions = random_blocks(N, i, seed);
         let dense_s = actions.to_dense();
-        let p = Problem::single(KernelKind::Matern52, &x, D, &y, &ELL, params, m, 1e12, actions);
+        let p = Problem::single(
+            KernelKind::Matern52,
+            &x,
+            D,
+            &y,
+            &ELL,
+            params,
+            m,
+            1e12,
+            actions,
+        );
         let reference = DensePosterior::cagp(
             &kernel(KernelKind::Matern52),
             &x,
@@ -107,15 +124,22 @@ fn gaussian_weights_give_cagp() {
         assert_same(&p, &reference, 1e-9, "CaGP (batch form)");
 
         // The sequential algorithm gives the same C_i and v_i as the batch reference.
-        let k = KernelParams { outputscale: 0.8, ..kernel(KernelKind::Matern52) };
+        let k = KernelParams {
+            outputscale: 0.8,
+            ..kernel(KernelKind::Matern52)
+        };
         let kh = DMatrix::from_fn(N, N, |a, b| {
-            k.value_raw(&x[a * D..(a + 1) * D], &x[b * D..(b + 1) * D]) + if a == b { sigma2 } else { 0.0 }
+            k.value_raw(&x[a * D..(a + 1) * D], &x[b * D..(b + 1) * D])
+                + if a == b { sigma2 } else { 0.0 }
         });
         let resid = DVector::from_iterator(N, y.iter().map(|v| v - m));
         let (_, v_seq) = sequential_cagp(&kh, &dense_s, &resid);
         let fitted = p.fit().unwrap();
         for (a, b) in fitted.outputs[0].alpha.iter().zip(v_seq.iter()) {
-            assert!(close(*a, *b, 1e-9), "representer weights {a} vs sequential {b}");
+            assert!(
+                close(*a, *b, 1e-9),
+                "representer weights {a} vs sequential {b}"
+            );
         }
     }
 }
@@ -126,7 +150,17 @@ fn both_reductions_give_the_exact_gp() {
     let sigma2 = 0.05;
     let params = params(1.1, sigma2, Beta::Fixed((sigma2 / 2.0).sqrt()));
     let m = y.iter().sum::<f64>() / N as f64;
-    let p = Problem::single(KernelKind::Rbf, &x, D, &y, &ELL, params, m, 1e12, identity_blocks(N));
+    let p = Problem::single(
+        KernelKind::Rbf,
+        &x,
+        D,
+        &y,
+        &ELL,
+        params,
+        m,
+        1e12,
+        identity_blocks(N),
+    );
     let reference = DensePosterior::exact_gp(
         &kernel(KernelKind::Rbf),
         &x,
@@ -156,7 +190,10 @@ fn both_reductions_give_the_exact_gp() {
 fn prediction_at_training_inputs_reproduces_the_cache() {
     // Spec §7 test 9: A6 at x_j equals μ̂_j and var_j of A3.
     let (x, y) = data(40, 3, 17);
-    for actions in [random_blocks(40, 5, 4), Actions::Dense(dense_random(40, 7, 5))] {
+    for actions in [
+        random_blocks(40, 5, 4),
+        Actions::Dense(dense_random(40, 7, 5)),
+    ] {
         let p = problem(
             KernelKind::Matern32,
             &x,
@@ -171,8 +208,16 @@ fn prediction_at_training_inputs_reproduces_the_cache() {
         let post = &fitted.outputs[0];
         for j in 0..40 {
             let (mu, var) = fitted.predict(&p, 0, &x[j * 3..(j + 1) * 3], m);
-            assert!(close(mu, post.mu[j], 1e-10), "mean at x_{j}: {mu} vs {}", post.mu[j]);
-            assert!(close(var, post.var[j].max(0.0), 1e-10), "var at x_{j}: {var} vs {}", post.var[j]);
+            assert!(
+                close(mu, post.mu[j], 1e-10),
+                "mean at x_{j}: {mu} vs {}",
+                post.mu[j]
+            );
+            assert!(
+                close(var, post.var[j].max(0.0), 1e-10),
+                "var at x_{j}: {var} vs {}",
+                post.var[j]
+            );
         }
     }
 }

@@ -56,7 +56,10 @@ fn predict_reads_only_the_published_snapshot() {
     }
     let start = Instant::now();
     while m.gate().unwrap().waiting() == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "the worker never reached the gate");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the worker never reached the gate"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     // The new block is built but held: predict keeps answering from the old snapshot.
@@ -72,7 +75,11 @@ fn predict_reads_only_the_published_snapshot() {
     m.predict(&probe, &mut mu, &mut var).unwrap();
     assert!(m.snapshot().version > before_version);
     assert_eq!(m.snapshot().n_blocks(), 3);
-    assert_ne!(bits(&mu), bits(&before_mu), "the new block changed the answer");
+    assert_ne!(
+        bits(&mu),
+        bits(&before_mu),
+        "the new block changed the answer"
+    );
 }
 
 #[test]
@@ -106,7 +113,11 @@ fn drop_joins_the_worker_threads_promptly() {
     assert!(m.wait_idle(Duration::from_secs(10)));
     let start = Instant::now();
     drop(m);
-    assert!(start.elapsed() < Duration::from_secs(5), "destroy took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "destroy took {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -115,7 +126,9 @@ fn outputs_share_inputs_and_blocks_exactly() {
     // fed output o alone.
     let p = 3;
     let mk = |p: usize, sf: f64, sn: f64| {
-        let hyper: Vec<_> = (0..p).map(|_| json!({"sigma_f": sf, "sigma_n": sn, "lengthscales": [0.8, 0.9]})).collect();
+        let hyper: Vec<_> = (0..p)
+            .map(|_| json!({"sigma_f": sf, "sigma_n": sn, "lengthscales": [0.8, 0.9]}))
+            .collect();
         json!({"hyper": hyper, "blocks": 6, "block_size": 5, "background": false,
                "refit_every_blocks": 0, "actions": "uniform"})
     };
@@ -126,19 +139,28 @@ fn outputs_share_inputs_and_blocks_exactly() {
                            "refit_every_blocks": 0, "actions": "uniform"});
     let mut multi = RcaGp::from_json(&cfg_multi, D, p).unwrap();
     let mut singles: Vec<RcaGp> = (0..p)
-        .map(|o| RcaGp::from_json(&mk(1, 1.0 + 0.2 * o as f64, 0.05 + 0.02 * o as f64), D, 1).unwrap())
+        .map(|o| {
+            RcaGp::from_json(&mk(1, 1.0 + 0.2 * o as f64, 0.05 + 0.02 * o as f64), D, 1).unwrap()
+        })
         .collect();
     let (mut mm, mut vm) = (vec![0.0; p], vec![0.0; p]);
     let (mut ms, mut vs) = ([0.0], [0.0]);
     let mut rng = Rng(3);
     for k in 0..150 {
         let (x, y0) = sample(k);
-        let y: Vec<f64> = (0..p).map(|o| y0 * (1.0 + o as f64) + if rng.uniform() < 0.03 { 5.0 } else { 0.0 }).collect();
+        let y: Vec<f64> = (0..p)
+            .map(|o| y0 * (1.0 + o as f64) + if rng.uniform() < 0.03 { 5.0 } else { 0.0 })
+            .collect();
         let nv: Vec<f64> = (0..p).map(|o| (0.05 + 0.02 * o as f64).powi(2)).collect();
         multi.predict(&x, &mut mm, &mut vm).unwrap();
         for (o, s) in singles.iter_mut().enumerate() {
             s.predict(&x, &mut ms, &mut vs).unwrap();
-            assert!((mm[o] - ms[0]).abs() <= 1e-12 * ms[0].abs().max(1.0), "step {k} output {o}: {} vs {}", mm[o], ms[0]);
+            assert!(
+                (mm[o] - ms[0]).abs() <= 1e-12 * ms[0].abs().max(1.0),
+                "step {k} output {o}: {} vs {}",
+                mm[o],
+                ms[0]
+            );
             assert!((vm[o] - vs[0]).abs() <= 1e-12 * vs[0].abs().max(1.0));
             s.update(&x, &[y[o]], 0.0, &[nv[o]]).unwrap();
         }
@@ -153,7 +175,8 @@ fn per_sample_noise_enters_the_per_point_noise() {
     let mut m = RcaGp::from_json(&cfg, D, 1).unwrap();
     for k in 0..40 {
         let (x, y) = sample(k);
-        m.update(&x, &[y], 0.0, &[0.001 * (1 + k % 5) as f64]).unwrap();
+        m.update(&x, &[y], 0.0, &[0.001 * (1 + k % 5) as f64])
+            .unwrap();
     }
     let problem = m.window_problem().unwrap().unwrap();
     let noise = &problem.outputs[0].0.noise;
@@ -175,7 +198,12 @@ fn per_sample_noise_enters_the_per_point_noise() {
     let (mut mu, mut vl, mut vq) = ([0.0], [0.0], [0.0]);
     loud.predict(&x, &mut mu, &mut vl).unwrap();
     quiet.predict(&x, &mut mu, &mut vq).unwrap();
-    assert!(vl[0] > 3.0 * vq[0], "noise 0.1 → var {} vs noise 0.001 → var {}", vl[0], vq[0]);
+    assert!(
+        vl[0] > 3.0 * vq[0],
+        "noise 0.1 → var {} vs noise 0.001 → var {}",
+        vl[0],
+        vq[0]
+    );
 }
 
 #[test]
@@ -210,20 +238,46 @@ fn glitches_do_not_bend_the_stream_model() {
     };
     let (robust_clean, robust_glitch) = (run(false, true), run(true, true));
     let (plain_clean, plain_glitch) = (run(false, false), run(true, false));
-    assert!(robust_glitch < 1.5 * robust_clean.max(0.02), "RCaGP RMSE {robust_clean} → {robust_glitch}");
-    assert!(plain_glitch > 3.0 * plain_clean.max(0.02), "non-robust RMSE {plain_clean} → {plain_glitch}");
+    assert!(
+        robust_glitch < 1.5 * robust_clean.max(0.02),
+        "RCaGP RMSE {robust_clean} → {robust_glitch}"
+    );
+    assert!(
+        plain_glitch > 3.0 * plain_clean.max(0.02),
+        "non-robust RMSE {plain_clean} → {plain_glitch}"
+    );
 }
 
 #[test]
 fn bad_input_and_config_are_errors() {
     let mut m = RcaGp::from_json(&config(true), D, 2).unwrap_err_or_model();
     let (mut mu, mut var) = ([0.0; 2], [0.0; 2]);
-    assert!(matches!(m.predict(&[0.0], &mut mu, &mut var), Err(ModelError::Dimension { what: "x", .. })));
-    assert!(matches!(m.predict(&[f64::NAN, 0.0], &mut mu, &mut var), Err(ModelError::NonFinite { .. })));
-    assert!(matches!(m.update(&[0.0, 0.0], &[1.0], 0.0, &[0.1, 0.1]), Err(ModelError::Dimension { what: "y", .. })));
-    assert!(matches!(m.update(&[0.0, 0.0], &[1.0, f64::INFINITY], 0.0, &[0.1, 0.1]), Err(ModelError::NonFinite { .. })));
-    assert!(m.update(&[0.0, 0.0], &[1.0, 1.0], 0.0, &[0.1, 0.0]).is_err(), "zero noise");
-    assert!(m.update(&[0.0, 0.0], &[1.0, 1.0], f64::NAN, &[0.1, 0.1]).is_err(), "NaN time");
+    assert!(matches!(
+        m.predict(&[0.0], &mut mu, &mut var),
+        Err(ModelError::Dimension { what: "x", .. })
+    ));
+    assert!(matches!(
+        m.predict(&[f64::NAN, 0.0], &mut mu, &mut var),
+        Err(ModelError::NonFinite { .. })
+    ));
+    assert!(matches!(
+        m.update(&[0.0, 0.0], &[1.0], 0.0, &[0.1, 0.1]),
+        Err(ModelError::Dimension { what: "y", .. })
+    ));
+    assert!(matches!(
+        m.update(&[0.0, 0.0], &[1.0, f64::INFINITY], 0.0, &[0.1, 0.1]),
+        Err(ModelError::NonFinite { .. })
+    ));
+    assert!(
+        m.update(&[0.0, 0.0], &[1.0, 1.0], 0.0, &[0.1, 0.0])
+            .is_err(),
+        "zero noise"
+    );
+    assert!(
+        m.update(&[0.0, 0.0], &[1.0, 1.0], f64::NAN, &[0.1, 0.1])
+            .is_err(),
+        "NaN time"
+    );
     let cases = [
         json!({}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0]}}),
@@ -238,7 +292,10 @@ fn bad_input_and_config_are_errors() {
     ];
     for c in cases {
         let e = RcaGp::from_json(&c, D, 2).unwrap_err();
-        assert!(e.to_string().starts_with("invalid config: rcagp:"), "{c}: {e}");
+        assert!(
+            e.to_string().starts_with("invalid config: rcagp:"),
+            "{c}: {e}"
+        );
     }
 }
 
@@ -263,7 +320,10 @@ fn a_full_queue_drops_the_oldest_samples() {
     m.update(&x0, &[y0], 0.0, &[0.0025]).unwrap();
     let start = Instant::now();
     while m.gate().unwrap().waiting() == 0 {
-        assert!(start.elapsed() < Duration::from_secs(10), "the worker never reached the gate");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the worker never reached the gate"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     // The worker is held: 20 more samples overflow the 8-sample queue.
@@ -277,6 +337,9 @@ fn a_full_queue_drops_the_oldest_samples() {
     let problem = m.window_problem().unwrap().unwrap();
     // Sample 0, then the newest 8 (13..=20): the oldest waiting ones were dropped.
     let kept: Vec<f64> = problem.x.chunks(D).map(|r| r[0]).collect();
-    let expected: Vec<f64> = std::iter::once(0).chain(13..=20).map(|k| sample(k).0[0]).collect();
+    let expected: Vec<f64> = std::iter::once(0)
+        .chain(13..=20)
+        .map(|k| sample(k).0[0])
+        .collect();
     assert_eq!(kept, expected);
 }

@@ -216,7 +216,14 @@ impl Engine {
     fn open_weight(&self, o: usize, j: usize) -> PointWeight {
         let (p, open) = (self.cfg.output_dim, &self.win.open);
         let k = j * p + o;
-        self.weight(o, open.y[k], open.noise[k], open.center[k], open.cvar[k], self.c[o] * self.c[o])
+        self.weight(
+            o,
+            open.y[k],
+            open.noise[k],
+            open.center[k],
+            open.cvar[k],
+            self.c[o] * self.c[o],
+        )
     }
 
     /// Scaled input and kernel rows (against the active blocks and the earlier open
@@ -305,14 +312,19 @@ impl Engine {
             let rows = &self.win.rows;
             let open = &self.win.open;
             let at = |k: usize, v: &dyn Fn(&super::window::Rows, usize) -> f64| {
-                if k < n { v(rows, k * p + o) } else { v(open, (k - n) * p + o) }
+                if k < n {
+                    v(rows, k * p + o)
+                } else {
+                    v(open, (k - n) * p + o)
+                }
             };
             let buf = &mut self.scratch_resid[..n + n_open];
             for (k, v) in buf.iter_mut().enumerate() {
                 *v = at(k, &|r, i| r.noise[i]);
             }
             let median_noise = quantile(buf, 0.5) * self.params.kappa[o];
-            let floor = (self.cfg.c_floor_sigmas * median_noise.max(0.0).sqrt()).max(self.cfg.c_min);
+            let floor =
+                (self.cfg.c_floor_sigmas * median_noise.max(0.0).sqrt()).max(self.cfg.c_min);
             for (k, v) in buf.iter_mut().enumerate() {
                 *v = at(k, &|r, i| (r.y[i] - r.center[i]).abs());
             }
@@ -428,7 +440,14 @@ impl Engine {
             for l in 0..n {
                 let k = l * p + o;
                 let rows = &self.win.rows;
-                let w = self.weight(o, rows.y[k], rows.noise[k], rows.center[k], rows.cvar[k], c2);
+                let w = self.weight(
+                    o,
+                    rows.y[k],
+                    rows.noise[k],
+                    rows.center[k],
+                    rows.cvar[k],
+                    c2,
+                );
                 let sl = self.win.s[l];
                 delta[l / kb] += sl * sl * w.d;
                 self.z[zo + l / kb] += sl * w.r;
@@ -507,7 +526,10 @@ impl Engine {
         let nb = self.win.filled;
         let m = self.win.open_len;
         let n = nb * kb;
-        let offsets: Vec<usize> = (0..=nb).map(|a| a * kb).chain((1..=m).map(|j| n + j)).collect();
+        let offsets: Vec<usize> = (0..=nb)
+            .map(|a| a * kb)
+            .chain((1..=m).map(|j| n + j))
+            .collect();
         let layout = BlockLayout::from_offsets(offsets)?;
         let rows = &self.win.rows;
         let open = &self.win.open;

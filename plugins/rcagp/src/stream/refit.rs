@@ -32,7 +32,11 @@ pub(crate) fn run(mut job: RefitJob, cancel: &dyn Fn() -> bool) -> Result<RefitR
     let p = &job.problem;
     let within = |v: f64, r: f64| v.is_finite() && v > r / BOX_FACTOR && v < r * BOX_FACTOR;
     let (ref_ell, ref_sf2) = &job.reference;
-    let ok_ell = p.lengthscales.iter().zip(ref_ell).all(|(&v, &r)| within(v, r));
+    let ok_ell = p
+        .lengthscales
+        .iter()
+        .zip(ref_ell)
+        .all(|(&v, &r)| within(v, r));
     let ok_sf2 = p
         .outputs
         .iter()

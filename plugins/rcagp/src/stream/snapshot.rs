@@ -148,7 +148,13 @@ impl Snapshot {
 
     /// Latent mean and variance of every output at `x` (len d) into `mean`, `var` (len p).
     /// Real-time: no allocation, lock or I/O. The caller checks the lengths.
-    pub fn predict(&self, x: &[f64], mean: &mut [f64], var: &mut [f64], scratch: &mut PredictScratch) {
+    pub fn predict(
+        &self,
+        x: &[f64],
+        mean: &mut [f64],
+        var: &mut [f64],
+        scratch: &mut PredictScratch,
+    ) {
         let (d, kb, nb, ns) = (self.d, self.block_size, self.n_blocks, self.n_singles);
         let na = nb + ns;
         if na == 0 {

@@ -89,7 +89,11 @@ impl Tri {
 
     /// Factorises the n×n matrix with entries `entry(i, j)` (j ≤ i is read), trying the
     /// jitter schedule 0, 1e−8, 1e−7, 1e−6, then ×10 up to 1e−4·mean(diag). No allocation.
-    pub fn factor(&mut self, n: usize, entry: impl Fn(usize, usize) -> f64) -> Result<(), RcagpError> {
+    pub fn factor(
+        &mut self,
+        n: usize,
+        entry: impl Fn(usize, usize) -> f64,
+    ) -> Result<(), RcagpError> {
         if n > self.cap {
             return Err(RcagpError::Dimension {
                 what: "factor size",

@@ -134,7 +134,11 @@ pub(crate) struct Background {
 
 impl Background {
     /// Starts the threads with `engine` (whose current snapshot is `latest`).
-    pub fn start(engine: Box<Engine>, latest: Arc<Snapshot>, shared: Arc<Shared>) -> std::io::Result<Self> {
+    pub fn start(
+        engine: Box<Engine>,
+        latest: Arc<Snapshot>,
+        shared: Arc<Shared>,
+    ) -> std::io::Result<Self> {
         let s = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name("rcagp-block".into())
@@ -210,7 +214,8 @@ pub(crate) fn refit_job(engine: &Engine) -> Option<RefitJob> {
 /// Whether a refit is due (and enabled).
 pub(crate) fn refit_due(engine: &Engine) -> bool {
     let every = engine.cfg.refit_every_blocks;
-    let any = engine.cfg.refit_lengthscales || engine.cfg.refit_outputscale || engine.cfg.refit_noise;
+    let any =
+        engine.cfg.refit_lengthscales || engine.cfg.refit_outputscale || engine.cfg.refit_noise;
     every > 0 && any && engine.blocks_since_refit >= every && engine.win.filled > 0
 }
 

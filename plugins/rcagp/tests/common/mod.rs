@@ -83,7 +83,17 @@ pub fn problem(
     actions: Actions,
 ) -> Problem {
     let m = y.iter().sum::<f64>() / y.len() as f64;
-    Problem::single(kind, x, d, y, lengthscales, params, m, paper_c(y, m), actions)
+    Problem::single(
+        kind,
+        x,
+        d,
+        y,
+        lengthscales,
+        params,
+        m,
+        paper_c(y, m),
+        actions,
+    )
 }
 
 pub fn params(sf2: f64, sigma2: f64, beta: Beta) -> OutputParams {
