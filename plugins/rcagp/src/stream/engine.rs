@@ -284,8 +284,11 @@ impl Engine {
             let sf2 = self.params.outputscale[o];
             let w = self.open_weight(o, j);
             let mut row = std::mem::take(&mut self.scratch_row);
-            for b in 0..nb {
-                row[b] = sf2 * self.g_single[j * nbmax + b];
+            for (r, g) in row[..nb]
+                .iter_mut()
+                .zip(&self.g_single[j * nbmax..j * nbmax + nb])
+            {
+                *r = sf2 * g;
             }
             for jj in 0..j {
                 row[nb + jj] = sf2 * self.css(j, jj);
@@ -390,10 +393,11 @@ impl Engine {
         }
         let mut self_term = 0.0;
         for j in 0..kb {
-            let mut row = 0.0;
-            for jj in 0..kb {
-                row += s_new[jj] * self.css(j, jj);
-            }
+            let row: f64 = s_new
+                .iter()
+                .enumerate()
+                .map(|(jj, s)| s * self.css(j, jj))
+                .sum();
             self_term += s_new[j] * row;
         }
         self.g[slot * nbmax + slot] = self_term;
