@@ -296,6 +296,8 @@ impl Config {
         if prior_mean.iter().any(|m| !m.is_finite()) {
             return Err(bad("prior_mean must be finite".into()));
         }
+        let blocks = self.blocks.unwrap_or(64);
+        let block_size = self.block_size.unwrap_or(16);
         let v = ValidConfig {
             input_dim: d,
             output_dim: p,
@@ -303,8 +305,8 @@ impl Config {
             lengthscales,
             outputscale,
             noise_var,
-            blocks: self.blocks.unwrap_or(64),
-            block_size: self.block_size.unwrap_or(16),
+            blocks,
+            block_size,
             admit_every: self.admit_every.unwrap_or(1),
             epsilon: self.epsilon.unwrap_or(0.15),
             beta,
@@ -316,7 +318,11 @@ impl Config {
             seed: self.seed.unwrap_or(0),
             noise: self.noise.unwrap_or(NoiseSource::Sample),
             background: self.background.unwrap_or(true),
-            queue_capacity: self.queue_capacity.unwrap_or(4096),
+            // More than a window's worth of waiting samples is useless (the window would
+            // evict them); a shorter queue bounds the worker's catch-up after a burst.
+            queue_capacity: self
+                .queue_capacity
+                .unwrap_or(blocks.saturating_mul(block_size).saturating_add(block_size)),
             refit_every_blocks: self.refit_every_blocks.unwrap_or(64),
             refit_steps: self.refit_steps.unwrap_or(10),
             refit_lr: self.refit_lr.unwrap_or(0.01),

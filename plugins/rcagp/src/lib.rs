@@ -69,7 +69,7 @@
 //! | `seed` | int | 0 | seed of the random actions |
 //! | `noise` | `sample`, `hyper` | `sample` | base noise ν of a point: `update`'s `noise_var`, or σ_n² of `hyper`; σ² = κ·ν with κ learned (init 1) |
 //! | `background` | bool | true | block path and refits on the model's threads (real-time `update`); false: inside `update` (deterministic) |
-//! | `queue_capacity` | 1..2²⁰ | 4096 | samples waiting for the worker (more are dropped and counted) |
+//! | `queue_capacity` | 1..2²⁰ | window + block_size | samples waiting for the worker; when full the oldest is dropped (counted): older samples would leave the window anyway, and a burst (e.g. warming on a replay buffer) is caught up in one window's time |
 //! | `refit_every_blocks` | int ≥ 0 | 64 | slow path: refit after this many new blocks (0: never) |
 //! | `refit_steps` | int ≥ 1 | 10 | Adam steps per refit (on −ELBO/n, clipped at norm 2) |
 //! | `refit_lr` | > 0 | 0.01 | Adam learning rate |
