@@ -5,12 +5,12 @@
 //! For each flagged outlier o with input x_o, contaminated value y_o and correction ȳ_o:
 //!
 //! 1. label belief: α_o = |y_o − ȳ|/s_y (z-score against all data, s_y with ddof = 1),
-//!    β_o = 1e−2, label ō_o = 1 ⇒ E[δ_o] = (α_o + 1)/(α_o + β_o + 1);
+//!    β_o = 1e−2, label ō_o = 1 ⇒ E\[δ_o\] = (α_o + 1)/(α_o + β_o + 1);
 //! 2. the J = 3 inliers with the largest RBF k(x_o, ·) (the reference code's unfitted
 //!    kernel, ℓ = 0.693): μ_o = their mean y, τ_o = 1/(unbiased variance + 1e−6), the
 //!    *precision* (the paper's Algorithm 1 writes the variance);
-//! 3. E[μ̄_o] = (τ_o μ_o + ȳ_o/σ²_corr)/(τ_o + 1/σ²_corr);
-//! 4. m = ((1/|O|) Σ_o E[δ_o] E[μ̄_o] − μ_y)/s_std, with (μ_y, s_std) the statistics that
+//! 3. E\[μ̄_o\] = (τ_o μ_o + ȳ_o/σ²_corr)/(τ_o + 1/σ²_corr);
+//! 4. m = ((1/|O|) Σ_o E\[δ_o\] E\[μ̄_o\] − μ_y)/s_std, with (μ_y, s_std) the statistics that
 //!    standardise the targets (corrections are in raw units; pass (0, 1) to stay raw).
 
 use crate::error::RcagpError;

@@ -411,7 +411,7 @@ fn rebuild_inline(engine: &mut Engine, current: &mut Arc<Snapshot>) -> Result<()
 }
 
 impl RcaGp {
-    /// Serialises the learned state (see [`crate::persist`]). Not real-time.
+    /// Serialises the learned state (format in `persist.rs`). Not real-time.
     pub fn save(&self) -> Result<Vec<u8>, ModelError> {
         let engine = self.engine_copy()?;
         Ok(persist::save(&engine, self.counters))

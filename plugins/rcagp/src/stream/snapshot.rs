@@ -5,7 +5,7 @@
 //! as singleton actions (s = 1; the newest data enter the model at once instead of after
 //! the block fills), and per output o the compressed weights v̄^{(o)} (one per action), the
 //! Cholesky factor L^{(o)} of M^{(o)} = s_f,o² SᵀCS + SᵀDS and s_f,o². It is built by the
-//! block path ([`super::engine`]) and never changed while shared.
+//! block path (`engine.rs`) and never changed while shared.
 //!
 //! Prediction at x, one pass over the window points (shared by all outputs):
 //! c_l = φ(‖x/ℓ − x_l/ℓ‖²) and u_a = Σ_{l∈B_a} s_l c_l; then per output

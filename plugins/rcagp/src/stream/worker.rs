@@ -1,14 +1,15 @@
 //! The model's background threads (spec §6.3, §6.8).
 //!
-//! * The **block worker** owns the [`Engine`]. It drains the sample queue (computing a
-//!   weight centre from its latest snapshot for samples that came without one), admits each
-//!   sample (a singleton action at once; a block commit and full rebuild every k_b), writes
-//!   the posterior into a recycled snapshot, waits at the test [`Gate`] and publishes. It installs refit results, starts refits every
-//!   `refit_every_blocks` blocks, and answers save/flush requests. When idle it parks for
-//!   at most 1 ms (the control thread never wakes it: waking is a system call).
+//! * The **block worker** owns the engine (`engine.rs`). It drains the sample queue
+//!   (computing a weight centre from its latest snapshot for samples that came without
+//!   one), admits each sample (a singleton action at once; a block commit and full rebuild
+//!   every k_b), writes the posterior into a recycled snapshot, waits at the test [`Gate`]
+//!   and publishes. It installs refit results, starts refits every `refit_every_blocks`
+//!   blocks, and answers requests for a copy of its state (save, tests). When idle it parks
+//!   for at most 1 ms (the control thread never wakes it: waking is a system call).
 //! * The **refit worker** runs the slow path on copies of the window.
 //!
-//! Dropping the [`Background`] handle sets the shutdown flag and joins both threads (a
+//! Dropping the model's background handle sets the shutdown flag and joins both threads (a
 //! refit in progress stops at its next Adam step).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
