@@ -141,6 +141,7 @@ pub struct Config {
     pub refit_lengthscales: Option<bool>,
     pub refit_outputscale: Option<bool>,
     pub refit_noise: Option<bool>,
+    pub refit_max_duty: Option<f64>,
 }
 
 /// A checked configuration.
@@ -176,6 +177,7 @@ pub struct ValidConfig {
     pub refit_lengthscales: bool,
     pub refit_outputscale: bool,
     pub refit_noise: bool,
+    pub refit_max_duty: f64,
 }
 
 /// Largest window (blocks × block size) the config accepts.
@@ -329,6 +331,7 @@ impl Config {
             refit_lengthscales: self.refit_lengthscales.unwrap_or(true),
             refit_outputscale: self.refit_outputscale.unwrap_or(true),
             refit_noise: self.refit_noise.unwrap_or(true),
+            refit_max_duty: self.refit_max_duty.unwrap_or(0.25),
         };
         v.validate()?;
         Ok(v)
@@ -381,6 +384,12 @@ impl ValidConfig {
             return Err(bad(
                 "refit_steps must be ≥ 1 when refit_every_blocks > 0".into()
             ));
+        }
+        if !(self.refit_max_duty > 0.0 && self.refit_max_duty <= 1.0) {
+            return Err(bad(format!(
+                "refit_max_duty must be in (0, 1], found {}",
+                self.refit_max_duty
+            )));
         }
         if !(self.refit_lr.is_finite() && self.refit_lr > 0.0) {
             return Err(bad(format!(

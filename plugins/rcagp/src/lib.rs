@@ -74,6 +74,7 @@
 //! | `refit_steps` | int ≥ 1 | 10 | Adam steps per refit (on −ELBO/n, clipped at norm 2) |
 //! | `refit_lr` | > 0 | 0.01 | Adam learning rate |
 //! | `refit_lengthscales`, `refit_outputscale`, `refit_noise` | bool | true | which hyperparameters the slow path learns |
+//! | `refit_max_duty` | (0, 1] | 0.25 | background mode: after a refit that took T, the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7) |
 //!
 //! A refit that leaves the box [1/100, 100] × the configured lengthscales or outputscales
 //! is discarded. Fixed constants: δ_a ≥ 1e−12; the jitter schedule 0, 1e−8, 1e−7, 1e−6, …,

@@ -263,6 +263,11 @@ fn block_worker(mut engine: Box<Engine>, mut latest: Arc<Snapshot>, shared: Arc<
         .spawn(move || refit_worker(job_rx, res_tx, refit_shared))
         .ok();
     let mut refit_busy = false;
+    // Duty-cycle cap of the slow path: after a refit that took T, the next starts no
+    // earlier than T·(1/duty − 1) later (a refit on a full window costs O(n² d) per step).
+    let duty = engine.cfg.refit_max_duty;
+    let mut refit_started = std::time::Instant::now();
+    let mut next_refit_at = refit_started;
     // Bound the work between two publications so that a burst still publishes promptly.
     let max_batch = engine.cfg.window().max(engine.cfg.block_size);
 
@@ -287,6 +292,8 @@ fn block_worker(mut engine: Box<Engine>, mut latest: Arc<Snapshot>, shared: Arc<
         }
         if let Ok(r) = res_rx.try_recv() {
             refit_busy = false;
+            let took = refit_started.elapsed();
+            next_refit_at = std::time::Instant::now() + took.mul_f64((1.0 / duty - 1.0).max(0.0));
             match r {
                 Ok(result) => {
                     if engine.apply_refit(&result) {
@@ -330,10 +337,12 @@ fn block_worker(mut engine: Box<Engine>, mut latest: Arc<Snapshot>, shared: Arc<
         shared.processed.fetch_add(taken, Ordering::Release);
         if !refit_busy
             && refit_thread.is_some()
+            && std::time::Instant::now() >= next_refit_at
             && refit_due(&engine)
             && let Some(job) = refit_job(&engine)
         {
             engine.blocks_since_refit = 0;
+            refit_started = std::time::Instant::now();
             refit_busy = job_tx.send(job).is_ok();
         }
         if taken == 0 && !rebuilt {
