@@ -182,6 +182,8 @@ pub struct ValidConfig {
 
 /// Largest window (blocks × block size) the config accepts.
 pub const MAX_WINDOW: usize = 1 << 16;
+/// Most blocks the config accepts.
+pub const MAX_BLOCKS: usize = 2048;
 
 fn bad(msg: String) -> ModelError {
     ModelError::Config(format!("rcagp: {msg}"))
@@ -340,8 +342,11 @@ impl Config {
 
 impl ValidConfig {
     fn validate(&self) -> Result<(), ModelError> {
-        if self.blocks < 1 {
-            return Err(bad("blocks must be ≥ 1".into()));
+        if self.blocks < 1 || self.blocks > MAX_BLOCKS {
+            return Err(bad(format!(
+                "blocks must be in 1..={MAX_BLOCKS} (G is blocks² and the factors p·blocks²/2), found {}",
+                self.blocks
+            )));
         }
         if self.block_size < 1 {
             return Err(bad("block_size must be ≥ 1".into()));

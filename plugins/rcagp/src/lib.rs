@@ -56,8 +56,8 @@
 //! |---|---|---|---|
 //! | `hyper` | object or array of p | required | `{"sigma_f", "sigma_n", "lengthscales": [d]}` (standard deviations); the lengthscales must be the same for every output |
 //! | `kernel` | `se` (= `rbf`), `matern12`, `matern32`, `matern52` | `se` | kernel profile (SE because the node and `gp-node eval` fit SE hyperparameters) |
-//! | `blocks` | int ≥ 1 | 64 | i, number of action blocks in the window |
-//! | `block_size` | int ≥ 1 | 16 | k_b, admitted samples per block (window n = i·k_b) |
+//! | `blocks` | 1..=2048 | 64 | i, number of action blocks in the window |
+//! | `block_size` | int ≥ 1 | 16 | k_b, admitted samples per block (window n = i·k_b ≤ 65536) |
 //! | `admit_every` | int ≥ 1 | 1 | admit every n-th sample passed to `update` (decimation, §6.2) |
 //! | `epsilon` | (0, 1) | 0.15 | c = Q_{1−ε}(\|y − γ\|) over the window (§6.4, §6.7) |
 //! | `beta` | number > 0 or `"normalized"` | `"normalized"` | IMQ height; normalized: β² = σ²/2, so d = σ²(1 + t²/c²) (§5 item 9) |

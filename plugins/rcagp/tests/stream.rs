@@ -286,6 +286,8 @@ fn bad_input_and_config_are_errors() {
                           {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [2.0, 1.0]}]}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "kernel": "cubic"}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "blocks": 0}),
+        json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "blocks": 5000}),
+        json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "refit_max_duty": 0.0}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "epsilon": 1.5}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "beta": "large"}),
         json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}, "no_such_key": 1}),
