@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use gp_node::eval::{
     config,
+    contaminate::Contamination,
     dataset::{Centering, ColumnSelection, Dataset},
     plugins,
     runner::{self, CalibrateOn, RunOptions},
@@ -75,6 +76,14 @@ pub struct EvalArgs {
     /// Calibrate β_cal on the observed targets (as deployed) or on the truth columns.
     #[arg(long, value_enum, default_value_t = CalibrateArg::Target)]
     pub calibrate_on: CalibrateArg,
+    /// Contaminate the targets streamed to the model with outliers: KIND:RATE, KIND one of
+    /// asymmetric, uniform, focused (RCaGP paper protocols), RATE the fraction of samples.
+    /// Predictions are made at the clean inputs and scored against the clean targets.
+    #[arg(long, value_name = "KIND:RATE")]
+    pub contaminate: Option<String>,
+    /// Seed of the contamination.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "contaminate")]
+    pub contaminate_seed: u64,
 }
 
 /// `--center` values.
@@ -109,6 +118,13 @@ lengthscales shared across targets). With --truth: RMSE of μ against the truth,
 fraction of the second half of the stream where |truth − μ| ≤ η_cal = β_cal·σ (σ the latent
 standard deviation; β_cal the LEVEL quantile of |y − μ|/σ over the first half).
 
+--contaminate KIND:RATE changes round(RATE·N) samples, chosen with --contaminate-seed, in the
+copy streamed to update (and to a hyperparameter fit on the stream): asymmetric y − U(3σ̄, 9σ̄);
+uniform ±U(3σ̄, 9σ̄) on two halves; focused x → med(X) + 0.1·MAD(X)·U(0,1) and
+y → median(y) − 3·std(y) − 0.1·MAD(y)·U(0,1) (σ̄ the clean target's std). predict is called at
+the clean x, SMSE/MSLL use the clean y, truth columns are untouched; β_cal is calibrated on the
+targets update received (--calibrate-on target) or on the truth.
+
 Example (the SkyGP reference protocol on KIN40K):
   gp-node eval --plugin skygp --data kin40k.csv --hyper hyperparams.json --hyper-key kin40k \\
       --set preset=reference --set variant=dense";
@@ -131,6 +147,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         CenterArg::WholeFile => Centering::WholeFile,
         CenterArg::None => Centering::None,
     });
+    if let Some(spec) = &args.contaminate {
+        let summary = Contamination::parse(spec, args.contaminate_seed)?.apply(&mut data)?;
+        eprintln!(
+            "eval: contaminated {} of {} samples ({}:{}, seed {}) in what update sees",
+            summary.count,
+            data.len(),
+            summary.kind.name(),
+            summary.rate,
+            summary.seed
+        );
+    }
     let (d, p) = (data.input_dim(), data.output_dim());
 
     let mut cfg = config::load_config(args.config.as_deref())?;
@@ -149,8 +176,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, lengthscales shared across targets…"
         );
         let kind = config::kernel_kind(&cfg)?;
-        let (hyper, fit) =
-            config::fit_hyper(&data, kind, args.fit_samples).context("fitting hyperparameters")?;
+        // Fitted on what the model is given (contaminated, if so).
+        let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples)
+            .context("fitting hyperparameters")?;
         eprintln!(
             "fitted (NLML {:.3} from {:.3}): {hyper}",
             fit.nlml, fit.nlml_init

@@ -57,6 +57,14 @@ pub struct Dataset {
     pub target_offsets: Vec<f64>,
     /// Rows left out because a selected cell was `nan` (a missing value).
     pub skipped_rows: usize,
+    /// Inputs streamed to the model's `update` when they differ from `x` (a focused
+    /// contamination), n×d.
+    pub x_update: Option<Vec<f64>>,
+    /// Targets streamed to the model's `update` when they differ from `y` (a
+    /// contamination), n×p. `y` stays the clean reference of the metrics.
+    pub y_update: Option<Vec<f64>>,
+    /// What the contamination did, if the stream was contaminated.
+    pub contamination: Option<super::contaminate::Summary>,
 }
 
 impl Dataset {
@@ -201,6 +209,9 @@ impl Dataset {
             input_offsets: vec![0.0; d],
             target_offsets: vec![0.0; p],
             skipped_rows,
+            x_update: None,
+            y_update: None,
+            contamination: None,
         })
     }
 
@@ -234,6 +245,39 @@ impl Dataset {
     pub fn y_row(&self, i: usize) -> &[f64] {
         let p = self.output_dim();
         &self.y[i * p..(i + 1) * p]
+    }
+
+    /// Inputs of sample i as streamed to `update` (equal to [`Self::x_row`] unless
+    /// contaminated).
+    pub fn x_update_row(&self, i: usize) -> &[f64] {
+        let d = self.input_dim();
+        match &self.x_update {
+            Some(x) => &x[i * d..(i + 1) * d],
+            None => self.x_row(i),
+        }
+    }
+
+    /// Targets of sample i as streamed to `update` (equal to [`Self::y_row`] unless
+    /// contaminated).
+    pub fn y_update_row(&self, i: usize) -> &[f64] {
+        let p = self.output_dim();
+        match &self.y_update {
+            Some(y) => &y[i * p..(i + 1) * p],
+            None => self.y_row(i),
+        }
+    }
+
+    /// The stream as the model sees it: a copy whose `x` and `y` are the streamed values
+    /// (for fitting hyperparameters on what the model is given). **Allocates** a copy.
+    pub fn as_streamed(&self) -> Dataset {
+        let mut d = self.clone();
+        if let Some(x) = d.x_update.take() {
+            d.x = x;
+        }
+        if let Some(y) = d.y_update.take() {
+            d.y = y;
+        }
+        d
     }
 
     /// Truth of sample i, if selected.
@@ -273,6 +317,13 @@ impl Dataset {
         sub(&mut self.y, &my);
         if let Some(t) = &mut self.truth {
             sub(t, &my);
+        }
+        // Streamed copies move with their clean columns (the means are the clean ones).
+        if let Some(x) = &mut self.x_update {
+            sub(x, &mx);
+        }
+        if let Some(y) = &mut self.y_update {
+            sub(y, &my);
         }
         for (o, m) in self.input_offsets.iter_mut().zip(&mx) {
             *o += m;

@@ -4,8 +4,9 @@
 //! configuration and hyperparameters ([`config`]), creates the model by plugin name
 //! ([`plugins`]), streams the data predict-then-update ([`runner`]) and reports accuracy
 //! (prequential SMSE/MSLL from `gpn_gp_core::metrics`), per-call timing, model counters and,
-//! with truth columns, the calibrated-bound coverage ([`report`]). It knows nothing of
-//! ROS; the control loop and the tests reuse it.
+//! with truth columns, the calibrated-bound coverage ([`report`]). A stream may be
+//! contaminated with outliers first ([`contaminate`]: only what `update` sees changes). It
+//! knows nothing of ROS; the control loop and the tests reuse it.
 //!
 //! ```no_run
 //! use gp_node::eval::{config, dataset::{Centering, ColumnSelection, Dataset}, plugins, runner};
@@ -22,6 +23,7 @@
 
 pub mod columns;
 pub mod config;
+pub mod contaminate;
 pub mod dataset;
 pub mod plugins;
 pub mod report;

@@ -76,6 +76,8 @@ pub struct EvalReport {
     pub stats: ModelStats,
     /// Wall time of the streaming loop in seconds.
     pub wall_s: f64,
+    /// The contamination of the streamed targets, if any.
+    pub contamination: Option<crate::eval::contaminate::Summary>,
 }
 
 impl EvalReport {
@@ -84,7 +86,8 @@ impl EvalReport {
     /// `truth_rmse` and `bound_coverage`, `predict_us_mean`, `predict_us_p99`,
     /// `update_us_mean`, `update_us_p99`, `experts`, `memory_bytes`) plus `predict_us_p50`,
     /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s` and,
-    /// with truth, `beta_cal`. Non-finite numbers become `null`.
+    /// with truth, `beta_cal`, and with `--contaminate`, `contamination` {`kind`, `rate`,
+    /// `seed`, `count`}. Non-finite numbers become `null`.
     pub fn to_json(&self) -> Value {
         let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
             self.metrics.iter().map(|m| num(f(m))).collect()
@@ -116,6 +119,12 @@ impl EvalReport {
             map.insert("bound_coverage".into(), list(&t.coverage));
             map.insert("beta_cal".into(), list(&t.beta_cal));
         }
+        if let (Some(c), Value::Object(map)) = (&self.contamination, &mut v) {
+            map.insert(
+                "contamination".into(),
+                json!({"kind": c.kind.name(), "rate": c.rate, "seed": c.seed, "count": c.count}),
+            );
+        }
         v
     }
 
@@ -123,6 +132,16 @@ impl EvalReport {
     pub fn to_table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "plugin {}  samples {}", self.plugin, self.n_samples);
+        if let Some(c) = &self.contamination {
+            let _ = writeln!(
+                s,
+                "contamination {}:{} (seed {}): {} samples' targets changed for update; metrics use the clean targets",
+                c.kind.name(),
+                c.rate,
+                c.seed,
+                c.count
+            );
+        }
         let width = self
             .targets
             .iter()

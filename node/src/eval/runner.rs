@@ -8,6 +8,10 @@
 //! the reported mean and p99 (nearest rank) are over the N − 1 predict calls and the N update
 //! calls. `update` gets `t_secs = i · dt_secs` and σ_n² of each target.
 //!
+//! Contaminated streams ([`super::contaminate`]): `predict` is called at the clean input, the
+//! metrics compare with the clean target, and `update` gets the contaminated input and
+//! target ([`Dataset::x_update_row`], [`Dataset::y_update_row`]).
+//!
 //! With truth columns (one per target):
 //! * `truth_rmse`: RMSE of μ against the truth over the predicted steps i = 1..N−1;
 //! * bound coverage: a [`CalibratedBound`] per target records r = |y − μ|/σ, σ = sqrt(latent
@@ -141,7 +145,7 @@ pub fn run_stream(
                     let sigma = var[t].max(0.0).sqrt();
                     if i < half {
                         let observed = match opts.calibrate_on {
-                            CalibrateOn::Target => y[t],
+                            CalibrateOn::Target => data.y_update_row(i)[t],
                             CalibrateOn::Truth => truth[t],
                         };
                         calib[t].observe(observed, mean[t], sigma);
@@ -161,7 +165,12 @@ pub fn run_stream(
         }
         let t0 = Instant::now();
         model
-            .update(x, y, i as f64 * opts.dt_secs, &opts.noise_var)
+            .update(
+                data.x_update_row(i),
+                data.y_update_row(i),
+                i as f64 * opts.dt_secs,
+                &opts.noise_var,
+            )
             .map_err(|e| EvalError::Model {
                 step: i,
                 phase: "update",
@@ -208,6 +217,7 @@ pub fn run_stream(
         truth,
         stats,
         wall_s,
+        contamination: data.contamination.clone(),
     })
 }
 

@@ -1,0 +1,122 @@
+//! `--contaminate` in the evaluation loop: `update` receives the contaminated inputs and
+//! targets, `predict` the clean inputs, the metrics and the truth RMSE use the clean values,
+//! and the JSON names the contamination.
+#![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
+
+use gp_node::eval::contaminate::Contamination;
+use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
+use gp_node::eval::runner::{RunOptions, run_stream};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+
+/// Predicts 0 with variance 1; logs what it is given.
+#[derive(Default)]
+struct Log {
+    predicted_at: Vec<Vec<f64>>,
+    updated_with: Vec<(Vec<f64>, Vec<f64>)>,
+}
+
+impl OnlineModel for Log {
+    fn input_dim(&self) -> usize {
+        2
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        self.predicted_at.push(x.to_vec());
+        mean[0] = 0.0;
+        var[0] = 1.0;
+        Ok(())
+    }
+    fn update(&mut self, x: &[f64], y: &[f64], _t: f64, _nv: &[f64]) -> Result<(), ModelError> {
+        self.updated_with.push((x.to_vec(), y.to_vec()));
+        Ok(())
+    }
+    fn stats(&self) -> ModelStats {
+        ModelStats::default()
+    }
+}
+
+fn data() -> Dataset {
+    let mut s = String::from("a,b,y,f\n");
+    for i in 0..200 {
+        let (a, b) = ((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos());
+        s += &format!("{a},{b},{},{}\n", a + b + 0.01 * (i as f64).sin(), a + b);
+    }
+    let sel = ColumnSelection {
+        inputs: Some("a,b".into()),
+        targets: Some("y".into()),
+        truth: Some("f".into()),
+    };
+    let mut d = Dataset::from_reader(s.as_bytes(), "mem", &sel).unwrap();
+    d.center(Centering::WholeFile);
+    d
+}
+
+#[test]
+fn update_sees_the_contamination_predict_and_metrics_do_not() {
+    for spec in ["asymmetric:0.1", "uniform:0.2", "focused:0.05"] {
+        let clean = data();
+        let mut dirty = data();
+        let summary = Contamination::parse(spec, 11)
+            .unwrap()
+            .apply(&mut dirty)
+            .unwrap();
+        let opts = RunOptions::new(vec![0.01]);
+        let (mut a, mut b) = (Log::default(), Log::default());
+        let ra = run_stream("log", &mut a, &clean, &opts, &mut |_| {}).unwrap();
+        let rb = run_stream("log", &mut b, &dirty, &opts, &mut |_| {}).unwrap();
+        // Same prediction points and the same scores: the clean reference is used.
+        assert_eq!(a.predicted_at, b.predicted_at, "{spec}");
+        assert_eq!(ra.metrics, rb.metrics, "{spec}");
+        assert_eq!(
+            ra.truth.as_ref().unwrap().rmse,
+            rb.truth.as_ref().unwrap().rmse,
+            "{spec}"
+        );
+        // update got exactly the contaminated copy.
+        let changed = a
+            .updated_with
+            .iter()
+            .zip(&b.updated_with)
+            .filter(|(u, v)| u != v)
+            .count();
+        assert_eq!(changed, summary.count, "{spec}");
+        for (i, (x, y)) in b.updated_with.iter().enumerate() {
+            assert_eq!(x.as_slice(), dirty.x_update_row(i));
+            assert_eq!(y.as_slice(), dirty.y_update_row(i));
+        }
+        let json = rb.to_json();
+        assert_eq!(json["contamination"]["count"], summary.count);
+        assert!(ra.to_json().get("contamination").is_none());
+    }
+}
+
+#[test]
+fn centring_after_contamination_moves_the_streamed_copy_with_the_clean_means() {
+    let sel = ColumnSelection {
+        inputs: Some("a,b".into()),
+        targets: Some("y".into()),
+        truth: None,
+    };
+    let text = "a,b,y\n1,2,3\n2,3,5\n3,4,8\n4,5,9\n";
+    let mut d = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();
+    Contamination::parse("asymmetric:0.5", 1)
+        .unwrap()
+        .apply(&mut d)
+        .unwrap();
+    let before: Vec<f64> = (0..4)
+        .map(|i| d.y_update_row(i)[0] - d.y_row(i)[0])
+        .collect();
+    d.center(Centering::WholeFile);
+    let after: Vec<f64> = (0..4)
+        .map(|i| d.y_update_row(i)[0] - d.y_row(i)[0])
+        .collect();
+    for (u, v) in before.iter().zip(&after) {
+        assert!((u - v).abs() < 1e-12, "the shifts survive centring");
+    }
+    assert!(
+        d.y.iter().sum::<f64>().abs() < 1e-12,
+        "clean targets are centred with clean means"
+    );
+}

@@ -1,0 +1,412 @@
+//! Configuration of the streaming model: JSON-deserialisable [`Config`] (every key optional
+//! except `hyper`) → [`Config::check`] → [`ValidConfig`] (every value resolved and checked).
+//!
+//! Keys, defaults and meanings are tabled in the crate root doc.
+
+use serde::Deserialize;
+
+use gpn_gp_core::model::ModelError;
+
+use crate::kernel::KernelKind;
+use crate::weights::Beta;
+
+/// Hyperparameters of one output (standard deviations, the workspace-wide format).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HyperEntry {
+    /// Signal standard deviation σ_f.
+    pub sigma_f: f64,
+    /// Noise standard deviation σ_n.
+    pub sigma_n: f64,
+    /// ARD lengthscales (length d).
+    pub lengthscales: Vec<f64>,
+    /// Kernel name; must agree with the top-level `kernel` if given.
+    #[serde(default)]
+    pub kernel: Option<String>,
+}
+
+/// The `hyper` key: one entry for every output, or one per output.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "serde_json::Value")]
+pub enum Hyper {
+    /// One object shared by all outputs.
+    Shared(HyperEntry),
+    /// An array of p objects.
+    PerOutput(Vec<HyperEntry>),
+}
+
+impl TryFrom<serde_json::Value> for Hyper {
+    type Error = String;
+
+    fn try_from(v: serde_json::Value) -> Result<Self, String> {
+        let entry = |i: Option<usize>, v: serde_json::Value| {
+            HyperEntry::deserialize(v).map_err(|e| match i {
+                Some(i) => format!("hyper[{i}]: {e}"),
+                None => format!("hyper: {e}"),
+            })
+        };
+        match v {
+            serde_json::Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, x)| entry(Some(i), x))
+                .collect::<Result<_, _>>()
+                .map(Hyper::PerOutput),
+            obj @ serde_json::Value::Object(_) => entry(None, obj).map(Hyper::Shared),
+            other => Err(format!(
+                "hyper must be an object {{sigma_f, sigma_n, lengthscales}} or an array of them, found {other}"
+            )),
+        }
+    }
+}
+
+/// The `beta` key: a number or `"normalized"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum BetaValue {
+    /// A fixed β.
+    Number(f64),
+    /// `"normalized"` (β² = σ²/2 per point).
+    Name(String),
+}
+
+/// The `prior_mean` key: one constant or one per output.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum PriorMean {
+    /// The same constant for every output.
+    Shared(f64),
+    /// One constant per output.
+    PerOutput(Vec<f64>),
+}
+
+/// Where the IMQ weights are centred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightCenter {
+    /// The prior mean (the paper).
+    Prior,
+    /// The model's own prediction at the sample's input just before the sample is learned,
+    /// with the threshold widened by that prediction's latent variance (spec §6.4; a
+    /// documented deviation).
+    Predictive,
+}
+
+/// How the action entries of a new block are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionInit {
+    /// s_l ∝ relative precision, unit norm per block (spec §6.2).
+    WeightAware,
+    /// N(0, 1/k_b) (the paper's init).
+    Random,
+    /// All entries 1/√k_b (a plain block average).
+    Uniform,
+}
+
+/// Which noise variance a sample gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseSource {
+    /// σ_l² = κ · `noise_var` given to `update` (the general per-point path).
+    Sample,
+    /// σ_l² = κ · σ_n² of the hyperparameters.
+    Hyper,
+}
+
+/// The raw configuration. Unknown keys are rejected.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)] // Keys are documented in the crate root table.
+pub struct Config {
+    pub hyper: Option<Hyper>,
+    pub kernel: Option<String>,
+    pub blocks: Option<usize>,
+    pub block_size: Option<usize>,
+    pub admit_every: Option<usize>,
+    pub epsilon: Option<f64>,
+    pub beta: Option<BetaValue>,
+    pub c_floor_sigmas: Option<f64>,
+    pub c_min: Option<f64>,
+    pub weight_center: Option<WeightCenter>,
+    pub prior_mean: Option<PriorMean>,
+    pub actions: Option<ActionInit>,
+    pub seed: Option<u64>,
+    pub noise: Option<NoiseSource>,
+    pub background: Option<bool>,
+    pub queue_capacity: Option<usize>,
+    pub refit_every_blocks: Option<usize>,
+    pub refit_steps: Option<usize>,
+    pub refit_lr: Option<f64>,
+    pub refit_lengthscales: Option<bool>,
+    pub refit_outputscale: Option<bool>,
+    pub refit_noise: Option<bool>,
+    pub refit_max_duty: Option<f64>,
+}
+
+/// A checked configuration.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // Fields mirror the keys tabled in the crate root doc.
+pub struct ValidConfig {
+    pub input_dim: usize,
+    pub output_dim: usize,
+    pub kind: KernelKind,
+    /// Shared lengthscales (d).
+    pub lengthscales: Vec<f64>,
+    /// s_f,o² per output.
+    pub outputscale: Vec<f64>,
+    /// σ_n,o² per output.
+    pub noise_var: Vec<f64>,
+    pub blocks: usize,
+    pub block_size: usize,
+    pub admit_every: usize,
+    pub epsilon: f64,
+    pub beta: Beta,
+    pub c_floor_sigmas: f64,
+    pub c_min: f64,
+    pub weight_center: WeightCenter,
+    pub prior_mean: Vec<f64>,
+    pub actions: ActionInit,
+    pub seed: u64,
+    pub noise: NoiseSource,
+    pub background: bool,
+    pub queue_capacity: usize,
+    pub refit_every_blocks: usize,
+    pub refit_steps: usize,
+    pub refit_lr: f64,
+    pub refit_lengthscales: bool,
+    pub refit_outputscale: bool,
+    pub refit_noise: bool,
+    pub refit_max_duty: f64,
+}
+
+/// Largest window (blocks × block size) the config accepts.
+pub const MAX_WINDOW: usize = 1 << 16;
+/// Most blocks the config accepts.
+pub const MAX_BLOCKS: usize = 2048;
+
+fn bad(msg: String) -> ModelError {
+    ModelError::Config(format!("rcagp: {msg}"))
+}
+
+impl Config {
+    /// Parses JSON; unknown keys and wrongly typed values are rejected.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, ModelError> {
+        Self::deserialize(value).map_err(|e| bad(e.to_string()))
+    }
+
+    /// Resolves defaults and validates for `input_dim` inputs and `output_dim` outputs.
+    pub fn check(&self, input_dim: usize, output_dim: usize) -> Result<ValidConfig, ModelError> {
+        let (d, p) = (input_dim, output_dim);
+        if d == 0 || p == 0 {
+            return Err(bad(format!(
+                "input_dim and output_dim must be ≥ 1, got {d} and {p}"
+            )));
+        }
+        let kernel_name = self.kernel.as_deref().unwrap_or("se");
+        let kind = KernelKind::from_name(kernel_name).ok_or_else(|| {
+            bad(format!(
+                "kernel \"{kernel_name}\" unknown; expected se, rbf, matern12, matern32 or matern52"
+            ))
+        })?;
+        let entries: Vec<&HyperEntry> = match &self.hyper {
+            None => {
+                return Err(bad(
+                    "key \"hyper\" missing; give {\"sigma_f\", \"sigma_n\", \"lengthscales\"} or an array of p such objects".into(),
+                ));
+            }
+            Some(Hyper::Shared(e)) => vec![e; p],
+            Some(Hyper::PerOutput(list)) => {
+                if list.len() != p {
+                    return Err(bad(format!(
+                        "hyper has {} entries, expected one per output ({p})",
+                        list.len()
+                    )));
+                }
+                list.iter().collect()
+            }
+        };
+        let lengthscales = entries[0].lengthscales.clone();
+        let (mut outputscale, mut noise_var) = (Vec::with_capacity(p), Vec::with_capacity(p));
+        for (o, e) in entries.iter().enumerate() {
+            if e.lengthscales.len() != d {
+                return Err(bad(format!(
+                    "hyper[{o}].lengthscales has {} values, expected input_dim = {d}",
+                    e.lengthscales.len()
+                )));
+            }
+            if e.lengthscales != lengthscales {
+                return Err(bad(format!(
+                    "hyper[{o}].lengthscales differ from hyper[0]'s: the outputs share the inputs, the lengthscales and the action blocks (fit with shared lengthscales)"
+                )));
+            }
+            if let Some(k) = &e.kernel
+                && KernelKind::from_name(k) != Some(kind)
+            {
+                return Err(bad(format!(
+                    "hyper[{o}].kernel \"{k}\" differs from the model's kernel \"{kernel_name}\""
+                )));
+            }
+            if !(e.sigma_f.is_finite() && e.sigma_f > 0.0) {
+                return Err(bad(format!(
+                    "hyper[{o}].sigma_f must be finite and > 0, found {}",
+                    e.sigma_f
+                )));
+            }
+            if !(e.sigma_n.is_finite() && e.sigma_n > 0.0) {
+                return Err(bad(format!(
+                    "hyper[{o}].sigma_n must be finite and > 0, found {}",
+                    e.sigma_n
+                )));
+            }
+            outputscale.push(e.sigma_f * e.sigma_f);
+            noise_var.push(e.sigma_n * e.sigma_n);
+        }
+        if let Some((j, l)) = lengthscales
+            .iter()
+            .enumerate()
+            .find(|(_, l)| !(l.is_finite() && **l > 0.0))
+        {
+            return Err(bad(format!(
+                "hyper.lengthscales[{j}] must be finite and > 0, found {l}"
+            )));
+        }
+        let beta = match &self.beta {
+            None => Beta::Normalized,
+            Some(BetaValue::Name(s)) if s == "normalized" => Beta::Normalized,
+            Some(BetaValue::Name(s)) => {
+                return Err(bad(format!(
+                    "beta must be a positive number or \"normalized\", found \"{s}\""
+                )));
+            }
+            Some(BetaValue::Number(b)) if b.is_finite() && *b > 0.0 => Beta::Fixed(*b),
+            Some(BetaValue::Number(b)) => {
+                return Err(bad(format!("beta must be finite and > 0, found {b}")));
+            }
+        };
+        let prior_mean = match &self.prior_mean {
+            None => vec![0.0; p],
+            Some(PriorMean::Shared(m)) => vec![*m; p],
+            Some(PriorMean::PerOutput(v)) => {
+                if v.len() != p {
+                    return Err(bad(format!(
+                        "prior_mean has {} entries, expected {p}",
+                        v.len()
+                    )));
+                }
+                v.clone()
+            }
+        };
+        if prior_mean.iter().any(|m| !m.is_finite()) {
+            return Err(bad("prior_mean must be finite".into()));
+        }
+        let blocks = self.blocks.unwrap_or(64);
+        let block_size = self.block_size.unwrap_or(16);
+        let v = ValidConfig {
+            input_dim: d,
+            output_dim: p,
+            kind,
+            lengthscales,
+            outputscale,
+            noise_var,
+            blocks,
+            block_size,
+            admit_every: self.admit_every.unwrap_or(1),
+            epsilon: self.epsilon.unwrap_or(0.15),
+            beta,
+            c_floor_sigmas: self.c_floor_sigmas.unwrap_or(3.0),
+            c_min: self.c_min.unwrap_or(1e-6),
+            weight_center: self.weight_center.unwrap_or(WeightCenter::Prior),
+            prior_mean,
+            actions: self.actions.unwrap_or(ActionInit::WeightAware),
+            seed: self.seed.unwrap_or(0),
+            noise: self.noise.unwrap_or(NoiseSource::Sample),
+            background: self.background.unwrap_or(true),
+            // More than a window's worth of waiting samples is useless (the window would
+            // evict them); a shorter queue bounds the worker's catch-up after a burst.
+            queue_capacity: self
+                .queue_capacity
+                .unwrap_or(blocks.saturating_mul(block_size).saturating_add(block_size)),
+            refit_every_blocks: self.refit_every_blocks.unwrap_or(64),
+            refit_steps: self.refit_steps.unwrap_or(10),
+            refit_lr: self.refit_lr.unwrap_or(0.01),
+            refit_lengthscales: self.refit_lengthscales.unwrap_or(true),
+            refit_outputscale: self.refit_outputscale.unwrap_or(true),
+            refit_noise: self.refit_noise.unwrap_or(true),
+            refit_max_duty: self.refit_max_duty.unwrap_or(0.25),
+        };
+        v.validate()?;
+        Ok(v)
+    }
+}
+
+impl ValidConfig {
+    fn validate(&self) -> Result<(), ModelError> {
+        if self.blocks < 1 || self.blocks > MAX_BLOCKS {
+            return Err(bad(format!(
+                "blocks must be in 1..={MAX_BLOCKS} (G is blocks² and the factors p·blocks²/2), found {}",
+                self.blocks
+            )));
+        }
+        if self.block_size < 1 {
+            return Err(bad("block_size must be ≥ 1".into()));
+        }
+        let window = self.blocks.saturating_mul(self.block_size);
+        if window > MAX_WINDOW {
+            return Err(bad(format!(
+                "window blocks × block_size = {window} exceeds {MAX_WINDOW}"
+            )));
+        }
+        if self.admit_every < 1 {
+            return Err(bad("admit_every must be ≥ 1".into()));
+        }
+        if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
+            return Err(bad(format!(
+                "epsilon must be in (0, 1), found {}",
+                self.epsilon
+            )));
+        }
+        for (name, v) in [
+            ("c_floor_sigmas", self.c_floor_sigmas),
+            ("c_min", self.c_min),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(format!("{name} must be finite and ≥ 0, found {v}")));
+            }
+        }
+        if self.c_floor_sigmas == 0.0 && self.c_min == 0.0 {
+            return Err(bad(
+                "c_floor_sigmas and c_min cannot both be 0 (c could collapse to 0)".into(),
+            ));
+        }
+        if self.queue_capacity < 1 || self.queue_capacity > 1 << 20 {
+            return Err(bad(format!(
+                "queue_capacity must be in 1..=1048576, found {}",
+                self.queue_capacity
+            )));
+        }
+        if self.refit_every_blocks > 0 && self.refit_steps == 0 {
+            return Err(bad(
+                "refit_steps must be ≥ 1 when refit_every_blocks > 0".into()
+            ));
+        }
+        if !(self.refit_max_duty > 0.0 && self.refit_max_duty <= 1.0) {
+            return Err(bad(format!(
+                "refit_max_duty must be in (0, 1], found {}",
+                self.refit_max_duty
+            )));
+        }
+        if !(self.refit_lr.is_finite() && self.refit_lr > 0.0) {
+            return Err(bad(format!(
+                "refit_lr must be finite and > 0, found {}",
+                self.refit_lr
+            )));
+        }
+        Ok(())
+    }
+
+    /// Window capacity n = blocks × block_size.
+    pub fn window(&self) -> usize {
+        self.blocks * self.block_size
+    }
+}

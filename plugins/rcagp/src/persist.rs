@@ -1,0 +1,307 @@
+//! Save and load of the learned state, bit for bit.
+//!
+//! The state is the block path's engine: hyperparameters (and their version), thresholds,
+//! the window (every active slot's samples, action entries and block ids, the ring
+//! position), the open block, G_C of the active slots, every output's factor of M and z
+//! (which the live singles extend incrementally, so they are saved rather than recomputed),
+//! the counters and the position of the random-action stream; plus the control thread's
+//! counters. The scaled inputs and the open samples' kernel rows are recomputed from the raw
+//! inputs by the same code, and the snapshot is rebuilt from the state, so a loaded model
+//! predicts exactly what the saved one does after its next publication, and keeps learning
+//! identically. A refit running at save time is not saved.
+//!
+//! Format, little-endian: the magic `GPNRCAGP`, a `u32` format version (1), the resolved
+//! config's `Debug` text (a model loads only into one created with the same config and
+//! dimensions), then length-prefixed fields in the order of [`save`]. Loading checks every
+//! length and value before anything is replaced.
+
+use gpn_gp_core::model::ModelError;
+
+use crate::stream::engine::Engine;
+
+const MAGIC: &[u8; 8] = b"GPNRCAGP";
+const FORMAT_VERSION: u32 = 1;
+
+/// Counters of the control thread that belong to the state.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Counters {
+    pub samples_seen: u64,
+    pub admit_counter: u64,
+}
+
+/// Serialises `engine` and `counters`. **Allocates** the returned buffer.
+pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.bytes(MAGIC);
+    w.u32(FORMAT_VERSION);
+    w.str(&format!("{:?}", engine.cfg));
+    w.u64(counters.samples_seen);
+    w.u64(counters.admit_counter);
+    let p = &engine.params;
+    w.f64s(&p.ell);
+    w.f64s(&p.outputscale);
+    w.f64s(&p.kappa);
+    w.u64(p.version);
+    w.f64s(&engine.c);
+    w.u64(engine.blocks_inserted);
+    w.u64(engine.blocks_since_refit as u64);
+    w.u64(engine.version);
+    w.bool(engine.dirty);
+    w.u128(engine.rng_word_pos());
+    let win = &engine.win;
+    let (d, p_out, nbmax) = (win.d, win.p, win.blocks);
+    let n = win.n_points();
+    w.u64(win.filled as u64);
+    w.u64(win.next_slot as u64);
+    w.u64(win.next_id);
+    w.u64s(&win.ids[..win.filled]);
+    w.f64s(&win.s[..n]);
+    let rows = &win.rows;
+    w.f64s(&rows.x[..n * d]);
+    w.f64s(&rows.y[..n * p_out]);
+    w.f64s(&rows.noise[..n * p_out]);
+    w.f64s(&rows.t[..n]);
+    w.f64s(&rows.center[..n * p_out]);
+    w.f64s(&rows.cvar[..n * p_out]);
+    let m = win.open_len;
+    w.u64(m as u64);
+    let open = &win.open;
+    w.f64s(&open.x[..m * d]);
+    w.f64s(&open.y[..m * p_out]);
+    w.f64s(&open.noise[..m * p_out]);
+    w.f64s(&open.t[..m]);
+    w.f64s(&open.center[..m * p_out]);
+    w.f64s(&open.cvar[..m * p_out]);
+    let nb = win.filled;
+    let mut g = Vec::with_capacity(nb * nb);
+    for a in 0..nb {
+        g.extend_from_slice(&engine.g[a * nbmax..a * nbmax + nb]);
+    }
+    w.f64s(&g);
+    w.bool(engine.live);
+    w.u64(engine.live_singles as u64);
+    let cap = engine.cap_actions();
+    for (o, ch) in engine.chol.iter().enumerate() {
+        w.u64(ch.len() as u64);
+        w.f64(ch.jitter());
+        w.f64s(ch.packed());
+        w.f64s(&engine.z[o * cap..o * cap + ch.len()]);
+    }
+    w.0
+}
+
+fn bad(msg: impl Into<String>) -> ModelError {
+    ModelError::Other(format!("rcagp load: {}", msg.into()))
+}
+
+/// Restores a state saved by [`save`] into a fresh engine built from `template`'s config.
+pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters), ModelError> {
+    let mut r = Reader { buf: bytes, at: 0 };
+    if r.take(8)? != MAGIC {
+        return Err(bad("not an RCaGP state (bad magic)"));
+    }
+    let version = r.u32()?;
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        )));
+    }
+    let cfg_text = r.str()?;
+    if cfg_text != format!("{:?}", template.cfg) {
+        return Err(bad(
+            "the state was saved by a model with a different configuration or dimensions",
+        ));
+    }
+    let mut e = Engine::new(&template.cfg);
+    let counters = Counters {
+        samples_seen: r.u64()?,
+        admit_counter: r.u64()?,
+    };
+    let (d, p, kb, nbmax) = (e.win.d, e.win.p, e.win.block_size, e.win.blocks);
+    r.f64s_into(&mut e.params.ell, "lengthscales")?;
+    r.f64s_into(&mut e.params.outputscale, "outputscale")?;
+    r.f64s_into(&mut e.params.kappa, "kappa")?;
+    let positive = |v: &[f64]| v.iter().all(|x| x.is_finite() && *x > 0.0);
+    if !(positive(&e.params.ell) && positive(&e.params.outputscale) && positive(&e.params.kappa)) {
+        return Err(bad("hyperparameters must be finite and > 0"));
+    }
+    for (w, l) in e.params.inv_ell.iter_mut().zip(&e.params.ell) {
+        *w = 1.0 / l;
+    }
+    e.params.version = r.u64()?;
+    r.f64s_into(&mut e.c, "thresholds")?;
+    e.blocks_inserted = r.u64()?;
+    e.blocks_since_refit = r.usize()?;
+    e.version = r.u64()?;
+    e.dirty = r.bool()?;
+    e.set_rng_word_pos(r.u128()?);
+    let filled = r.usize()?;
+    let next_slot = r.usize()?;
+    if filled > nbmax || next_slot >= nbmax || (filled < nbmax && next_slot != 0) {
+        return Err(bad(format!(
+            "window position (filled {filled}, next {next_slot}) invalid for {nbmax} blocks"
+        )));
+    }
+    e.win.filled = filled;
+    e.win.next_slot = next_slot;
+    e.win.next_id = r.u64()?;
+    let n = filled * kb;
+    r.u64s_into(&mut e.win.ids[..filled], "block ids")?;
+    r.f64s_into(&mut e.win.s[..n], "actions")?;
+    let rows = &mut e.win.rows;
+    r.f64s_into(&mut rows.x[..n * d], "x")?;
+    r.f64s_into(&mut rows.y[..n * p], "y")?;
+    r.f64s_into(&mut rows.noise[..n * p], "noise")?;
+    r.f64s_into(&mut rows.t[..n], "t")?;
+    r.f64s_into(&mut rows.center[..n * p], "center")?;
+    r.f64s_into(&mut rows.cvar[..n * p], "cvar")?;
+    let m = r.usize()?;
+    if m >= kb {
+        return Err(bad(format!("open block of {m} samples (block size {kb})")));
+    }
+    e.win.open_len = m;
+    let open = &mut e.win.open;
+    r.f64s_into(&mut open.x[..m * d], "open x")?;
+    r.f64s_into(&mut open.y[..m * p], "open y")?;
+    r.f64s_into(&mut open.noise[..m * p], "open noise")?;
+    r.f64s_into(&mut open.t[..m], "open t")?;
+    r.f64s_into(&mut open.center[..m * p], "open center")?;
+    r.f64s_into(&mut open.cvar[..m * p], "open cvar")?;
+    let mut g = vec![0.0; filled * filled];
+    r.f64s_into(&mut g, "G")?;
+    for a in 0..filled {
+        e.g[a * nbmax..a * nbmax + filled].copy_from_slice(&g[a * filled..(a + 1) * filled]);
+    }
+    e.live = r.bool()?;
+    e.live_singles = r.usize()?;
+    if e.live_singles > m {
+        return Err(bad("more live singles than open samples"));
+    }
+    let cap = e.cap_actions();
+    for o in 0..p {
+        let len = r.usize()?;
+        if len > cap || (e.live && len != filled + e.live_singles) {
+            return Err(bad(format!("factor of size {len} for {filled} blocks")));
+        }
+        let jitter = f64::from_bits(r.u64()?);
+        let mut packed = vec![0.0; len * (len + 1) / 2];
+        r.f64s_into(&mut packed, "factor")?;
+        e.chol[o]
+            .set_packed(len, &packed, jitter)
+            .map_err(|err| bad(err.to_string()))?;
+        r.f64s_into(&mut e.z[o * cap..o * cap + len], "z")?;
+    }
+    if r.at != bytes.len() {
+        return Err(bad(format!("{} trailing bytes", bytes.len() - r.at)));
+    }
+    e.rescale_inputs();
+    Ok((e, counters))
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+    fn u32(&mut self, v: u32) {
+        self.bytes(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+    fn u128(&mut self, v: u128) {
+        self.bytes(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(u8::from(v));
+    }
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.bytes(s.as_bytes());
+    }
+    fn f64s(&mut self, v: &[f64]) {
+        self.u64(v.len() as u64);
+        for x in v {
+            self.bytes(&x.to_bits().to_le_bytes());
+        }
+    }
+    fn u64s(&mut self, v: &[u64]) {
+        self.u64(v.len() as u64);
+        for x in v {
+            self.u64(*x);
+        }
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], ModelError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| bad("truncated state"))?;
+        let s = &self.buf[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn array<const K: usize>(&mut self) -> Result<[u8; K], ModelError> {
+        let mut a = [0u8; K];
+        a.copy_from_slice(self.take(K)?);
+        Ok(a)
+    }
+    fn u32(&mut self) -> Result<u32, ModelError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn u64(&mut self) -> Result<u64, ModelError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    fn u128(&mut self) -> Result<u128, ModelError> {
+        Ok(u128::from_le_bytes(self.array()?))
+    }
+    fn usize(&mut self) -> Result<usize, ModelError> {
+        usize::try_from(self.u64()?).map_err(|_| bad("size out of range"))
+    }
+    fn bool(&mut self) -> Result<bool, ModelError> {
+        match self.take(1)?[0] {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => Err(bad(format!("bad bool byte {b}"))),
+        }
+    }
+    fn str(&mut self) -> Result<String, ModelError> {
+        let n = self.usize()?;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| bad("config text is not UTF-8"))
+    }
+    fn len_check(&mut self, expected: usize, what: &str) -> Result<(), ModelError> {
+        let n = self.usize()?;
+        if n == expected {
+            Ok(())
+        } else {
+            Err(bad(format!("{what}: {n} values, expected {expected}")))
+        }
+    }
+    fn f64s_into(&mut self, out: &mut [f64], what: &str) -> Result<(), ModelError> {
+        self.len_check(out.len(), what)?;
+        for v in out.iter_mut() {
+            *v = f64::from_bits(self.u64()?);
+        }
+        Ok(())
+    }
+    fn u64s_into(&mut self, out: &mut [u64], what: &str) -> Result<(), ModelError> {
+        self.len_check(out.len(), what)?;
+        for v in out.iter_mut() {
+            *v = self.u64()?;
+        }
+        Ok(())
+    }
+}

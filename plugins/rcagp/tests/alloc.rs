@@ -1,0 +1,111 @@
+//! The real-time path allocates nothing: in background mode, steady-state `predict` and
+//! `update` on the calling thread make no allocation (counting global allocator that
+//! counts only on the test thread, so the worker's own allocations do not count), for 1
+//! and 7 outputs, while the worker keeps rebuilding and publishing snapshots.
+#![allow(clippy::unwrap_used)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use gpn_gp_core::model::OnlineModel;
+use gpn_rcagp::RcaGp;
+
+struct Counting;
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+}
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+fn counting() -> bool {
+    ON.try_with(Cell::get).unwrap_or(false)
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if counting() {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if counting() {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if counting() {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn check(p: usize) {
+    let d = 5;
+    let cfg = serde_json::json!({
+        "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": vec![0.9; d]},
+        "blocks": 16, "block_size": 4, "refit_every_blocks": 4, "refit_steps": 2,
+    });
+    let mut m = RcaGp::from_json(&cfg, d, p).unwrap();
+    let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.01; p]);
+    let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let mut step = |m: &mut RcaGp, k: usize| {
+        for (j, v) in x.iter_mut().enumerate() {
+            *v = (k as f64 * 0.01 * (1.0 + j as f64)).sin();
+        }
+        for (o, v) in y.iter_mut().enumerate() {
+            *v = (x[0] * (o + 1) as f64).sin() + x[1];
+        }
+        m.predict(&x, &mut mu, &mut var).unwrap();
+        m.update(&x, &y, k as f64 * 0.001, &nv).unwrap();
+    };
+    // Warm: fill the window, let snapshots circulate through the outbox.
+    for k in 0..400 {
+        step(&mut m, k);
+        if k % 16 == 0 {
+            m.wait_idle(Duration::from_secs(10));
+        }
+    }
+    m.wait_idle(Duration::from_secs(10));
+    let version0 = m.snapshot().version;
+    ALLOCS.store(0, Ordering::Relaxed);
+    ON.with(|c| c.set(true));
+    for k in 400..3400 {
+        step(&mut m, k);
+    }
+    ON.with(|c| c.set(false));
+    let allocs = ALLOCS.load(Ordering::Relaxed);
+    m.wait_idle(Duration::from_secs(10));
+    let mut probe_mu = vec![0.0; p];
+    let mut probe_var = vec![0.0; p];
+    m.predict(&x, &mut probe_mu, &mut probe_var).unwrap();
+    assert!(
+        m.snapshot().version > version0,
+        "snapshots were published during the run"
+    );
+    assert_eq!(
+        allocs, 0,
+        "p = {p}: {allocs} allocations or frees on the control thread"
+    );
+}
+
+#[test]
+fn realtime_path_allocates_nothing_one_output() {
+    check(1);
+}
+
+#[test]
+fn realtime_path_allocates_nothing_seven_outputs() {
+    check(7);
+}
