@@ -3,7 +3,8 @@
 //! compare (and print) equal (spec §1.5, Duvenaud et al. 2013).
 //!
 //! Canonical form: nested sums inside sums (and products inside products) are flattened;
-//! the operands of every sum and product are sorted by their printed form. Printing uses
+//! the operands of every sum and product are sorted (sums, then products, then bases; each
+//! by printed form). Printing uses
 //! `+` and `*`, parenthesising a sum that is a factor of a product: `(PER+RQ)*LIN`.
 //! Parsing accepts the same text, case-insensitive, with `*`, `×` or `x` for products.
 
@@ -68,9 +69,18 @@ impl PartialOrd for Expr {
 }
 
 impl Ord for Expr {
-    /// By printed form, so that sorted operands print in a fixed order.
+    /// Sums first, then products, then base kernels; within a kind by printed form. So a
+    /// product prints its sum operand first (`(PER+RQ)*LIN`) and a sum its products first
+    /// (`LIN*RQ+PER`), as in the paper's table.
     fn cmp(&self, other: &Self) -> Ordering {
-        self.to_string().cmp(&other.to_string())
+        let rank = |e: &Expr| match e {
+            Expr::Sum(_) => 0,
+            Expr::Prod(_) => 1,
+            Expr::Base(_) => 2,
+        };
+        rank(self)
+            .cmp(&rank(other))
+            .then_with(|| self.to_string().cmp(&other.to_string()))
     }
 }
 

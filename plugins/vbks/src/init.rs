@@ -13,9 +13,10 @@
 //! * RQ α = 1; a scaled LIN's free weights 1 (its first is fixed to 1);
 //! * noise s² = mean_o σ_n,o²/y_scale_o² from the seed, else 0.1.
 //!
-//! Candidates (multi-start; the paper gives no initialisation): the base values, then the
-//! lengthscales (SE/RQ/PER ℓ) × {½, 2} and the periods × {½, ⅓, ¼, ⅙}, in a fixed
-//! order; the offline phase keeps the best few by the collapsed bound on the first data.
+//! Candidates (multi-start; the paper gives no initialisation): a grid around the base
+//! values — periods × 0.8^k (k = 0..9), noise × {1, 0.1, 0.01}, lengthscales (SE/RQ/PER ℓ)
+//! × {1, ½, 2} — base first, cut at `count`; the offline phase scores them by the
+//! collapsed bound on the first data and optimises the best few.
 
 use crate::expr::Base;
 use crate::kernel::{KernelSpec, ParamKind};
@@ -138,6 +139,12 @@ pub fn base_psi(spec: &KernelSpec, data: &DataSummary) -> Vec<f64> {
     psi
 }
 
+/// Periods tried, as factors of half the input range: a geometric grid (ratio 0.8) down
+/// to about a fifteenth of the range.
+const PERIOD_FACTORS: [f64; 10] = [
+    1.0, 0.8, 0.64, 0.512, 0.4096, 0.32768, 0.262144, 0.2097152, 0.16777216, 0.134217728,
+];
+
 /// Up to `count` initial points: the base values first, then the variations listed in
 /// the module doc (only those that change something for this kernel).
 pub fn candidates(spec: &KernelSpec, data: &DataSummary, count: usize) -> Vec<Vec<f64>> {
@@ -147,33 +154,31 @@ pub fn candidates(spec: &KernelSpec, data: &DataSummary, count: usize) -> Vec<Ve
         .params()
         .iter()
         .any(|p| matches!(p.kind, ParamKind::Lengthscale { .. }));
-    let mut variations: Vec<(f64, f64)> = Vec::new(); // (lengthscale factor, period factor)
-    if has_ell {
-        variations.push((0.5, 1.0));
-        variations.push((2.0, 1.0));
-    }
-    if has_per {
-        for pf in [0.5, 1.0 / 3.0, 0.25, 1.0 / 6.0] {
-            variations.push((1.0, pf));
-        }
-        for pf in [0.5, 1.0 / 3.0, 0.25] {
-            variations.push((0.5, pf));
-        }
-    }
-    let mut out = vec![base.clone()];
-    for (lf, pf) in variations {
-        if out.len() >= count {
-            break;
-        }
-        let mut psi = base.clone();
-        for (i, p) in spec.params().iter().enumerate() {
-            match p.kind {
-                ParamKind::Lengthscale { .. } => psi[i] += lf.ln(),
-                ParamKind::Period { .. } => psi[i] += pf.ln(),
-                _ => {}
+    // A grid of (lengthscale factor, period factor, noise factor), base first: the data
+    // pick the basin (periods especially are multimodal), the optimiser refines it.
+    let ell_f: &[f64] = if has_ell { &[1.0, 0.5, 2.0] } else { &[1.0] };
+    let per_f: &[f64] = if has_per { &PERIOD_FACTORS } else { &[1.0] };
+    let noise_f: [f64; 3] = [1.0, 0.1, 0.01];
+    let noise_at = spec.n_params();
+    let mut out = Vec::new();
+    for &pf in per_f {
+        for &nf in &noise_f {
+            for &lf in ell_f {
+                if out.len() >= count {
+                    break;
+                }
+                let mut psi = base.clone();
+                for (i, p) in spec.params().iter().enumerate() {
+                    match p.kind {
+                        ParamKind::Lengthscale { .. } => psi[i] += lf.ln(),
+                        ParamKind::Period { .. } => psi[i] += pf.ln(),
+                        _ => {}
+                    }
+                }
+                psi[noise_at] += nf.ln();
+                out.push(psi);
             }
         }
-        out.push(psi);
     }
     out.truncate(count.max(1));
     out
