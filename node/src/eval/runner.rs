@@ -208,6 +208,7 @@ pub fn run_stream(
         truth,
         stats,
         wall_s,
+        model_info: None,
     })
 }
 
