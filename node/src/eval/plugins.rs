@@ -41,7 +41,9 @@ pub fn create_model_in(
     p: usize,
     search: &SearchPath,
 ) -> Result<Box<dyn OnlineModel>, EvalError> {
-    Ok(Box::new(create_plugin_model_in(name, config, d, p, search)?))
+    Ok(Box::new(create_plugin_model_in(
+        name, config, d, p, search,
+    )?))
 }
 
 /// [`create_model_in`] returning the plugin model itself, so that the caller can also ask

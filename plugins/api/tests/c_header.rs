@@ -83,12 +83,9 @@ fn layout_program(defines: &BTreeMap<String, String>) -> String {
         "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n#include \"gpn_plugin.h\"\n\
          int main(void) {\n",
     );
-    for (name, _) in defines
-        .iter()
-        .filter(|(n, _)| {
-            n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION" || *n == "GPN_TABLE_SIZE_MIN"
-        })
-    {
+    for (name, _) in defines.iter().filter(|(n, _)| {
+        n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION" || *n == "GPN_TABLE_SIZE_MIN"
+    }) {
         writeln!(
             c,
             "  printf(\"define {name} %lu\\n\", (unsigned long)({name}));"

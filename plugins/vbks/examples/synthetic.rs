@@ -27,7 +27,10 @@ fn main() {
         cfg[k] = v;
     }
     let (x, y) = synthetic::generate(which, 1000, seed);
-    let valid = gpn_vbks::Config::from_json(&cfg).unwrap().check(1, 1).unwrap();
+    let valid = gpn_vbks::Config::from_json(&cfg)
+        .unwrap()
+        .check(1, 1)
+        .unwrap();
     let t = std::time::Instant::now();
     let sel = gpn_vbks::offline::run(&valid, &x, &y, &AtomicBool::new(false)).unwrap();
     let mut ks: Vec<_> = sel.report.kernels.iter().collect();
@@ -38,10 +41,17 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     for k in ks.iter().take(6) {
-        let mark = if k.expr == which.true_kernel() { " <== true" } else { "" };
+        let mark = if k.expr == which.true_kernel() {
+            " <== true"
+        } else {
+            ""
+        };
         println!("  {:>8.4}  {:>12.2}  {}{}", k.weight, k.bound, k.expr, mark);
     }
-    let rank = ks.iter().position(|k| k.expr == which.true_kernel()).unwrap();
+    let rank = ks
+        .iter()
+        .position(|k| k.expr == which.true_kernel())
+        .unwrap();
     println!(
         "  true kernel rank {} bound {:.2}",
         rank + 1,

@@ -209,9 +209,7 @@ impl Belief {
             }
             ln_det_c += self.theta[k + i];
         }
-        let mm: f64 = (0..k)
-            .map(|i| (self.theta[i] - self.mu0[i]).powi(2))
-            .sum();
+        let mm: f64 = (0..k).map(|i| (self.theta[i] - self.mu0[i]).powi(2)).sum();
         0.5 * (tr * inv_s2 + mm * inv_s2 - k as f64 + k as f64 * (self.s_g * self.s_g).ln())
             - ln_det_c
     }

@@ -336,9 +336,7 @@ impl Config {
         let belief_mode = match self.belief.as_deref() {
             None | Some("logistic_normal") => {
                 if self.temperature.is_some() {
-                    return Err(cfg_err(
-                        "temperature applies to belief = \"discrete\" only",
-                    ));
+                    return Err(cfg_err("temperature applies to belief = \"discrete\" only"));
                 }
                 BeliefMode::LogisticNormal
             }
@@ -426,7 +424,7 @@ impl Config {
                     )));
                 }
                 let ok = |v: f64| v.is_finite() && v > 0.0;
-                if !ok(h.sigma_f) || !(h.sigma_n.is_finite() && h.sigma_n >= 0.0) {
+                if !(ok(h.sigma_f) && h.sigma_n.is_finite() && h.sigma_n >= 0.0) {
                     return Err(cfg_err(format!(
                         "hyper[{o}]: sigma_f must be > 0 and sigma_n >= 0, finite"
                     )));

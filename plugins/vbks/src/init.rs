@@ -44,10 +44,11 @@ impl DataSummary {
         let mut median_abs_diff = vec![1.0; d];
         if n >= 2 {
             for (j, r) in range.iter_mut().enumerate() {
-                let (lo, hi) = (0..n).map(|i| x[i * d + j]).fold(
-                    (f64::INFINITY, f64::NEG_INFINITY),
-                    |(lo, hi), v| (lo.min(v), hi.max(v)),
-                );
+                let (lo, hi) = (0..n)
+                    .map(|i| x[i * d + j])
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                        (lo.min(v), hi.max(v))
+                    });
                 *r = hi - lo;
             }
             let pairs = 2000.min(n * (n - 1) / 2);
@@ -142,7 +143,16 @@ pub fn base_psi(spec: &KernelSpec, data: &DataSummary) -> Vec<f64> {
 /// Periods tried, as factors of half the input range: a geometric grid (ratio 0.8) down
 /// to about a fifteenth of the range.
 const PERIOD_FACTORS: [f64; 10] = [
-    1.0, 0.8, 0.64, 0.512, 0.4096, 0.32768, 0.262144, 0.2097152, 0.16777216, 0.134217728,
+    1.0,
+    0.8,
+    0.64,
+    0.512,
+    0.4096,
+    0.32768,
+    0.262144,
+    0.2097152,
+    0.16777216,
+    0.134217728,
 ];
 
 /// Up to `count` initial points: the base values first, then the variations listed in

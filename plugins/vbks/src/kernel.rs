@@ -86,7 +86,9 @@ enum NodeKind {
     },
     Sum,
     /// A product, with the index of its own variance parameter if it carries one.
-    Prod { var: Option<usize> },
+    Prod {
+        var: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +189,11 @@ impl KernelSpec {
                     .then(|| self.push_param(ParamKind::Variance, &owner));
                 let lin_fixed_first = *b == Base::Lin && scaled;
                 let ell0 = self.params.len();
-                let ell_dims = if lin_fixed_first { &dims[1..] } else { &dims[..] };
+                let ell_dims = if lin_fixed_first {
+                    &dims[1..]
+                } else {
+                    &dims[..]
+                };
                 for &dim in ell_dims {
                     let kind = if *b == Base::Lin {
                         ParamKind::LinScale { dim }
@@ -659,8 +665,8 @@ mod tests {
 
     #[test]
     fn layouts_have_no_redundant_scale() {
-        let spec = KernelSpec::compile(&Expr::parse("(PER+RQ)*LIN").unwrap(), 1, &all_dims)
-            .unwrap();
+        let spec =
+            KernelSpec::compile(&Expr::parse("(PER+RQ)*LIN").unwrap(), 1, &all_dims).unwrap();
         let kinds: Vec<ParamKind> = spec.params().iter().map(|p| p.kind).collect();
         assert_eq!(
             kinds,
@@ -687,7 +693,13 @@ mod tests {
         let y = [1.1, 0.4];
         let spec = KernelSpec::compile(&Expr::parse("PER").unwrap(), 2, &all_dims).unwrap();
         // [ln σ², ln ℓ0, ln ℓ1, ln p0, ln p1]
-        let th = [0.5f64.ln(), 0.7f64.ln(), 1.3f64.ln(), 2.0f64.ln(), 3.0f64.ln()];
+        let th = [
+            0.5f64.ln(),
+            0.7f64.ln(),
+            1.3f64.ln(),
+            2.0f64.ln(),
+            3.0f64.ln(),
+        ];
         let p = spec.prepare(&th);
         let pi = std::f64::consts::PI;
         let e = (pi * (x[0] - y[0]) / 2.0).sin().powi(2) / 0.49

@@ -221,6 +221,6 @@ mod tests {
                 assert!((col[i] - xm[i * cols + c]).abs() < 1e-10);
             }
         }
-        assert!(cholesky_in_place(&mut vec![1.0, 2.0, 2.0, 1.0], 2).is_err());
+        assert!(cholesky_in_place(&mut [1.0, 2.0, 2.0, 1.0], 2).is_err());
     }
 }

@@ -30,7 +30,8 @@
 use crate::adam::Adam;
 use crate::kernel::{KernelSpec, Prepared};
 use crate::linalg::{
-    NotPositiveDefinite, cholesky_in_place, solve_lower_mat, solve_lower_t_mat, symmetrize_from_lower,
+    NotPositiveDefinite, cholesky_in_place, solve_lower_mat, solve_lower_t_mat,
+    symmetrize_from_lower,
 };
 
 /// Inputs of one bound evaluation.
@@ -108,6 +109,17 @@ fn matrices(
     Ok((m, b))
 }
 
+/// q(v) = N(m_o, S) in whitened coordinates: `m` (M×p), `s` (M×M full) and ln|S|.
+#[derive(Debug, Clone, Copy)]
+pub struct QRef<'a> {
+    /// Means, M×p row-major.
+    pub m: &'a [f64],
+    /// Covariance, M×M row-major.
+    pub s: &'a [f64],
+    /// ln|S|.
+    pub ln_det_s: f64,
+}
+
 /// The whitened SVGP bound ELL − KL on `batch` for q(v) = N(m_o, S) (`qm` M×p,
 /// `qs` M×M full, `ln_det_s` = ln|S|) at log-parameters `psi` (kernel's, then ln s²),
 /// and its gradient w.r.t. `psi` into `grad` (same length).
@@ -115,12 +127,11 @@ pub fn bound_and_grad(
     spec: &KernelSpec,
     psi: &[f64],
     batch: &Batch<'_>,
-    qm: &[f64],
-    qs: &[f64],
-    ln_det_s: f64,
+    q: QRef<'_>,
     s: &mut Scratch,
     grad: &mut [f64],
 ) -> Result<f64, NotPositiveDefinite> {
+    let (qm, qs, ln_det_s) = (q.m, q.s, q.ln_det_s);
     let np = spec.n_params();
     let prep = spec.prepare(&psi[..np]);
     let s2 = psi[np].exp();
@@ -335,13 +346,16 @@ impl LocalFit {
             return;
         }
         let ln_det_s = -crate::linalg::ln_det(&self.lq, self.m);
+        let q = QRef {
+            m: &self.qm,
+            s: &self.qs,
+            ln_det_s,
+        };
         match bound_and_grad(
             &self.spec,
             &self.psi,
             batch,
-            &self.qm,
-            &self.qs,
-            ln_det_s,
+            q,
             &mut self.scratch,
             &mut self.grad,
         ) {

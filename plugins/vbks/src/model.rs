@@ -540,9 +540,7 @@ impl OnlineModel for Vbks {
             }
             Phase::Offline | Phase::Failed => {
                 self.observe_fallback(y);
-                if self.phase == Phase::Offline
-                    && self.pending.push(x, y, 1.0, self.samples_seen)
-                {
+                if self.phase == Phase::Offline && self.pending.push(x, y, 1.0, self.samples_seen) {
                     self.counters.pending_dropped += 1;
                 }
             }
@@ -587,7 +585,8 @@ impl OnlineModel for Vbks {
             memory_bytes: (8 * (self.buf_x.capacity() + self.buf_y.capacity())
                 + self.pending.memory_bytes()
                 + self.replay.memory_bytes()
-                + self.ensemble.as_ref().map_or(0, |e| e.memory_bytes())) as u64,
+                + self.ensemble.as_ref().map_or(0, |e| e.memory_bytes()))
+                as u64,
         }
     }
 }

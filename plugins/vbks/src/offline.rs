@@ -225,8 +225,8 @@ pub fn run(
             for (j, l) in ell.iter_mut().enumerate() {
                 *l += e.lengthscales[j] / scaler.x_scale[j] / h.len() as f64;
             }
-            noise += (e.sigma_n * e.sigma_n) / (scaler.y_scale[o] * scaler.y_scale[o])
-                / h.len() as f64;
+            noise +=
+                (e.sigma_n * e.sigma_n) / (scaler.y_scale[o] * scaler.y_scale[o]) / h.len() as f64;
         }
         summary.seed_lengthscales = Some(ell);
         summary.seed_noise_var = Some(noise.max(cfg.local.min_noise_var));
@@ -272,15 +272,7 @@ pub fn run(
         let starts = scored
             .into_iter()
             .take(cfg.starts)
-            .map(|(_, psi)| {
-                LocalFit::new(
-                    spec.clone(),
-                    psi,
-                    cfg.inducing_select,
-                    p,
-                    cfg.lr_hyper,
-                )
-            })
+            .map(|(_, psi)| LocalFit::new(spec.clone(), psi, cfg.inducing_select, p, cfg.lr_hyper))
             .collect();
         searches.push(KernelSearch {
             starts,

@@ -141,7 +141,12 @@ fn write_ring(w: &mut Writer, ring: &SampleRing) {
     }
 }
 
-fn read_ring(r: &mut Reader<'_>, ring: &mut SampleRing, d: usize, p: usize) -> Result<(), ModelError> {
+fn read_ring(
+    r: &mut Reader<'_>,
+    ring: &mut SampleRing,
+    d: usize,
+    p: usize,
+) -> Result<(), ModelError> {
     let n = r.len("ring", 8 * (d + p + 2))?;
     let mut x = vec![0.0; d];
     let mut y = vec![0.0; p];
@@ -283,12 +288,13 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     let fb_n = r.u64("fallback n")?;
     let fb_mean = r.f64s_exact("fallback mean", p)?;
     let fb_m2 = r.f64s_exact("fallback m2", p)?;
-    let mut counters = Counters::default();
-    counters.pending_dropped = r.u64("counters")?;
-    counters.belief_refits = r.u64("counters")?;
-    counters.refactors = r.u64("counters")?;
-    counters.refactors_stale = r.u64("counters")?;
-    counters.online_samples = r.u64("counters")?;
+    let counters = Counters {
+        pending_dropped: r.u64("counters")?,
+        belief_refits: r.u64("counters")?,
+        refactors: r.u64("counters")?,
+        refactors_stale: r.u64("counters")?,
+        online_samples: r.u64("counters")?,
+    };
     let worker = Worker::spawn(cfg.clone(), cfg.keep + 4)
         .map_err(|e| ModelError::Other(format!("cannot start the background thread: {e}")))?;
     let mut pending = SampleRing::new(cfg.pending_capacity, d, p);
@@ -344,8 +350,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
                     return Err(corrupt("z"));
                 }
                 let lk = r.f64s_exact("lk", m * m)?;
-                let mut comp =
-                    Component::new(spec, psi, z, lk, p).map_err(|e| corrupt(&e.0))?;
+                let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| corrupt(&e.0))?;
                 comp.stats.a = r.f64s_exact("stats a", m * m)?;
                 comp.stats.r = r.f64s_exact("stats r", m * p)?;
                 comp.stats.c = r.f64s_exact("stats c", p)?;
@@ -361,9 +366,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             let state_words = r.u64s("rng")?;
             let has_spare = r.u8("rng")? != 0;
             let spare = r.f64("rng")?;
-            let state: [u64; 4] = state_words
-                .try_into()
-                .map_err(|_| corrupt("rng state"))?;
+            let state: [u64; 4] = state_words.try_into().map_err(|_| corrupt("rng state"))?;
             let rng = Rng::from_state(state, has_spare.then_some(spare));
             let nk = r.len("report", 8)?;
             let mut kernels = Vec::with_capacity(nk);

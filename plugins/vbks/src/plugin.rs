@@ -34,5 +34,6 @@ gpn_plugin_api::export_plugin!(
     Vbks,
     name = "vbks",
     version = env!("CARGO_PKG_VERSION"),
-    description = "VBKS ensemble: Bayesian kernel selection over composite kernels, online sparse-GP mixture",
+    description =
+        "VBKS ensemble: Bayesian kernel selection over composite kernels, online sparse-GP mixture",
 );

@@ -166,7 +166,8 @@ impl Factor {
             let rg: f64 = (0..m)
                 .map(|i| stats.r[i * p + o] * self.gamma[i * p + o])
                 .sum();
-            total += -0.5 * stats.n * (2.0 * std::f64::consts::PI * s2).ln() - half_ln_det_b
+            total += -0.5 * stats.n * (2.0 * std::f64::consts::PI * s2).ln()
+                - half_ln_det_b
                 - stats.c[o] / (2.0 * s2)
                 + rg / (2.0 * s2)
                 - stats.t / (2.0 * s2);

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use crate::belief::Belief;
@@ -118,10 +118,7 @@ impl Worker {
 
     /// A reply if one is waiting.
     pub(crate) fn try_recv(&self) -> Option<Reply> {
-        match self.replies.try_recv() {
-            Ok(r) => Some(r),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-        }
+        self.replies.try_recv().ok()
     }
 
     /// Wait for the next reply (None if the thread is gone).

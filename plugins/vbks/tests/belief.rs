@@ -46,7 +46,12 @@ fn equal_bounds_share_the_belief() {
 fn spec_table_of_section_2_7() {
     // Gap of 5 nats: ≈ 0.77 at s_g = 1, ≈ 0.92 at s_g = 3, ≈ 0.55 at s_g = 0.3 (spec §2.7,
     // the author's own numerical check; Monte-Carlo noise and seeds give a few percent).
-    let at = |s: f64| (0..3).map(|seed| fit(&[0.0, -5.0], s, seed)[0]).sum::<f64>() / 3.0;
+    let at = |s: f64| {
+        (0..3)
+            .map(|seed| fit(&[0.0, -5.0], s, seed)[0])
+            .sum::<f64>()
+            / 3.0
+    };
     let w1 = at(1.0);
     let w3 = at(3.0);
     let w03 = at(0.3);

@@ -13,7 +13,7 @@
 use gpn_vbks::component::Component;
 use gpn_vbks::expr::Expr;
 use gpn_vbks::kernel::KernelSpec;
-use gpn_vbks::local::{Batch, LocalFit, LocalSettings, Scratch, bound_and_grad};
+use gpn_vbks::local::{Batch, LocalFit, LocalSettings, QRef, Scratch, bound_and_grad};
 use gpn_vbks::offline::{collapsed_bound, inducing_factor};
 use gpn_vbks::rng::Rng;
 use nalgebra::{DMatrix, DVector};
@@ -129,7 +129,15 @@ fn svgp_bound_is_below_and_natgrad_with_full_batch_reaches_it() {
         let collapsed = collapsed_bound(&spec, &psi, &z, &x, &y, p, jitter_rel);
         let mut fit = LocalFit::new(spec.clone(), psi.clone(), m, p, 1e-12);
         let jitter = fit.jitter(&z, d, jitter_rel);
-        let batch = Batch { z: &z, x: &x, y: &y, d, p, scale: 1.0, jitter };
+        let batch = Batch {
+            z: &z,
+            x: &x,
+            y: &y,
+            d,
+            p,
+            scale: 1.0,
+            jitter,
+        };
         // The first step uses γ = 1 (1/t warm start) on the full batch: q becomes optimal.
         let settings = LocalSettings {
             natgrad_step: 1.0,
@@ -155,9 +163,11 @@ fn svgp_bound_is_below_and_natgrad_with_full_batch_reaches_it() {
             &spec,
             &psi,
             &batch,
-            &qm,
-            &qs,
-            m as f64 * 0.5f64.ln(),
+            QRef {
+                m: &qm,
+                s: &qs,
+                ln_det_s: m as f64 * 0.5f64.ln(),
+            },
             &mut Scratch::default(),
             &mut grad,
         )
@@ -167,6 +177,7 @@ fn svgp_bound_is_below_and_natgrad_with_full_batch_reaches_it() {
 }
 
 /// Dense SGPR posterior at x*: (means per output, latent variance).
+#[allow(clippy::too_many_arguments)]
 fn sgpr_posterior(
     spec: &KernelSpec,
     psi: &[f64],
@@ -225,10 +236,16 @@ fn online_updates_match_the_batch_posterior() {
         let mut batch = comp.clone();
         batch.refactor().unwrap();
         for (a, b) in comp.factor.lb.iter().zip(&batch.factor.lb) {
-            assert!((a - b).abs() < 1e-9 * (1.0 + b.abs()), "{text}: L_B {a} vs {b}");
+            assert!(
+                (a - b).abs() < 1e-9 * (1.0 + b.abs()),
+                "{text}: L_B {a} vs {b}"
+            );
         }
         for (a, b) in comp.factor.gamma.iter().zip(&batch.factor.gamma) {
-            assert!((a - b).abs() < 1e-9 * (1.0 + b.abs()), "{text}: γ {a} vs {b}");
+            assert!(
+                (a - b).abs() < 1e-9 * (1.0 + b.abs()),
+                "{text}: γ {a} vs {b}"
+            );
         }
         // Predictions against the dense SGPR posterior.
         let ones = vec![1.0; n];

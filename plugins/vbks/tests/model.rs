@@ -20,7 +20,10 @@ fn stream(n: usize, seed: u64) -> Vec<([f64; 2], [f64; 2])> {
     (0..n)
         .map(|_| {
             let x = [rng.uniform() * 4.0 - 2.0, rng.uniform() * 2.0 - 1.0];
-            let y = [f(&x, 0) + 0.05 * rng.normal(), f(&x, 1) + 0.05 * rng.normal()];
+            let y = [
+                f(&x, 0) + 0.05 * rng.normal(),
+                f(&x, 1) + 0.05 * rng.normal(),
+            ];
             (x, y)
         })
         .collect()
@@ -64,7 +67,11 @@ fn fallback_then_ensemble_learns_the_function() {
         }
         m.update(x, y, k as f64 * 0.01, &[0.01, 0.01]).unwrap();
         if k + 1 == 150 {
-            assert_eq!(m.phase(), Phase::Online, "wait_for_offline blocks until ready");
+            assert_eq!(
+                m.phase(),
+                Phase::Online,
+                "wait_for_offline blocks until ready"
+            );
         }
     }
     assert_eq!(m.stats().experts, 3);
@@ -153,8 +160,16 @@ fn mixture_moments_match_monte_carlo() {
         let mc_mean = s1 / n as f64;
         let mc_var = s2 / n as f64 - mc_mean * mc_mean;
         let se_mean = (var[o] / n as f64).sqrt();
-        assert!((mean[o] - mc_mean).abs() < 5.0 * se_mean, "mean {} vs MC {mc_mean}", mean[o]);
-        assert!((var[o] - mc_var).abs() < 0.02 * var[o], "var {} vs MC {mc_var}", var[o]);
+        assert!(
+            (mean[o] - mc_mean).abs() < 5.0 * se_mean,
+            "mean {} vs MC {mc_mean}",
+            mean[o]
+        );
+        assert!(
+            (var[o] - mc_var).abs() < 0.02 * var[o],
+            "var {} vs MC {mc_var}",
+            var[o]
+        );
         // The between-kernel term makes the mixture at least as uncertain as the weighted
         // average of the component variances.
         let within: f64 = (0..k).map(|i| weights[i] * parts[i].1[o]).sum();
@@ -281,7 +296,13 @@ fn bad_input_is_an_error_not_a_panic() {
         m.update(&[0.0], &[0.0, 0.0], 0.0, &[0.0, 0.0]),
         Err(ModelError::Dimension { .. })
     ));
-    assert!(m.update(&[0.0, 0.0], &[0.0, f64::INFINITY], 0.0, &[0.0, 0.0]).is_err());
-    assert!(m.update(&[0.0, 0.0], &[0.0, 0.0], 0.0, &[-1.0, 0.0]).is_err());
+    assert!(
+        m.update(&[0.0, 0.0], &[0.0, f64::INFINITY], 0.0, &[0.0, 0.0])
+            .is_err()
+    );
+    assert!(
+        m.update(&[0.0, 0.0], &[0.0, 0.0], 0.0, &[-1.0, 0.0])
+            .is_err()
+    );
     assert_eq!(m.stats().samples_seen, 0);
 }
