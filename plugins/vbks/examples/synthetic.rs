@@ -9,10 +9,10 @@ use std::sync::atomic::AtomicBool;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let which = if args.get(1).map(String::as_str) == Some("B") {
-        synthetic::Which::B
-    } else {
-        synthetic::Which::A
+    let which = match args.get(1).map(String::as_str) {
+        Some("B") => synthetic::Which::B,
+        Some("C") => synthetic::Which::C,
+        _ => synthetic::Which::A,
     };
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let space = args.get(3).cloned().unwrap_or_else(|| "k12".into());
@@ -26,7 +26,8 @@ fn main() {
             serde_json::from_str(v).unwrap_or(serde_json::Value::String(v.into()));
         cfg[k] = v;
     }
-    let (x, y) = synthetic::generate(which, 1000, seed);
+    let n: usize = cfg["offline_samples"].as_u64().unwrap_or(1000) as usize;
+    let (x, y) = synthetic::generate(which, n, seed);
     let valid = gpn_vbks::Config::from_json(&cfg)
         .unwrap()
         .check(1, 1)

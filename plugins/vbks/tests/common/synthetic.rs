@@ -14,6 +14,9 @@ pub enum Which {
     A,
     /// PER × LIN × RQ.
     B,
+    /// LIN + PER with observation noise (not from the paper): a periodic signal on a
+    /// linear trend, targets = a prior draw plus N(0, 0.05²) noise.
+    C,
 }
 
 impl Which {
@@ -22,6 +25,7 @@ impl Which {
         match self {
             Which::A => "(PER+RQ)*LIN",
             Which::B => "LIN*PER*RQ",
+            Which::C => "LIN+PER",
         }
     }
 }
@@ -40,6 +44,7 @@ pub fn k_true(which: Which, a: f64, b: f64) -> f64 {
     match which {
         Which::A => (0.01 * per(r, 2.0, 2.0 * PI) + 0.01 * rq(r, 3.0, 1.0)) * a * b / 25.0,
         Which::B => 0.01 * per(r, 1.0, 2.0 * PI) * (a * b / 9.0) * 0.01 * rq(r, 8.0, 1.0),
+        Which::C => a * b / 100.0 + per(r, 1.0, 4.0),
     }
 }
 
@@ -112,9 +117,13 @@ pub fn generate(which: Which, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
         alpha[i] = (alpha[i] - s) / l[i * n0 + i];
     }
     let x: Vec<f64> = (0..n).map(|_| -10.0 + 20.0 * rng.next()).collect();
+    let noise_sd = if which == Which::C { 0.05 } else { 0.0 };
     let y: Vec<f64> = x
         .iter()
-        .map(|&xi| (0..n0).map(|k| k_true(which, xi, x0[k]) * alpha[k]).sum())
+        .map(|&xi| {
+            (0..n0).map(|k| k_true(which, xi, x0[k]) * alpha[k]).sum::<f64>()
+                + noise_sd * rng.normal()
+        })
         .collect();
     (x, y)
 }
