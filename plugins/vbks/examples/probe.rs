@@ -15,10 +15,10 @@ use gpn_vbks::scaler::Scaler;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let which = if args[1] == "B" {
-        synthetic::Which::B
-    } else {
-        synthetic::Which::A
+    let which = match args[1].as_str() {
+        "B" => synthetic::Which::B,
+        "C" => synthetic::Which::C,
+        _ => synthetic::Which::A,
     };
     let seed: u64 = args[2].parse().unwrap();
     let text = &args[3];
@@ -35,13 +35,25 @@ fn main() {
         .map(|v| (v - sc.y_mean[0]) / sc.y_scale[0])
         .collect();
     let mut rng = Rng::new(seed);
-    let z = gpn_vbks::kmeans::kmeans(&xs, 1, 16, 25, &mut rng);
+    let mm: usize = std::env::var("M").ok().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let z = gpn_vbks::kmeans::kmeans(&xs, 1, mm, 25, &mut rng);
     let spec = KernelSpec::compile(&Expr::parse(text).unwrap(), 1, &|_| None).unwrap();
     println!(
         "{} params: {:?}",
         spec.expr(),
         spec.params().iter().map(|p| p.name()).collect::<Vec<_>>()
     );
+    if text == "LIN+PER" {
+        let (sx, sy) = (sc.x_scale[0], sc.y_scale[0]);
+        let psi_true = vec![
+            (10.0 * sy / sx).ln(),
+            (1.0 / (sy * sy)).ln(),
+            1.0f64.ln(),
+            (4.0 / sx).ln(),
+            (0.0025 / (sy * sy)).ln(),
+        ];
+        println!("sx {sx} sy {sy} bound at truth {}", collapsed_bound(&spec, &psi_true, &z, &xs, &ys, 1, 1e-6));
+    }
     let summary = DataSummary::of(&xs, 1, &mut rng);
     for c in init::candidates(&spec, &summary, 90) {
         let b = collapsed_bound(&spec, &c, &z, &xs, &ys, 1, 1e-6);
@@ -61,7 +73,7 @@ fn main() {
             best = (b, c);
         }
     }
-    let mut fit = LocalFit::new(spec.clone(), best.1.clone(), 16, 1, lr);
+    let mut fit = LocalFit::new(spec.clone(), best.1.clone(), mm, 1, lr);
     let ng: f64 = std::env::var("NG")
         .ok()
         .and_then(|s| s.parse().ok())

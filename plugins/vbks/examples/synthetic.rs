@@ -17,7 +17,9 @@ fn main() {
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let space = args.get(3).cloned().unwrap_or_else(|| "k12".into());
     let mut cfg = serde_json::json!({
-        "kernels": space, "offline_samples": 1000, "inducing": 16, "batch_size": 32,
+        "kernels": serde_json::from_str::<serde_json::Value>(&space)
+            .unwrap_or(serde_json::Value::String(space.clone())),
+        "offline_samples": 1000, "inducing": 16, "batch_size": 32,
         "seed": seed, "keep": 3,
     });
     for kv in &args[4.min(args.len())..] {
@@ -54,8 +56,10 @@ fn main() {
         .position(|k| k.expr == which.true_kernel())
         .unwrap();
     println!(
-        "  true kernel rank {} bound {:.2}",
+        "  true kernel rank {} bound {:.2} failed steps {} theta {:?}",
         rank + 1,
-        ks[rank].bound
+        ks[rank].bound,
+        ks[rank].failed_steps,
+        ks[rank].psi.iter().map(|v| format!("{:.3}", v.exp())).collect::<Vec<_>>()
     );
 }

@@ -96,7 +96,10 @@ pub struct Config {
     pub batch_size: Option<usize>,
     pub checkpoints: Option<usize>,
     pub epochs: Option<f64>,
+    pub min_steps: Option<usize>,
+    pub final_steps: Option<usize>,
     pub lr_hyper: Option<f64>,
+    pub lr_hyper_final: Option<f64>,
     pub natgrad_step: Option<f64>,
     pub prior_log_sd: Option<f64>,
     pub init_candidates: Option<usize>,
@@ -163,6 +166,13 @@ pub struct ValidConfig {
     pub checkpoints: usize,
     /// Passes over each new chunk per checkpoint (iterations = ⌈epochs·chunk/|B|⌉).
     pub epochs: f64,
+    /// At least this many local steps per checkpoint.
+    pub min_steps: usize,
+    /// Local steps on all N samples after the last checkpoint.
+    pub final_steps: usize,
+    /// Adam step of the log-hyperparameters at the end (decays geometrically from
+    /// `lr_hyper` over the whole offline phase).
+    pub lr_hyper_final: f64,
     /// Adam step of the log-hyperparameters.
     pub lr_hyper: f64,
     /// Local-step settings.
@@ -302,7 +312,7 @@ impl Config {
                 inducing.max(inducing_select)
             )));
         }
-        let batch_size = at_least("batch_size", self.batch_size.unwrap_or(32), 1)?;
+        let batch_size = at_least("batch_size", self.batch_size.unwrap_or(128), 1)?;
         let checkpoints = at_least("checkpoints", self.checkpoints.unwrap_or(10), 1)?;
         if checkpoints > offline_samples {
             return Err(cfg_err(format!(
@@ -310,7 +320,8 @@ impl Config {
             )));
         }
         let epochs = positive("epochs", self.epochs.unwrap_or(10.0))?;
-        let lr_hyper = positive("lr_hyper", self.lr_hyper.unwrap_or(0.01))?;
+        let lr_hyper = positive("lr_hyper", self.lr_hyper.unwrap_or(0.05))?;
+        let lr_hyper_final = positive("lr_hyper_final", self.lr_hyper_final.unwrap_or(0.005))?;
         let natgrad_step = positive("natgrad_step", self.natgrad_step.unwrap_or(0.1))?;
         if natgrad_step > 1.0 {
             return Err(cfg_err(format!(
@@ -325,8 +336,8 @@ impl Config {
         }
         let jitter = positive("jitter", self.jitter.unwrap_or(1e-6))?;
         let min_noise_var = positive("min_noise_var", self.min_noise_var.unwrap_or(1e-6))?;
-        let init_candidates = at_least("init_candidates", self.init_candidates.unwrap_or(8), 1)?;
-        let starts = at_least("starts", self.starts.unwrap_or(1), 1)?;
+        let init_candidates = at_least("init_candidates", self.init_candidates.unwrap_or(90), 1)?;
+        let starts = at_least("starts", self.starts.unwrap_or(2), 1)?;
         if starts > init_candidates {
             return Err(cfg_err(format!(
                 "starts ({starts}) cannot exceed init_candidates ({init_candidates})"
@@ -448,7 +459,10 @@ impl Config {
             batch_size,
             checkpoints,
             epochs,
+            min_steps: self.min_steps.unwrap_or(30),
+            final_steps: self.final_steps.unwrap_or(200),
             lr_hyper,
+            lr_hyper_final,
             local: LocalSettings {
                 natgrad_step,
                 prior_sd: prior_log_sd,

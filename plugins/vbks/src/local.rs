@@ -17,7 +17,8 @@
 //! ```
 //!
 //! γ_t = max(γ, 1/t) for the t-th step, so the first steps average the minibatch targets
-//! instead of jumping to the first one. With the full batch and γ = 1 one step gives the
+//! instead of jumping to the first one; when the batch is the whole data (scale 1) the
+//! target is exact and γ = 1. With the full batch and γ = 1 one step gives the
 //! optimal q and the bound equals the collapsed bound (tested).
 //!
 //! Gradient w.r.t. ψ (reverse mode by hand, checked against central differences):
@@ -385,7 +386,12 @@ impl LocalFit {
         let s2 = self.psi[np].exp();
         let (m, b) = matrices(&prep, batch, &mut self.scratch)?;
         let p = self.p;
-        let gamma = settings.natgrad_step.max(1.0 / self.steps as f64).min(1.0);
+        // The whole data set in the batch (scale 1): the target is exact, take it.
+        let gamma = if batch.scale <= 1.0 {
+            1.0
+        } else {
+            settings.natgrad_step.max(1.0 / self.steps as f64).min(1.0)
+        };
         let f = batch.scale / s2;
         let v = &self.scratch.v;
         for i in 0..m {
@@ -426,6 +432,11 @@ impl LocalFit {
     /// Steps taken.
     pub fn steps(&self) -> usize {
         self.steps
+    }
+
+    /// Set the Adam step size (the offline phase decays it).
+    pub fn set_lr(&mut self, lr: f64) {
+        self.adam.lr = lr;
     }
 }
 

@@ -7,8 +7,10 @@
 //!
 //! Stream and checkpoints: the N samples are shuffled (seeded) into a stream, cut into T
 //! equal chunks; at checkpoint t the data D_t are the first t chunks. Per checkpoint every
-//! kernel takes ⌈epochs·|chunk|/|B|⌉ local steps ([`crate::local`]) on minibatches drawn
-//! uniformly (with replacement) from D_t with scale N_t/|B|; then L_i* is the collapsed
+//! kernel takes max(⌈epochs·|chunk|/|B|⌉, `min_steps`) local steps ([`crate::local`]) on
+//! minibatches drawn uniformly (with replacement) from D_t with scale N_t/|B| (the whole
+//! D_t when |B| ≥ N_t), and `final_steps` more at the last checkpoint; the Adam step
+//! decays geometrically from `lr_hyper` to `lr_hyper_final` over all steps; then L_i* is the collapsed
 //! bound of D_t at the current θ_i (exact, from the statistics: spec gap #10), and, if the
 //! trajectory is kept, the belief is refitted warm (Alg. 4). The final belief uses the
 //! bounds on all N samples.
@@ -290,25 +292,33 @@ pub fn run(
     let mut trajectory = Vec::new();
     let mut belief_fitted = false;
     let chunk = n.div_ceil(cfg.checkpoints);
+    let iters_of = |t: usize| {
+        let new = (t * chunk).min(n) - ((t - 1) * chunk).min(n);
+        (((cfg.epochs * new as f64) / cfg.batch_size as f64).ceil() as usize).max(cfg.min_steps)
+    };
+    let total_steps: usize = (1..=cfg.checkpoints).map(iters_of).sum::<usize>() + cfg.final_steps;
+    let mut steps_done = 0usize;
     for t in 1..=cfg.checkpoints {
         let n_t = (t * chunk).min(n);
-        let new = n_t - ((t - 1) * chunk).min(n);
-        let iters = ((cfg.epochs * new as f64) / cfg.batch_size as f64).ceil() as usize;
+        let last = t == cfg.checkpoints || n_t == n;
+        let iters = iters_of(t) + if last { cfg.final_steps } else { 0 };
         let ctx = StepContext {
             cfg,
             z: &z_sel,
             x: &sx[..n_t * d],
             y: &sy[..n_t * p],
             iters,
+            first_step: steps_done,
+            total_steps,
             cancel,
         };
+        steps_done += iters;
         for_each_kernel(&mut searches, cfg.threads, &|s: &mut KernelSearch| {
             search_checkpoint(s, &ctx)
         });
         if cancel.load(Ordering::Relaxed) {
             return Err(OfflineError::Cancelled);
         }
-        let last = t == cfg.checkpoints || n_t == n;
         if cfg.trajectory || last {
             let ell: Vec<f64> = searches.iter().map(|s| s.bound).collect();
             form_weights(
@@ -457,6 +467,9 @@ struct StepContext<'a> {
     x: &'a [f64],
     y: &'a [f64],
     iters: usize,
+    /// Global index of this checkpoint's first step and the total (for the step size).
+    first_step: usize,
+    total_steps: usize,
     cancel: &'a AtomicBool,
 }
 
@@ -469,11 +482,13 @@ fn search_checkpoint(s: &mut KernelSearch, ctx: &StepContext<'_>) {
     let full = b == n_t;
     let mut bx = vec![0.0; b * d];
     let mut by = vec![0.0; b * p];
+    let decay = (cfg.lr_hyper_final / cfg.lr_hyper).ln() / ctx.total_steps.max(1) as f64;
     for fit in &mut s.starts {
-        for _ in 0..ctx.iters {
+        for k in 0..ctx.iters {
             if ctx.cancel.load(Ordering::Relaxed) {
                 return;
             }
+            fit.set_lr(cfg.lr_hyper * (decay * (ctx.first_step + k) as f64).exp());
             for j in 0..b {
                 let i = if full { j } else { s.rng.below(n_t) };
                 bx[j * d..(j + 1) * d].copy_from_slice(&ctx.x[i * d..(i + 1) * d]);
