@@ -266,6 +266,11 @@ impl Vbks {
         })
     }
 
+    /// The diagnostics `describe` reports (see `describe.rs`).
+    pub fn describe_json(&self) -> serde_json::Value {
+        crate::describe::describe(self)
+    }
+
     /// The current phase.
     pub fn phase(&self) -> Phase {
         self.phase
@@ -289,6 +294,45 @@ impl Vbks {
     /// Counters of the online phase.
     pub fn counters(&self) -> Counters {
         self.counters
+    }
+
+    /// Predict with `with` (the mixture or one kept kernel alone) regardless of the
+    /// configured `predict`, e.g. to compare the mixture with each kernel on one stream.
+    /// Before the ensemble is ready this is the fallback. Same checks and cost as
+    /// `predict`.
+    pub fn predict_with(
+        &mut self,
+        x: &[f64],
+        with: PredictWith,
+        mean: &mut [f64],
+        var: &mut [f64],
+    ) -> Result<(), ModelError> {
+        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
+        check("x", d, x)?;
+        if mean.len() != p || var.len() != p {
+            return Err(ModelError::Dimension {
+                what: "mean/var",
+                expected: p,
+                found: mean.len().min(var.len()),
+            });
+        }
+        self.poll();
+        self.take_failure()?;
+        match self.ensemble.as_deref_mut() {
+            Some(e) => {
+                if let PredictWith::Component(i) = with
+                    && i >= e.len()
+                {
+                    return Err(ModelError::Other(format!(
+                        "predict_with: component {i} of {}",
+                        e.len()
+                    )));
+                }
+                e.predict(x, with, mean, var);
+            }
+            None => self.fallback(mean, var),
+        }
+        Ok(())
     }
 
     /// Block until the offline phase has finished (or failed); returns the phase. For
@@ -483,23 +527,8 @@ impl OnlineModel for Vbks {
     }
 
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
-        check("x", d, x)?;
-        if mean.len() != p || var.len() != p {
-            return Err(ModelError::Dimension {
-                what: "mean/var",
-                expected: p,
-                found: mean.len().min(var.len()),
-            });
-        }
-        self.poll();
-        self.take_failure()?;
-        let with: PredictWith = self.cfg.predict;
-        match self.ensemble.as_deref_mut() {
-            Some(e) => e.predict(x, with, mean, var),
-            None => self.fallback(mean, var),
-        }
-        Ok(())
+        let with = self.cfg.predict;
+        self.predict_with(x, with, mean, var)
     }
 
     fn update(
