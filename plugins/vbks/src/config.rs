@@ -121,6 +121,7 @@ pub struct Config {
     pub belief_refit_every: Option<usize>,
     pub wait_for_offline: Option<bool>,
     pub predict: Option<PredictKey>,
+    pub variance: Option<String>,
     pub seed: Option<u64>,
     pub standardize_inputs: Option<bool>,
     pub jitter: Option<f64>,
@@ -205,6 +206,8 @@ pub struct ValidConfig {
     pub wait_for_offline: bool,
     /// Mixture or one component.
     pub predict: PredictWith,
+    /// Add the learned noise in excess of the caller's `noise_var` to the variance.
+    pub add_excess_noise: bool,
     /// RNG seed.
     pub seed: u64,
     /// Standardise inputs (else only targets).
@@ -484,6 +487,15 @@ impl Config {
             belief_refit_every: self.belief_refit_every.unwrap_or(200),
             wait_for_offline: self.wait_for_offline.unwrap_or(false),
             predict,
+            add_excess_noise: match self.variance.as_deref() {
+                None | Some("latent_plus_excess_noise") => true,
+                Some("latent") => false,
+                Some(other) => {
+                    return Err(cfg_err(format!(
+                        "variance \"{other}\" unknown; expected latent_plus_excess_noise or latent"
+                    )));
+                }
+            },
             seed: self.seed.unwrap_or(0),
             standardize_inputs: self.standardize_inputs.unwrap_or(true),
             pending_capacity: self.pending_capacity.unwrap_or(10_000),

@@ -9,10 +9,17 @@
 //! σ_o² = Σ_i w_i σ_i²  +  Σ_i w_i (μ_io − μ_o)²        (within + between kernels)
 //! ```
 //!
-//! then mapped back to original units (μ ↦ ȳ_o + s_o μ, σ² ↦ s_o² σ²). The variance is the
-//! latent one (the ABI's contract: the host adds its noise); each component's own noise s_i²
-//! is reported by `describe`. The between-kernel term is what keeps the prediction from
-//! being overconfident when kernels with weight disagree.
+//! then mapped back to original units (μ ↦ ȳ_o + s_o μ, σ² ↦ s_o² σ²). The between-kernel
+//! term is what keeps the prediction from being overconfident when kernels with weight
+//! disagree.
+//!
+//! Noise: the ABI's variance is latent — the caller adds its own noise variance σ_n,o² (the
+//! `noise_var` it passes to `update`). Each kernel here learns its own noise s_i², which also
+//! absorbs what the sparse approximation cannot represent; when that exceeds the caller's
+//! σ_n,o², the excess max(0, Σ_i w_i s_i² − σ_n,o²) (original units; s_i² for one
+//! component alone) is added to the returned variance (`variance: "latent_plus_excess_noise"`,
+//! the default), so the caller's latent + σ_n² is the model's own predictive variance of y.
+//! `variance: "latent"` returns the latent mixture variance only.
 //!
 //! Real-time: `predict` and `update` allocate nothing.
 
@@ -29,6 +36,11 @@ pub struct Ensemble {
     pub components: Vec<Component>,
     /// Current belief weights (sum 1), same order.
     pub weights: Vec<f64>,
+    /// Noise variance per output the caller adds itself (original units; the latest
+    /// `noise_var` passed to `update`).
+    pub host_noise: Vec<f64>,
+    /// Add the learned noise in excess of `host_noise` to the predicted variance.
+    pub add_excess_noise: bool,
     p: usize,
     // Scratch.
     xs: Vec<f64>,
@@ -50,6 +62,8 @@ impl Ensemble {
             scaler,
             components,
             weights,
+            host_noise: vec![0.0; p],
+            add_excess_noise: true,
             p,
             xs: vec![0.0; d],
             ys: vec![0.0; p],
@@ -84,10 +98,11 @@ impl Ensemble {
                 let c = &mut self.components[i];
                 let v = c.predict_std(&self.xs, &mut self.means[i * p..(i + 1) * p]);
                 self.prepared[i] = true;
+                let noise = self.components[i].s2;
                 for o in 0..p {
                     let (m, s2) = self.scaler.y_back(o, self.means[i * p + o], v);
                     mean[o] = m;
-                    var[o] = s2;
+                    var[o] = s2 + self.excess(o, noise);
                 }
             }
             PredictWith::Mixture => {
@@ -106,11 +121,27 @@ impl Ensemble {
                         s2 += w * (self.vars[i] + dm * dm);
                     }
                     let (m, v) = self.scaler.y_back(o, mu, s2);
+                    let noise: f64 = self
+                        .weights
+                        .iter()
+                        .zip(&self.components)
+                        .map(|(w, c)| w * c.s2)
+                        .sum();
                     mean[o] = m;
-                    var[o] = v;
+                    var[o] = v + self.excess(o, noise);
                 }
             }
         }
+    }
+
+    /// max(0, s²·y_scale_o² − host noise of output o): the part of the learned noise (s² in
+    /// standardised units) that the caller does not add itself.
+    fn excess(&self, o: usize, s2_std: f64) -> f64 {
+        if !self.add_excess_noise {
+            return 0.0;
+        }
+        let sc = self.scaler.y_scale[o];
+        (s2_std * sc * sc - self.host_noise[o]).max(0.0)
     }
 
     /// Learn one sample (original units) with weight `w` and forgetting λ.

@@ -70,6 +70,7 @@
 //! | `belief_refit_every` | 200 | online belief refit period (samples; 0: never) |
 //! | `wait_for_offline` | false | `update` blocks at sample N until the ensemble is ready (reproducible evaluations) |
 //! | `predict` | `"mixture"` | or `"top"` / an index: one kept kernel alone (VBKS-s, comparisons) |
+//! | `variance` | `"latent_plus_excess_noise"` | latent mixture variance plus the learned noise in excess of the caller's `noise_var` (see `ensemble.rs`), or `"latent"` |
 //! | `seed` | 0 | RNG seed (shuffle, k-means, belief Monte Carlo) |
 //! | `standardize_inputs` | true | inputs to zero mean, unit variance (targets always) |
 //! | `jitter` | 1e-6 | relative jitter on K_uu |

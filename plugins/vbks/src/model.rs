@@ -186,6 +186,8 @@ pub struct Vbks {
     pub(crate) failure_reported: bool,
     tmp_x: Vec<f64>,
     tmp_y: Vec<f64>,
+    /// The latest `noise_var` passed to `update` (the caller's own noise, per output).
+    pub(crate) last_noise_var: Vec<f64>,
     pub(crate) worker: Worker,
 }
 
@@ -261,6 +263,7 @@ impl Vbks {
             failure_reported: false,
             tmp_x: vec![0.0; d],
             tmp_y: vec![0.0; p],
+            last_noise_var: vec![0.0; p],
             worker,
             cfg,
         })
@@ -351,11 +354,13 @@ impl Vbks {
         match reply {
             Reply::Ready(ready) => {
                 let Ready {
-                    ensemble,
+                    mut ensemble,
                     report,
                     belief_job,
                     refactor_jobs,
                 } = *ready;
+                ensemble.add_excess_noise = self.cfg.add_excess_noise;
+                ensemble.host_noise.copy_from_slice(&self.last_noise_var);
                 self.belief_theta = belief_job.belief.theta().to_vec();
                 self.ensemble = Some(Box::new(ensemble));
                 self.report = Some(Box::new(report));
@@ -556,6 +561,10 @@ impl OnlineModel for Vbks {
         }
         self.samples_seen += 1;
         self.last_t_secs = t_secs;
+        self.last_noise_var.copy_from_slice(noise_var);
+        if let Some(e) = self.ensemble.as_deref_mut() {
+            e.host_noise.copy_from_slice(noise_var);
+        }
         self.poll();
         self.take_failure()?;
         match self.phase {

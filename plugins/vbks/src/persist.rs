@@ -191,6 +191,7 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     w.u64(model.fb_n);
     w.f64s(&model.fb_mean);
     w.f64s(&model.fb_m2);
+    w.f64s(&model.last_noise_var);
     let c = &model.counters;
     for v in [
         c.pending_dropped,
@@ -288,6 +289,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     let fb_n = r.u64("fallback n")?;
     let fb_mean = r.f64s_exact("fallback mean", p)?;
     let fb_m2 = r.f64s_exact("fallback m2", p)?;
+    let last_noise_var = r.f64s_exact("noise_var", p)?;
     let counters = Counters {
         pending_dropped: r.u64("counters")?,
         belief_refits: r.u64("counters")?,
@@ -424,7 +426,10 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
                 weights: weights.clone(),
                 rng,
             }));
-            model.ensemble = Some(Box::new(Ensemble::new(scaler, components, weights)));
+            let mut ensemble = Ensemble::new(scaler, components, weights);
+            ensemble.add_excess_noise = cfg.add_excess_noise;
+            ensemble.host_noise.copy_from_slice(&last_noise_var);
+            model.ensemble = Some(Box::new(ensemble));
             model.report = Some(Box::new(OfflineReport {
                 kernels,
                 trajectory,
@@ -446,6 +451,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     model.fb_n = fb_n;
     model.fb_mean = fb_mean;
     model.fb_m2 = fb_m2;
+    model.last_noise_var = last_noise_var;
     model.counters = counters;
     model.pending = pending;
     model.replay = replay;
