@@ -65,7 +65,8 @@ fn the_c_example_describes_its_posterior() {
     let mut m = plugin.create(r#"{"prior_var": 2.0}"#, 2, 1).unwrap();
     for k in 0..20 {
         let x = [k as f64 * 0.1, 1.0 - k as f64 * 0.05];
-        m.update(&x, &[1.0 + 2.0 * x[0] - x[1]], 0.0, &[0.01]).unwrap();
+        m.update(&x, &[1.0 + 2.0 * x[0] - x[1]], 0.0, &[0.01])
+            .unwrap();
     }
     let info = m.describe().unwrap().expect("blr_c has describe");
     assert_eq!(info["model"], "blr_c");
@@ -132,12 +133,19 @@ fn gp_node_eval_prints_the_vbks_belief() {
         cmd.output().unwrap()
     };
     let out = run(true);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["model_info"]["model"], "vbks");
     assert_eq!(j["model_info"]["kept"].as_array().unwrap().len(), 2);
     assert!(j["smse_final"][0].as_f64().unwrap() < 1.0);
     let out = run(false);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("kernel belief (2 kept of 4 candidates"), "{text}");
+    assert!(
+        text.contains("kernel belief (2 kept of 4 candidates"),
+        "{text}"
+    );
 }

@@ -43,10 +43,15 @@ fn model(m: usize) -> (Vbks, Stream) {
         "posterior_samples": 200, "wait_for_offline": true,
     });
     let mut model = Vbks::from_json(&cfg, d, p).expect("config");
-    let mut s = Stream { s: 0x2545_f491_4f6c_dd1d, t: 0.0 };
+    let mut s = Stream {
+        s: 0x2545_f491_4f6c_dd1d,
+        t: 0.0,
+    };
     for k in 0..900 {
         let (x, y) = s.next(d, p);
-        model.update(&x, &y, k as f64 * 1e-3, &[1e-4; 7]).expect("update");
+        model
+            .update(&x, &y, k as f64 * 1e-3, &[1e-4; 7])
+            .expect("update");
     }
     assert_eq!(model.stats().experts, 5);
     (model, s)
@@ -64,7 +69,8 @@ fn bench(c: &mut Criterion) {
                 for k in 0..iters {
                     let (x, y) = s.next(21, 7);
                     let t = Instant::now();
-                    mdl.predict(black_box(&x), &mut mean, &mut var).expect("predict");
+                    mdl.predict(black_box(&x), &mut mean, &mut var)
+                        .expect("predict");
                     total += t.elapsed();
                     mdl.update(&x, &y, k as f64, &[1e-4; 7]).expect("update");
                 }
@@ -78,7 +84,8 @@ fn bench(c: &mut Criterion) {
                     let (x, y) = s.next(21, 7);
                     mdl.predict(&x, &mut mean, &mut var).expect("predict");
                     let t = Instant::now();
-                    mdl.update(black_box(&x), &y, k as f64, &[1e-4; 7]).expect("update");
+                    mdl.update(black_box(&x), &y, k as f64, &[1e-4; 7])
+                        .expect("update");
                     total += t.elapsed();
                 }
                 total

@@ -24,13 +24,21 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let text = std::fs::read_to_string(&args[1]).unwrap();
     let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(|s| s.trim().to_string()).collect();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
     let (ix, iy) = (range(&args[2], &header), range(&args[3], &header));
     let (d, p) = (ix.len(), iy.len());
     let mut x = Vec::new();
     let mut y = Vec::new();
     for line in lines {
-        let cells: Vec<f64> = line.split(',').map(|c| c.trim().parse().unwrap_or(f64::NAN)).collect();
+        let cells: Vec<f64> = line
+            .split(',')
+            .map(|c| c.trim().parse().unwrap_or(f64::NAN))
+            .collect();
         let row_x: Vec<f64> = ix.iter().map(|&i| cells[i]).collect();
         let row_y: Vec<f64> = iy.iter().map(|&i| cells[i]).collect();
         if row_x.iter().chain(&row_y).all(|v| v.is_finite()) {
@@ -50,8 +58,13 @@ fn main() {
     let mut cfg = serde_json::json!({"wait_for_offline": true});
     let noise_var: Vec<f64>;
     if args[4] != "-" {
-        let h: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&args[4]).unwrap()).unwrap();
-        let h = if args[5] == "-" { h } else { h["datasets"][&args[5]].clone() };
+        let h: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&args[4]).unwrap()).unwrap();
+        let h = if args[5] == "-" {
+            h
+        } else {
+            h["datasets"][&args[5]].clone()
+        };
         let sn = h["sigma_n"].as_f64().unwrap();
         noise_var = vec![sn * sn; p];
         cfg["hyper"] = serde_json::json!({"sigma_f": h["sigma_f"], "sigma_n": sn, "lengthscales": h["lengthscales"]});
@@ -77,7 +90,14 @@ fn main() {
             single.iter_mut().for_each(|s| s.push(yi, None).unwrap());
         } else {
             for (k, s) in single.iter_mut().enumerate() {
-                model.predict_with(xi, PredictWith::Component(k.min(model.stats().experts.max(1) as usize - 1)), &mut mean, &mut var).unwrap();
+                model
+                    .predict_with(
+                        xi,
+                        PredictWith::Component(k.min(model.stats().experts.max(1) as usize - 1)),
+                        &mut mean,
+                        &mut var,
+                    )
+                    .unwrap();
                 s.push(yi, Some((&mean, &var))).unwrap();
             }
             let t = std::time::Instant::now();
@@ -89,24 +109,52 @@ fn main() {
     }
     let wall = t0.elapsed().as_secs_f64();
     predict_ns.sort_unstable();
-    let q = |f: f64| predict_ns[((f * predict_ns.len() as f64) as usize).min(predict_ns.len() - 1)] as f64 / 1e3;
+    let q = |f: f64| {
+        predict_ns[((f * predict_ns.len() as f64) as usize).min(predict_ns.len() - 1)] as f64 / 1e3
+    };
     let info = model.describe_json();
-    let names: Vec<String> = info["kept"].as_array().unwrap().iter().map(|k| k["kernel"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = info["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kernel"].as_str().unwrap().to_string())
+        .collect();
     let report = |name: &str, pq: &Prequential| {
         let r = pq.finish().unwrap();
-        let smse: Vec<String> = r.targets.iter().map(|t| format!("{:.4}", t.smse_final)).collect();
-        let msll: Vec<String> = r.targets.iter().map(|t| format!("{:.3}", t.msll_final)).collect();
-        let mean_msll = r.targets.iter().map(|t| t.msll_final).sum::<f64>() / r.targets.len() as f64;
-        println!("{name:<28} SMSE {}  MSLL {}  (mean MSLL {mean_msll:.4})", smse.join(" "), msll.join(" "));
+        let smse: Vec<String> = r
+            .targets
+            .iter()
+            .map(|t| format!("{:.4}", t.smse_final))
+            .collect();
+        let msll: Vec<String> = r
+            .targets
+            .iter()
+            .map(|t| format!("{:.3}", t.msll_final))
+            .collect();
+        let mean_msll =
+            r.targets.iter().map(|t| t.msll_final).sum::<f64>() / r.targets.len() as f64;
+        println!(
+            "{name:<28} SMSE {}  MSLL {}  (mean MSLL {mean_msll:.4})",
+            smse.join(" "),
+            msll.join(" ")
+        );
         mean_msll
     };
-    println!("{} rows, d = {d}, p = {p}, wall {wall:.1} s, predict µs p50 {:.1} p99 {:.1}", n, q(0.5), q(0.99));
+    println!(
+        "{} rows, d = {d}, p = {p}, wall {wall:.1} s, predict µs p50 {:.1} p99 {:.1}",
+        n,
+        q(0.5),
+        q(0.99)
+    );
     let m = report("mixture", &mix);
     let best = single
         .iter()
         .zip(&names)
         .map(|(s, name)| report(name, s))
         .fold(f64::INFINITY, f64::min);
-    println!("mixture − best single kept kernel: {:+.4} nats (criterion ≤ +0.05)", m - best);
+    println!(
+        "mixture − best single kept kernel: {:+.4} nats (criterion ≤ +0.05)",
+        m - best
+    );
     println!("{}", serde_json::to_string(&info["kept"]).unwrap());
 }

@@ -35,7 +35,10 @@ fn main() {
         .map(|v| (v - sc.y_mean[0]) / sc.y_scale[0])
         .collect();
     let mut rng = Rng::new(seed);
-    let mm: usize = std::env::var("M").ok().and_then(|s| s.parse().ok()).unwrap_or(16);
+    let mm: usize = std::env::var("M")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16);
     let z = gpn_vbks::kmeans::kmeans(&xs, 1, mm, 25, &mut rng);
     let spec = KernelSpec::compile(&Expr::parse(text).unwrap(), 1, &|_| None).unwrap();
     println!(
@@ -52,7 +55,10 @@ fn main() {
             (4.0 / sx).ln(),
             (0.0025 / (sy * sy)).ln(),
         ];
-        println!("sx {sx} sy {sy} bound at truth {}", collapsed_bound(&spec, &psi_true, &z, &xs, &ys, 1, 1e-6));
+        println!(
+            "sx {sx} sy {sy} bound at truth {}",
+            collapsed_bound(&spec, &psi_true, &z, &xs, &ys, 1, 1e-6)
+        );
     }
     let summary = DataSummary::of(&xs, 1, &mut rng);
     for c in init::candidates(&spec, &summary, 90) {

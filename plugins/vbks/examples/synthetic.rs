@@ -60,6 +60,10 @@ fn main() {
         rank + 1,
         ks[rank].bound,
         ks[rank].failed_steps,
-        ks[rank].psi.iter().map(|v| format!("{:.3}", v.exp())).collect::<Vec<_>>()
+        ks[rank]
+            .psi
+            .iter()
+            .map(|v| format!("{:.3}", v.exp()))
+            .collect::<Vec<_>>()
     );
 }

@@ -119,7 +119,10 @@ fn background_offline_phase_queues_samples_and_catches_up() {
 
 #[test]
 fn mixture_moments_match_monte_carlo() {
-    let mut m = Vbks::from_json(&small_config(), 2, 2).unwrap();
+    // Latent variances only: the mixture of the components' latent Gaussians.
+    let mut cfg = small_config();
+    cfg["variance"] = json!("latent");
+    let mut m = Vbks::from_json(&cfg, 2, 2).unwrap();
     for (k, (x, y)) in stream(200, 7).iter().enumerate() {
         m.update(x, y, k as f64, &[0.01; 2]).unwrap();
     }
@@ -257,6 +260,42 @@ fn forgetting_refactors_in_the_background() {
             assert!((a[o] - b[o]).abs() < 0.05, "{} vs {}", a[o], b[o]);
         }
         assert!(va <= vb * 1.01 && va > 0.6 * vb, "{va} vs {vb}");
+    }
+}
+
+#[test]
+fn learned_noise_beyond_the_callers_is_added_to_the_variance() {
+    let mut cfg = small_config();
+    cfg["belief_refit_every"] = json!(0);
+    let mut m = Vbks::from_json(&cfg, 2, 2).unwrap();
+    // Targets with noise sd 0.3 while the caller claims 1e-6: the learned noise exceeds it.
+    let mut rng = Rng::new(21);
+    for (k, (x, _)) in stream(200, 19).iter().enumerate() {
+        let y = [f(x, 0) + 0.3 * rng.normal(), f(x, 1) + 0.3 * rng.normal()];
+        m.update(x, &y, k as f64, &[1e-6; 2]).unwrap();
+    }
+    let x = [0.2, 0.4];
+    let (mut mean, mut total) = ([0.0; 2], [0.0; 2]);
+    m.predict(&x, &mut mean, &mut total).unwrap();
+    let mut e = m.ensemble().unwrap().clone();
+    e.add_excess_noise = false;
+    let mut latent = [0.0; 2];
+    e.predict(&x, PredictWith::Mixture, &mut mean, &mut latent);
+    let s = &e.scaler;
+    for o in 0..2 {
+        let noise: f64 = e
+            .weights
+            .iter()
+            .zip(&e.components)
+            .map(|(w, c)| w * c.s2 * s.y_scale[o] * s.y_scale[o])
+            .sum();
+        assert!(noise > 0.05, "learned noise {noise}");
+        let want = latent[o] + noise - 1e-6;
+        assert!(
+            (total[o] - want).abs() < 1e-9 * want,
+            "{} vs {want}",
+            total[o]
+        );
     }
 }
 

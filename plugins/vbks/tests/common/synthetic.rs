@@ -121,7 +121,9 @@ pub fn generate(which: Which, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let y: Vec<f64> = x
         .iter()
         .map(|&xi| {
-            (0..n0).map(|k| k_true(which, xi, x0[k]) * alpha[k]).sum::<f64>()
+            (0..n0)
+                .map(|k| k_true(which, xi, x0[k]) * alpha[k])
+                .sum::<f64>()
                 + noise_sd * rng.normal()
         })
         .collect();
