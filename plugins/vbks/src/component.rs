@@ -46,8 +46,10 @@ pub struct Component {
     pub stats: Stats,
     /// L_B and γ.
     pub factor: Factor,
-    /// Local bound of the offline phase (L_i*), for reports.
+    /// Local bound of the offline phase (L_i*).
     pub offline_bound: f64,
+    /// Σ over online samples of log p(y_t | earlier samples) (discounted by λ).
+    pub prequential: f64,
     pub(crate) fast: FastKernel,
     m: usize,
     p: usize,
@@ -93,6 +95,7 @@ impl Component {
             stats,
             factor,
             offline_bound: f64::NAN,
+            prequential: 0.0,
             fast,
             m,
             p,
@@ -145,23 +148,31 @@ impl Component {
     pub fn update_prepared(&mut self, y: &[f64], w: f64, lambda: f64) {
         self.stats.discount(lambda);
         self.stats.add(&self.v, self.cached_kxx, y, w);
-        self.absorb_prepared(y, w);
+        let log_pred = self.absorb_prepared(y, w);
+        self.prequential = lambda * self.prequential + w * log_pred;
     }
 
     /// Add the sample at the x of the last `prepare` to the factor and γ only (the
     /// statistics already hold it): the replay after a background refactorisation.
-    pub fn absorb_prepared(&mut self, y: &[f64], w: f64) {
+    /// Returns log p(y | the samples before it) under this component, summed over the
+    /// outputs (standardised units), computed from the old factor on the way.
+    pub fn absorb_prepared(&mut self, y: &[f64], w: f64) -> f64 {
         let (m, p) = (self.m, self.p);
         // u = B⁻¹ ṽ with the old factor.
         self.u.copy_from_slice(&self.v);
         crate::linalg::solve_spd(&self.factor.lb, m, &mut self.u);
         let vu: f64 = self.v.iter().zip(&self.u).map(|(a, b)| a * b).sum();
         let denom = self.s2 / w + vu;
+        let vv: f64 = self.v.iter().map(|a| a * a).sum();
+        let var_y = (self.cached_kxx - vv + vu).max(VAR_FLOOR) + self.s2;
+        let mut log_pred = 0.0;
         for o in 0..p {
             let mut pred = 0.0;
             for i in 0..m {
                 pred += self.v[i] * self.factor.gamma[i * p + o];
             }
+            let r = y[o] - pred;
+            log_pred -= 0.5 * ((2.0 * std::f64::consts::PI * var_y).ln() + r * r / var_y);
             let gain = (y[o] - pred) / denom;
             for i in 0..m {
                 self.factor.gamma[i * p + o] += self.u[i] * gain;
@@ -173,6 +184,17 @@ impl Component {
             *k = v * scale;
         }
         cholesky_rank1_update(&mut self.factor.lb, m, &mut self.k);
+        log_pred
+    }
+
+    /// The evidence the online belief refits use: L_i* (the offline bound) plus the
+    /// prequential log predictive density of every online sample (discounted by λ like the
+    /// statistics) — the chain rule log p(D_off, D_on) = log p(D_off) + Σ_t log p(y_t |
+    /// y_<t) with θ frozen. (The collapsed bound of the growing data would instead charge
+    /// every new point its Nyström error over the *frozen* noise s², which under drift
+    /// swamps everything else.)
+    pub fn online_evidence(&self) -> f64 {
+        self.offline_bound + self.prequential
     }
 
     /// `prepare` then `update_prepared`.

@@ -8,8 +8,10 @@
 //!   `error` when the offline phase failed;
 //! * once online — `kept`: one object per kept kernel, highest offline weight first:
 //!   `kernel`, `weight` (current), `offline_weight`, `offline_bound` (L_i* in nats, summed
-//!   over outputs, at the N offline samples), `local_bound` (current, from the online
-//!   statistics), `noise_var` (learned s² in original units, per output) and `hyper`
+//!   over outputs, at the N offline samples), `local_bound` (the collapsed bound of all
+//!   samples so far, from the online statistics), `online_evidence` (L_i* plus the online
+//!   samples' prequential log predictive density: what the online belief refits use),
+//!   `noise_var` (learned s² in original units, per output) and `hyper`
 //!   (learned parameters by name, in standardised units);
 //! * `offline`: `seconds`, `samples`, `top_kernels` (the ten of highest weight in the whole
 //!   space: `kernel`, `weight`, `bound`) and `trajectory` (per checkpoint: `samples` and the
@@ -82,6 +84,7 @@ pub(crate) fn describe(model: &Vbks) -> Value {
                     "offline_weight": num(report.kept_weights.get(i).copied().unwrap_or(f64::NAN)),
                     "offline_bound": num(c.offline_bound),
                     "local_bound": num(c.local_bound()),
+                    "online_evidence": num(c.online_evidence()),
                     "noise_var": noise,
                     "hyper": hyper,
                 })

@@ -167,15 +167,16 @@ impl Ensemble {
         self.scaler.y_into(y, &mut self.ys);
         let c = &mut self.components[i];
         c.prepare(&self.xs);
-        c.absorb_prepared(&self.ys, w);
+        let _ = c.absorb_prepared(&self.ys, w);
         self.prepared.fill(false);
         self.prepared_x.fill(f64::NAN);
     }
 
-    /// Local bounds of the components into `out` (K̃). O(K̃ M p).
+    /// The components' online evidence ([`Component::online_evidence`]) into `out` (K̃),
+    /// what the online belief refits are fitted to. O(K̃).
     pub fn local_bounds(&self, out: &mut [f64]) {
         for (o, c) in out.iter_mut().zip(&self.components) {
-            *o = c.local_bound();
+            *o = c.online_evidence();
         }
     }
 

@@ -21,7 +21,8 @@
 //!    with M = `inducing` inducing inputs and whitened sufficient statistics updated in
 //!    O(M²) per sample (rank-one Cholesky update, recursive least squares for the mean
 //!    weights); predictions are the belief-weighted mixture with the between-kernel
-//!    variance term; the belief is refitted on the components' local bounds and, with
+//!    variance term; the belief is refitted on the components' online evidence (L_i* plus
+//!    the prequential log predictive density of the online samples) and, with
 //!    forgetting, the factors are rebuilt, both on the background thread.
 //!
 //! Until the ensemble is ready `predict` returns the running mean and variance of the

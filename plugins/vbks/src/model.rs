@@ -22,7 +22,8 @@
 //! If the offline phase fails, the call that learns of it returns the error once; the
 //! model then stays on the fallback.
 //!
-//! In the online phase the model also sends the components' local bounds to the
+//! In the online phase the model also sends the components' online evidence (L_i* plus
+//! the prequential log predictive density of the online samples, `component.rs`) to the
 //! background thread every `belief_refit_every` samples for a warm-started belief refit,
 //! and, with forgetting (λ < 1), a copy of one component's statistics every
 //! `refactor_every` samples for an exact refactorisation; results are adopted at the next

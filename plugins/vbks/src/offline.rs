@@ -394,6 +394,8 @@ pub fn run(
         }
         comp.refactor().map_err(|e| OfflineError::Failed(e.0))?;
         comp.offline_bound = ell[i];
+        // The offline samples are in L_i*; the prequential sum counts online samples only.
+        comp.prequential = 0.0;
         components.push(comp);
     }
 

@@ -228,6 +228,7 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
         w.f64s(&comp.factor.lb);
         w.f64s(&comp.factor.gamma);
         w.f64(comp.offline_bound);
+        w.f64(comp.prequential);
     }
     w.f64s(&e.weights);
     w.f64s(&model.belief_theta);
@@ -361,6 +362,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
                 comp.factor.lb = r.f64s_exact("factor", m * m)?;
                 comp.factor.gamma = r.f64s_exact("gamma", m * p)?;
                 comp.offline_bound = r.f64("bound")?;
+                comp.prequential = r.f64("prequential")?;
                 components.push(comp);
             }
             let weights = r.f64s_exact("weights", k)?;

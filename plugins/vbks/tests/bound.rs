@@ -302,3 +302,31 @@ fn forgetting_discounts_the_statistics_and_refactoring_gives_the_discounted_post
     }
     assert!((var - want_var).abs() < 1e-8 * (1.0 + want_var.abs()));
 }
+
+#[test]
+fn prequential_evidence_with_z_equal_x_is_the_exact_marginal_likelihood() {
+    // With the inducing inputs at every data point the SGPR posterior is the exact GP, and
+    // the chain rule gives Σ_t log p(y_t | y_<t) = log N(y | 0, K + s²I).
+    let (d, p, n) = (2, 2, 30);
+    let mut rng = Rng::new(6);
+    let x = points(n, d, &mut rng);
+    let y = targets(&x, d, p, &mut rng);
+    let (spec, psi) = spec_psi("PER*SE+RQ", d, 50);
+    let s2 = psi[spec.n_params()].exp();
+    let lk = inducing_factor(&spec, &psi, &x, 1e-12).unwrap();
+    let mut comp = Component::new(spec.clone(), psi.clone(), x.clone(), lk, p).unwrap();
+    comp.offline_bound = 0.0;
+    for i in 0..n {
+        comp.update_std(&x[i * d..(i + 1) * d], &y[i * p..(i + 1) * p], 1.0, 1.0);
+    }
+    let exact = log_gauss(
+        &(gram(&spec, &psi, &x, &x) + DMatrix::identity(n, n) * s2),
+        &y,
+        p,
+    );
+    assert!(
+        (comp.online_evidence() - exact).abs() < 1e-6 * (1.0 + exact.abs()),
+        "{} vs {exact}",
+        comp.online_evidence()
+    );
+}
