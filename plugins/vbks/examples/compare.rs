@@ -65,9 +65,23 @@ fn main() {
         } else {
             h["datasets"][&args[5]].clone()
         };
-        let sn = h["sigma_n"].as_f64().unwrap();
-        noise_var = vec![sn * sn; p];
-        cfg["hyper"] = serde_json::json!({"sigma_f": h["sigma_f"], "sigma_n": sn, "lengthscales": h["lengthscales"]});
+        let entries: Vec<serde_json::Value> = match h.as_array() {
+            Some(list) => list.clone(),
+            None => vec![h.clone(); p],
+        };
+        noise_var = entries
+            .iter()
+            .map(|e| e["sigma_n"].as_f64().unwrap().powi(2))
+            .collect();
+        cfg["hyper"] = serde_json::Value::Array(
+            entries
+                .iter()
+                .map(|e| {
+                    serde_json::json!({"sigma_f": e["sigma_f"], "sigma_n": e["sigma_n"],
+                        "lengthscales": e["lengthscales"]})
+                })
+                .collect(),
+        );
     } else {
         panic!("pass a hyperparameter file (as gp-node eval uses for the MSLL's noise)");
     }
