@@ -9,7 +9,10 @@ use gpn_vbks::Vbks;
 use std::time::Instant;
 
 fn main() {
-    let m: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(128);
+    let m: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(128);
     let (d, p) = (21, 7);
     let cfg = serde_json::json!({
         "kernels": ["SE", "RQ", "LIN+SE", "PER*SE", "SE*SE", "LIN*RQ"],
