@@ -533,6 +533,37 @@ static gpn_status blr_load(gpn_model *m, const uint8_t *bytes, size_t len) {
     return GPN_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------- describe */
+
+/* Diagnostics as one JSON object: sizes, samples seen, the configuration and the posterior
+ * mean weights of output 0 (optional table field, added within ABI version 1). */
+static gpn_status blr_describe(const gpn_model *m, gpn_write_fn write, void *ctx) {
+    if (m == NULL || write == NULL) {
+        return fail(GPN_STATUS_INVALID_ARGUMENT, "describe: null argument");
+    }
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "{\"model\":\"%s\",\"samples_seen\":%llu,\"inputs\":%zu,\"outputs\":%zu,"
+                     "\"prior_var\":%.17g,\"forgetting\":%.17g,\"bias\":%s,\"weights_0\":[",
+                     BLR_NAME, (unsigned long long)m->seen, m->d, m->p, m->cfg.prior_var,
+                     m->cfg.forgetting, m->cfg.bias ? "true" : "false");
+    size_t len = n > 0 ? (size_t)n : 0;
+    for (size_t i = 0; i < m->dim && len < sizeof text - 32; i++) {
+        n = snprintf(text + len, sizeof text - len, "%s%.17g", i > 0 ? "," : "", m->w[i]);
+        len += n > 0 ? (size_t)n : 0;
+    }
+    if (len >= sizeof text - 3) {
+        return fail(GPN_STATUS_INTERNAL, "describe: too many inputs to describe");
+    }
+    memcpy(text + len, "]}", 2);
+    len += 2;
+    gpn_status code = write(ctx, (const uint8_t *)text, len);
+    if (code != GPN_STATUS_OK) {
+        return fail(code, "describe: the host's writer refused %zu bytes", len);
+    }
+    return GPN_STATUS_OK;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static const gpn_plugin_table TABLE = {
@@ -549,6 +580,7 @@ static const gpn_plugin_table TABLE = {
     .save = blr_save,
     .load = blr_load,
     .last_error = blr_last_error,
+    .describe = blr_describe,
 };
 
 GPN_EXPORT const gpn_plugin_table *gpn_plugin_entry(void) { return &TABLE; }

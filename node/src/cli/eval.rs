@@ -54,7 +54,8 @@ pub struct EvalArgs {
     /// protocol), or none.
     #[arg(long, value_enum, default_value_t = CenterArg::WholeFile)]
     pub center: CenterArg,
-    /// Print one JSON object (DESIGN.md §6 keys) instead of the table.
+    /// Print one JSON object (DESIGN.md §6 keys, plus `model_info`: the model's own
+    /// diagnostics, e.g. VBKS's kernel belief) instead of the table.
     #[arg(long)]
     pub json: bool,
     /// Override a config key: `--set variant=dense --set n_cal=4`; the value is parsed as
@@ -187,7 +188,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     let noise_var = config::noise_vars(&cfg, p)?;
     let search = SearchPath::standard(&args.plugin_path);
-    let mut model = plugins::create_model_in(&args.plugin, &cfg, d, p, &search)?;
+    let mut model = plugins::create_plugin_model_in(&args.plugin, &cfg, d, p, &search)?;
 
     let opts = RunOptions {
         noise_var,
@@ -210,10 +211,14 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         }
         bar
     };
-    let report = runner::run_stream(&args.plugin, model.as_mut(), &data, &opts, &mut |done| {
+    let mut report = runner::run_stream(&args.plugin, &mut model, &data, &opts, &mut |done| {
         bar.set_position(done as u64)
     })?;
     bar.finish_and_clear();
+    // The model's own diagnostics (e.g. VBKS's kernel belief), if it reports any.
+    report.model_info = model
+        .describe()
+        .context("asking the model for its diagnostics (describe)")?;
 
     if args.json {
         println!("{}", report.to_json());

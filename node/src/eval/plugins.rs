@@ -13,7 +13,7 @@ use gpn_gp_core::model::OnlineModel;
 use serde_json::Value;
 
 use super::EvalError;
-use crate::model::{Plugin, SearchPath};
+use crate::model::{Plugin, PluginModel, SearchPath};
 
 /// Creates the model `name` from its JSON `config` for input dimension `d` and p outputs,
 /// finding the plugin on the standard search path (no `--plugin-path` directories).
@@ -41,6 +41,20 @@ pub fn create_model_in(
     p: usize,
     search: &SearchPath,
 ) -> Result<Box<dyn OnlineModel>, EvalError> {
+    Ok(Box::new(create_plugin_model_in(
+        name, config, d, p, search,
+    )?))
+}
+
+/// [`create_model_in`] returning the plugin model itself, so that the caller can also ask
+/// it for [`PluginModel::describe`] (model-specific diagnostics) after the run.
+pub fn create_plugin_model_in(
+    name: &str,
+    config: &Value,
+    d: usize,
+    p: usize,
+    search: &SearchPath,
+) -> Result<PluginModel, EvalError> {
     let plugin = Plugin::find(name, search)?;
-    Ok(Box::new(plugin.create_json(config, d, p)?))
+    Ok(plugin.create_json(config, d, p)?)
 }

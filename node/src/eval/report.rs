@@ -78,6 +78,9 @@ pub struct EvalReport {
     pub wall_s: f64,
     /// The contamination of the streamed targets, if any.
     pub contamination: Option<crate::eval::contaminate::Summary>,
+    /// The model's own diagnostics at the end of the run (the plugin's `describe`), if it
+    /// has any; the `--json` key `model_info`.
+    pub model_info: Option<Value>,
 }
 
 impl EvalReport {
@@ -85,9 +88,10 @@ impl EvalReport {
     /// `smse_final`, `smse_curve_mean`, `msll_final`, `msll_curve_mean`, with truth
     /// `truth_rmse` and `bound_coverage`, `predict_us_mean`, `predict_us_p99`,
     /// `update_us_mean`, `update_us_p99`, `experts`, `memory_bytes`) plus `predict_us_p50`,
-    /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s` and,
-    /// with truth, `beta_cal`, and with `--contaminate`, `contamination` {`kind`, `rate`,
-    /// `seed`, `count`}. Non-finite numbers become `null`.
+    /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s`,
+    /// with truth `beta_cal`, with `--contaminate` `contamination` {`kind`, `rate`, `seed`,
+    /// `count`}, and `model_info` (the model's `describe` object) when the model reports
+    /// one. Non-finite numbers become `null`.
     pub fn to_json(&self) -> Value {
         let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
             self.metrics.iter().map(|m| num(f(m))).collect()
@@ -124,6 +128,9 @@ impl EvalReport {
                 "contamination".into(),
                 json!({"kind": c.kind.name(), "rate": c.rate, "seed": c.seed, "count": c.count}),
             );
+        }
+        if let (Some(info), Value::Object(map)) = (&self.model_info, &mut v) {
+            map.insert("model_info".into(), info.clone());
         }
         v
     }
@@ -210,8 +217,49 @@ impl EvalReport {
                 t.n_tested
             );
         }
+        if let Some(info) = &self.model_info {
+            s.push_str(&model_info_table(info));
+        }
         s
     }
+}
+
+/// The model's diagnostics as text: a kernel-belief table when the model reports kept
+/// kernels (`kept`: objects with `kernel` and `weight`, as VBKS does), else the JSON on one
+/// line.
+pub fn model_info_table(info: &Value) -> String {
+    let mut s = String::new();
+    let Some(kept) = info.get("kept").and_then(Value::as_array) else {
+        let _ = writeln!(s, "model info: {info}");
+        return s;
+    };
+    let phase = info.get("phase").and_then(Value::as_str).unwrap_or("?");
+    let space = info
+        .get("kernel_space_size")
+        .and_then(Value::as_u64)
+        .map_or(String::new(), |k| format!(" of {k} candidates"));
+    let _ = writeln!(
+        s,
+        "kernel belief ({} kept{space}, phase {phase}):",
+        kept.len()
+    );
+    let _ = writeln!(
+        s,
+        "  {:>8}  {:>8}  {:>12}  kernel",
+        "weight", "offline", "L* (nats)"
+    );
+    let f = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(f64::NAN);
+    for k in kept {
+        let _ = writeln!(
+            s,
+            "  {:>8.4}  {:>8.4}  {:>12.2}  {}",
+            f(k.get("weight")),
+            f(k.get("offline_weight")),
+            f(k.get("offline_bound")),
+            k.get("kernel").and_then(Value::as_str).unwrap_or("?")
+        );
+    }
+    s
 }
 
 fn num(x: f64) -> Value {

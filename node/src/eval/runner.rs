@@ -218,6 +218,7 @@ pub fn run_stream(
         stats,
         wall_s,
         contamination: data.contamination.clone(),
+        model_info: None,
     })
 }
 

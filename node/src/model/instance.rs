@@ -115,6 +115,42 @@ impl PluginModel {
             .map_err(|code| self.loaded.call_error("load", code))
     }
 
+    /// The model's diagnostics (the plugin's `describe`: one JSON object), or `None` when
+    /// the plugin has no `describe` (a null pointer, or a version-1 table that ends before
+    /// it) or the model reports `UNSUPPORTED`. Not for the control thread (allocates).
+    pub fn describe(&self) -> Result<Option<serde_json::Value>> {
+        let Some(describe) = self.loaded.functions.describe else {
+            return Ok(None);
+        };
+        self.check_usable("describe")
+            .map_err(|m| self.loaded.host_error("describe", status::PANIC, m))?;
+        let mut bytes: Vec<u8> = Vec::new();
+        // SAFETY: `describe` is the plugin's (non-null); the handle is live and not used
+        // concurrently (`&self` on a `!Sync` type); `append_chunk` gets `&mut bytes` as its
+        // context, which outlives the call.
+        let code = unsafe { describe(self.handle.as_ptr(), append_chunk, (&raw mut bytes).cast()) };
+        match code {
+            status::OK => {}
+            status::UNSUPPORTED => return Ok(None),
+            _ => return Err(self.loaded.call_error("describe", code)),
+        }
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            self.loaded.host_error(
+                "describe",
+                status::INTERNAL,
+                format!("wrote {} bytes that are not JSON: {e}", bytes.len()),
+            )
+        })?;
+        if !value.is_object() {
+            return Err(self.loaded.host_error(
+                "describe",
+                status::INTERNAL,
+                "wrote JSON that is not an object".into(),
+            ));
+        }
+        Ok(Some(value))
+    }
+
     fn check_usable(&self, function: &str) -> std::result::Result<(), String> {
         if self.poisoned {
             Err(format!(

@@ -3,17 +3,21 @@
 //!
 //! Opening a library checks, in this order and before reading anything else: the entry
 //! symbol exists, it returns a non-null table, the table's `abi_version` equals
-//! [`ABI_VERSION`], and its `struct_size` covers the version-1 table; then that no function
-//! pointer is null and that the three strings are valid UTF-8. The table is then copied
-//! into host memory, so the only thing the host keeps pointing into the library is code,
-//! kept alive by the `Arc` every [`Plugin`] and [`PluginModel`] holds.
+//! [`ABI_VERSION`], and its `struct_size` covers the version-1 table as first published
+//! ([`TABLE_SIZE_MIN`]); then that no required function pointer is null and that the three
+//! strings are valid UTF-8. Only the bytes `struct_size` declares are read: a field added
+//! later within version 1 (`describe`) counts as absent when the table ends before it.
+//! The table is then copied into host memory, so the only thing the host keeps pointing
+//! into the library is code, kept alive by the `Arc` every [`Plugin`] and [`PluginModel`]
+//! holds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gpn_plugin_api::abi::{ENTRY_SYMBOL_NUL, EntryFn};
 use gpn_plugin_api::{
-    ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TableHeader, status,
+    ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TABLE_SIZE_MIN,
+    TableHeader, status,
 };
 use libloading::Library;
 
@@ -62,6 +66,8 @@ pub(crate) struct Functions {
     pub(crate) save: gpn_plugin_api::abi::SaveFn,
     pub(crate) load: gpn_plugin_api::abi::LoadFn,
     pub(crate) last_error: gpn_plugin_api::abi::LastErrorFn,
+    /// Optional (null, or absent from a shorter version-1 table).
+    pub(crate) describe: Option<gpn_plugin_api::abi::DescribeFn>,
 }
 
 impl Loaded {
@@ -170,10 +176,7 @@ impl Plugin {
         // these 8 bytes, so reading them is valid whatever version the plugin has.
         let header = unsafe { table_ptr.cast::<TableHeader>().read() };
         check_header(header, &file_name, &path)?;
-        // SAFETY: the plugin declares ABI version 1 and at least `TABLE_SIZE` bytes, so a
-        // whole version-1 table is readable at the pointer. Every bit pattern is valid for
-        // its fields (integers, raw pointers, nullable function pointers).
-        let table = unsafe { table_ptr.read() };
+        let table = read_table(table_ptr, header.struct_size);
         let name = read_string(table.name, "name", &file_name, &path)?;
         let functions = functions_of(&table, &name, &path)?;
         let info = PluginInfo {
@@ -347,16 +350,32 @@ pub(crate) fn check_header(header: TableHeader, name: &str, path: &Path) -> Resu
             path: path.to_path_buf(),
         });
     }
-    if header.struct_size < TABLE_SIZE {
+    if header.struct_size < TABLE_SIZE_MIN {
         return Err(HostError::TableTooSmall {
             name: name.to_string(),
             abi_version: ABI_VERSION,
-            expected: TABLE_SIZE,
+            expected: TABLE_SIZE_MIN,
             found: header.struct_size,
             path: path.to_path_buf(),
         });
     }
     Ok(())
+}
+
+/// Copy the plugin's table into host memory, reading only the `struct_size` bytes it
+/// declares (≥ [`TABLE_SIZE_MIN`], checked): fields beyond them stay zero, i.e. null.
+fn read_table(table_ptr: *const PluginTable, struct_size: u32) -> PluginTable {
+    let mut table = std::mem::MaybeUninit::<PluginTable>::zeroed();
+    let n = (struct_size.min(TABLE_SIZE)) as usize;
+    // SAFETY: `check_header` made sure the plugin declares at least `TABLE_SIZE_MIN` bytes
+    // at this non-null, aligned pointer, and we copy at most `struct_size` of them (never
+    // more than our own table's size) into a zeroed table. Every bit pattern, zero
+    // included, is valid for its fields (integers, raw pointers, nullable function
+    // pointers), so the copy is a valid `PluginTable`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(table_ptr.cast::<u8>(), table.as_mut_ptr().cast::<u8>(), n);
+        table.assume_init()
+    }
 }
 
 fn read_string(s: StrRef, field: &'static str, name: &str, path: &Path) -> Result<String> {
@@ -401,6 +420,7 @@ fn functions_of(table: &PluginTable, name: &str, path: &Path) -> Result<Function
         save: table.save.ok_or_else(|| missing("save"))?,
         load: table.load.ok_or_else(|| missing("load"))?,
         last_error: table.last_error.ok_or_else(|| missing("last_error"))?,
+        describe: table.describe,
     })
 }
 
@@ -462,6 +482,94 @@ mod tests {
             err,
             Err(HostError::TableTooSmall { found: 8, .. })
         ));
+        // The table as first published (up to `last_error`, no `describe`) is accepted;
+        // one byte less is not.
+        assert!(
+            check_header(
+                TableHeader {
+                    abi_version: ABI_VERSION,
+                    struct_size: TABLE_SIZE_MIN
+                },
+                "x",
+                path
+            )
+            .is_ok()
+        );
+        assert!(matches!(
+            check_header(
+                TableHeader {
+                    abi_version: ABI_VERSION,
+                    struct_size: TABLE_SIZE_MIN - 1
+                },
+                "x",
+                path
+            ),
+            Err(HostError::TableTooSmall { .. })
+        ));
+    }
+
+    #[test]
+    fn a_shorter_table_reads_as_no_describe() {
+        static FULL: PluginTable = gpn_plugin_api::shim::table::<Dummy>(
+            StrRef::from_static("dummy"),
+            StrRef::EMPTY,
+            StrRef::EMPTY,
+        );
+        assert!(FULL.describe.is_some());
+        let whole = read_table(&FULL, TABLE_SIZE);
+        assert!(whole.describe.is_some() && whole.last_error.is_some());
+        let short = read_table(&FULL, TABLE_SIZE_MIN);
+        assert!(short.describe.is_none());
+        assert!(short.last_error.is_some());
+    }
+
+    /// A model type for a table in tests (never called).
+    struct Dummy;
+    impl gpn_gp_core::model::OnlineModel for Dummy {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn output_dim(&self) -> usize {
+            1
+        }
+        fn predict(
+            &mut self,
+            _: &[f64],
+            _: &mut [f64],
+            _: &mut [f64],
+        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+            Ok(())
+        }
+        fn update(
+            &mut self,
+            _: &[f64],
+            _: &[f64],
+            _: f64,
+            _: &[f64],
+        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+            Ok(())
+        }
+        fn stats(&self) -> gpn_gp_core::model::ModelStats {
+            gpn_gp_core::model::ModelStats::default()
+        }
+    }
+    impl gpn_plugin_api::Plugin for Dummy {
+        fn create(
+            _: &serde_json::Value,
+            _: usize,
+            _: usize,
+        ) -> std::result::Result<Self, gpn_gp_core::model::ModelError> {
+            Ok(Dummy)
+        }
+        fn save_state(&self) -> std::result::Result<Vec<u8>, gpn_gp_core::model::ModelError> {
+            Ok(Vec::new())
+        }
+        fn load_state(
+            &mut self,
+            _: &[u8],
+        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+            Ok(())
+        }
     }
 
     #[test]

@@ -11,9 +11,10 @@
  *
  * returning a pointer to a table with static storage duration. The host reads
  * abi_version and struct_size first and refuses the library unless abi_version ==
- * GPN_ABI_VERSION and struct_size >= sizeof(gpn_plugin_table) as the host knows it.
- * Within a major version the table only grows at its end. Every function pointer is
- * required.
+ * GPN_ABI_VERSION and struct_size >= GPN_TABLE_SIZE_MIN (the table as first published,
+ * up to last_error). Within a major version the table only grows at its end; fields added
+ * later (describe) are optional and read only when struct_size covers them. Every
+ * function pointer up to last_error is required; describe may be NULL.
  *
  * Threading: a model may be created on one thread and used on another; the host never
  * calls two functions on the same model at the same time. create and last_error may run
@@ -127,7 +128,16 @@ typedef struct gpn_plugin_table {
      * buf (at most cap bytes, UTF-8, cut at a character boundary, no NUL); return the
      * number of bytes written (0 if none). */
     size_t (*last_error)(uint8_t *buf, size_t cap);
+
+    /* Added within ABI version 1 (optional; may be NULL): write model-specific diagnostics
+     * as ONE UTF-8 JSON object through write(ctx, ...), as save does. Return
+     * GPN_STATUS_UNSUPPORTED if the model has nothing to report. Not real-time. */
+    gpn_status (*describe)(const gpn_model *model, gpn_write_fn write, void *ctx);
 } gpn_plugin_table;
+
+/* Smallest struct_size a version-1 host accepts: the table as first published, every
+ * field up to last_error (120 bytes with 8-byte pointers). */
+#define GPN_TABLE_SIZE_MIN ((uint32_t)offsetof(gpn_plugin_table, describe))
 
 /* The one exported symbol; define it in your plugin with GPN_EXPORT. */
 typedef const gpn_plugin_table *(*gpn_plugin_entry_fn)(void);

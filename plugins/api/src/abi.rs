@@ -152,6 +152,14 @@ pub type SaveFn =
 pub type LoadFn =
     unsafe extern "C" fn(model: *mut ModelHandle, bytes: *const u8, len: usize) -> StatusCode;
 
+/// `describe` (added within version 1, at the end of the table): write a UTF-8 JSON object
+/// of model-specific diagnostics (e.g. learned hyperparameters, a kernel belief) through
+/// `write(ctx, ..)`, the same writer pattern as `save`. Optional: the pointer may be null,
+/// a table whose `struct_size` ends before it has none, and a model with nothing to report
+/// returns [`crate::status::UNSUPPORTED`]. Not real-time (it may allocate).
+pub type DescribeFn =
+    unsafe extern "C" fn(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode;
+
 /// `last_error`: copy the message of the most recent failing call **made on the calling
 /// thread** into `buf` (at most `cap` bytes, UTF-8, truncated at a character boundary, no
 /// NUL) and return the number of bytes written (0 when there is none).
@@ -205,18 +213,27 @@ pub struct PluginTable {
     pub load: Option<LoadFn>,
     /// See [`LastErrorFn`].
     pub last_error: Option<LastErrorFn>,
+    /// See [`DescribeFn`]. Optional (may be null); added within version 1, so a host must
+    /// read it only when `struct_size` covers it.
+    pub describe: Option<DescribeFn>,
 }
 
-/// `size_of::<PluginTable>()` as a `u32`, the value of `struct_size` in ABI version 1.
+/// `size_of::<PluginTable>()` as a `u32`: the `struct_size` a plugin built against this
+/// crate declares.
 pub const TABLE_SIZE: u32 = {
     let size = std::mem::size_of::<PluginTable>();
     assert!(size <= u32::MAX as usize);
     size as u32
 };
 
+/// The smallest `struct_size` a version-1 host accepts: the table as first published
+/// (every field up to `last_error`). Fields after it (`describe`) are optional and read
+/// only when `struct_size` covers them.
+pub const TABLE_SIZE_MIN: u32 = std::mem::offset_of!(PluginTable, describe) as u32;
+
 /// Field names of [`PluginTable`] in declaration order with their byte offsets; the C
 /// header test compares these with `offsetof` in C.
-pub const TABLE_FIELD_OFFSETS: [(&str, usize); 13] = [
+pub const TABLE_FIELD_OFFSETS: [(&str, usize); 14] = [
     (
         "abi_version",
         std::mem::offset_of!(PluginTable, abi_version),
@@ -239,6 +256,7 @@ pub const TABLE_FIELD_OFFSETS: [(&str, usize); 13] = [
     ("save", std::mem::offset_of!(PluginTable, save)),
     ("load", std::mem::offset_of!(PluginTable, load)),
     ("last_error", std::mem::offset_of!(PluginTable, last_error)),
+    ("describe", std::mem::offset_of!(PluginTable, describe)),
 ];
 
 /// Field names of [`PluginStats`] in declaration order with their byte offsets.

@@ -14,7 +14,8 @@
 //! compiled), which a host checks before reading anything else; then the model's name,
 //! version and description as pointer + length UTF-8 strings ([`StrRef`]); then the
 //! functions `create`, `destroy`, `update`, `predict`, `stats`, `save`, `load` and
-//! `last_error` (types in [`abi`]). Every call that can fail returns a [`status`] code;
+//! `last_error` (types in [`abi`]), and, added at the end within version 1, the optional
+//! `describe` (model-specific diagnostics as a JSON object). Every call that can fail returns a [`status`] code;
 //! the message of the last failure on the calling thread comes from `last_error`, bounded
 //! by the caller's buffer and cut at a character boundary. `save` streams the state to a
 //! host-supplied writer callback, so the host owns the bytes. Within a major version the
@@ -50,7 +51,7 @@ pub mod status;
 
 pub use abi::{
     ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE,
-    TableHeader,
+    TABLE_SIZE_MIN, TableHeader,
 };
 pub use plugin::Plugin;
 /// The JSON crate whose `Value` [`Plugin::create`] receives.

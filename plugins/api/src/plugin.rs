@@ -65,4 +65,12 @@ pub trait Plugin: OnlineModel + Sized + 'static {
     /// Replace the learned state with bytes from `save_state`; on error the model must be
     /// left as it was (or at least usable).
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError>;
+
+    /// Model-specific diagnostics as a JSON object (learned hyperparameters, a kernel
+    /// belief, counters…), for tools such as `gp-node eval`. `None` (the default) means the
+    /// model has nothing to report; the ABI's `describe` then returns `UNSUPPORTED`. Not
+    /// called on the control thread; may allocate.
+    fn describe(&self) -> Option<serde_json::Value> {
+        None
+    }
 }

@@ -336,6 +336,46 @@ pub unsafe extern "C" fn load<P: Plugin>(
     unsafe { with_instance::<P>("load", model, body) }
 }
 
+/// `describe` for model type `P`: the model's diagnostics as one JSON object through one
+/// call of `write`, or [`status::UNSUPPORTED`] if it has none.
+///
+/// # Safety
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `write` is safe to call with `ctx`.
+pub unsafe extern "C" fn describe<P: Plugin>(
+    model: *const ModelHandle,
+    write: WriteFn,
+    ctx: *mut c_void,
+) -> StatusCode {
+    let body = |m: &mut P| {
+        let value = m.describe().ok_or_else(|| {
+            Failure::new(
+                status::UNSUPPORTED,
+                "describe: this model has no diagnostics to report",
+            )
+        })?;
+        if !value.is_object() {
+            return Err(Failure::new(
+                status::INTERNAL,
+                "describe: the model's diagnostics are not a JSON object",
+            ));
+        }
+        let bytes = serde_json::to_vec(&value)
+            .map_err(|e| Failure::new(status::INTERNAL, format!("describe: {e}")))?;
+        // SAFETY: the host's writer, called with its own context and a valid slice.
+        let code = unsafe { write(ctx, bytes.as_ptr(), bytes.len()) };
+        if code == status::OK {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                code,
+                format!("describe: the host's writer refused {} bytes", bytes.len()),
+            ))
+        }
+    };
+    // SAFETY: forwarded contract; `describe` takes `&P`.
+    unsafe { with_instance::<P>("describe", model.cast_mut(), body) }
+}
+
 /// `last_error`: this thread's last failure message, shared by every model type.
 ///
 /// # Safety
@@ -365,5 +405,6 @@ pub const fn table<P: Plugin>(name: StrRef, version: StrRef, description: StrRef
         save: Some(save::<P>),
         load: Some(load::<P>),
         last_error: Some(last_error),
+        describe: Some(describe::<P>),
     }
 }

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gpn_plugin_api::abi::{STATS_FIELD_OFFSETS, TABLE_FIELD_OFFSETS};
-use gpn_plugin_api::{ABI_VERSION, ENTRY_SYMBOL, PluginStats, PluginTable, StrRef, status};
+use gpn_plugin_api::{
+    ABI_VERSION, ENTRY_SYMBOL, PluginStats, PluginTable, StrRef, TABLE_SIZE_MIN, status,
+};
 
 fn header_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include/gpn_plugin.h")
@@ -81,10 +83,9 @@ fn layout_program(defines: &BTreeMap<String, String>) -> String {
         "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n#include \"gpn_plugin.h\"\n\
          int main(void) {\n",
     );
-    for (name, _) in defines
-        .iter()
-        .filter(|(n, _)| n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION")
-    {
+    for (name, _) in defines.iter().filter(|(n, _)| {
+        n.starts_with("GPN_STATUS_") || *n == "GPN_ABI_VERSION" || *n == "GPN_TABLE_SIZE_MIN"
+    }) {
         writeln!(
             c,
             "  printf(\"define {name} %lu\\n\", (unsigned long)({name}));"
@@ -141,6 +142,10 @@ fn expected_lines() -> BTreeMap<String, String> {
     want.insert(
         "define GPN_PLUGIN_ENTRY_SYMBOL".to_string(),
         ENTRY_SYMBOL.to_string(),
+    );
+    want.insert(
+        "define GPN_TABLE_SIZE_MIN".to_string(),
+        TABLE_SIZE_MIN.to_string(),
     );
     for (name, code) in status::ALL {
         want.insert(format!("define GPN_STATUS_{name}"), code.to_string());

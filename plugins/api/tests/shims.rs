@@ -10,6 +10,8 @@ use gpn_plugin_api::{
 
 /// Mean of y per output; panics in `update` when y[0] == 666, fails predict when x[0] < 0.
 struct Probe {
+    /// What `describe` returns: `"object"`, `"array"` or nothing (config key `describe`).
+    describe: Option<String>,
     d: usize,
     sum: Vec<f64>,
     n: u64,
@@ -65,7 +67,18 @@ impl Plugin for Probe {
             d,
             sum: vec![0.0; p],
             n: 0,
+            describe: config
+                .get("describe")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
         })
+    }
+    fn describe(&self) -> Option<serde_json::Value> {
+        match self.describe.as_deref() {
+            Some("object") => Some(serde_json::json!({"probe": true, "samples": self.n})),
+            Some("array") => Some(serde_json::json!([1, 2])),
+            _ => None,
+        }
     }
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         let mut out = self.n.to_le_bytes().to_vec();
@@ -326,5 +339,40 @@ fn last_error_is_bounded_at_a_char_boundary() {
     // SAFETY: a null buffer writes nothing.
     let n = unsafe { (table().last_error.expect("last_error"))(std::ptr::null_mut(), 10) };
     assert_eq!(n, 0);
+    destroy(h);
+}
+
+fn describe_via_table(h: *mut ModelHandle) -> (u32, Vec<u8>) {
+    let mut out = Vec::new();
+    // SAFETY: live handle; `collect` matches the context type.
+    let code = unsafe { (table().describe.expect("describe"))(h, collect, (&raw mut out).cast()) };
+    (code, out)
+}
+
+#[test]
+fn describe_writes_one_json_object_or_says_unsupported() {
+    let (_, h) = create(r#"{"describe": "object"}"#, 1, 1);
+    update(h, &[0.0], &[1.0]);
+    let (code, bytes) = describe_via_table(h);
+    assert_eq!(code, status::OK, "{}", last_error());
+    let v: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(v, serde_json::json!({"probe": true, "samples": 1}));
+    // SAFETY: live handle; the writer refuses.
+    let code = unsafe { (table().describe.expect("describe"))(h, refuse, std::ptr::null_mut()) };
+    assert_eq!(code, status::UNSUPPORTED);
+    assert!(last_error().contains("refused"));
+    destroy(h);
+
+    let (_, h) = create("{}", 1, 1);
+    let (code, bytes) = describe_via_table(h);
+    assert_eq!(code, status::UNSUPPORTED);
+    assert!(bytes.is_empty());
+    assert!(last_error().contains("no diagnostics"));
+    destroy(h);
+
+    let (_, h) = create(r#"{"describe": "array"}"#, 1, 1);
+    let (code, _) = describe_via_table(h);
+    assert_eq!(code, status::INTERNAL);
+    assert!(last_error().contains("not a JSON object"));
     destroy(h);
 }

@@ -85,7 +85,7 @@
 //! The paper's errors are fixed as the spec recommends: KL with Σ_a log δ_a (item 5), the
 //! per-point expected log-likelihood (item 4), the correct constant C (item 6), the soft
 //! threshold on |y − m| with a floor (item 3). Deviations, all documented in
-//! `docs/decisions/0003-rcagp-streaming.md`: weight-aware actions by default (item 15),
+//! `docs/decisions/0005-rcagp-streaming.md`: weight-aware actions by default (item 15),
 //! normalized β by default (item 9, the spec's offered option), the open block's samples
 //! as live singleton actions (§6.3's live block, with unit actions), and the SE kernel by
 //! default.

@@ -198,6 +198,10 @@ impl Plugin for Mean {
         Ok(out)
     }
 
+    fn describe(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"model": "mean", "samples": self.n, "outputs": self.sum.len()}))
+    }
+
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
         let want = 8 * (1 + self.sum.len());
         if bytes.len() != want {

@@ -1,0 +1,29 @@
+//! Double for the plugin host: a plugin built against the version-1 header *as first
+//! published*, whose table ends after `last_error` (`struct_size` = 120 bytes with 8-byte
+//! pointers), before the `describe` field added later within version 1. The host must load
+//! it and treat `describe` as unavailable. The static table behind the pointer is a
+//! complete current one, `describe` included, so a host that read past `struct_size`
+//! would find a working `describe` — the test that it returns `None` shows it does not.
+//!
+//! Boundary: test support only. Used by `node/tests/model_describe.rs`.
+#![warn(missing_docs)]
+
+use gpn_double_common::Mean;
+use gpn_plugin_api::{PluginTable, StrRef, TABLE_SIZE_MIN, shim};
+
+static TABLE: PluginTable = PluginTable {
+    struct_size: TABLE_SIZE_MIN,
+    ..shim::table::<Mean>(
+        StrRef::from_static("v1_0_table"),
+        StrRef::from_static(env!("CARGO_PKG_VERSION")),
+        StrRef::from_static("Double: a version-1 table without describe"),
+    )
+};
+
+/// The entry point, returning the table with the first-published `struct_size`.
+#[unsafe(no_mangle)]
+pub extern "C" fn gpn_plugin_entry() -> *const PluginTable {
+    &TABLE
+}
+
+gpn_double_common::export_counters!();

@@ -1,0 +1,143 @@
+//! gpn_vbks: the VBKS ensemble — variational Bayesian kernel selection over a space of
+//! composite kernels (Teng, Chen, Zhang & Low, "Scalable Variational Bayesian Kernel
+//! Selection for Sparse Gaussian Process Regression"; spec `specs/vbks.md`), run as an
+//! online mixture of sparse GPs (spec §7).
+//!
+//! Boundary: sees x ∈ R^d and y ∈ R^p only — nothing of robots, ROS or the plugin ABI
+//! (`plugin.rs` is the glue). Linear algebra is our own small allocation-free routines
+//! (`linalg`); the packed dot product comes from `gpn_gp_core`. No feature flags.
+//!
+//! # What it does
+//!
+//! 1. **Offline phase** (first N = `offline_samples` samples, on the model's background
+//!    thread; `offline.rs`): standardise; choose M_sel shared inducing inputs by k-means;
+//!    for every candidate kernel fit its hyperparameters (noise included, per kernel) by
+//!    minibatch stochastic optimisation of its local bound — the uncollapsed SVGP bound
+//!    with natural-gradient steps for q(u) and Adam for the log-hyperparameters
+//!    (`local.rs`) — while the data arrive in checkpoints; L_i* is each kernel's collapsed
+//!    bound; the logistic-normal belief q(g) is fitted to the L_i* (`belief.rs`, Alg. 4);
+//!    prune to the top K̃ = `keep` kernels and refit their belief (Alg. 6).
+//! 2. **Online ensemble** (`component.rs`, `ensemble.rs`): one sparse GP per kept kernel
+//!    with M = `inducing` inducing inputs and whitened sufficient statistics updated in
+//!    O(M²) per sample (rank-one Cholesky update, recursive least squares for the mean
+//!    weights); predictions are the belief-weighted mixture with the between-kernel
+//!    variance term; the belief is refitted on the components' online evidence (L_i* plus
+//!    the prequential log predictive density of the online samples) and, with
+//!    forgetting, the factors are rebuilt, both on the background thread.
+//!
+//! Until the ensemble is ready `predict` returns the running mean and variance of the
+//! targets (see `model.rs`); `describe` (the ABI's diagnostics) reports the phase, the
+//! kept kernels with their weights, bounds and learned hyperparameters.
+//!
+//! # Kernel space
+//!
+//! `kernels`: `"level2"` (default: the 24 expressions of level ≤ 2 over SE, RQ, LIN,
+//! PER), `"level1"`, `"level3"` (K_144), `"k12"` (the paper's K_12), or a list such as
+//! `["SE", "PER*SE", "(PER+RQ)*LIN"]`. Every base kernel acts on all d inputs with ARD
+//! parameters (per-input lengthscales; PER a period per input; LIN a weight per input),
+//! or on the inputs `base_dims` lists for it (`{"PER": [0, 1, 2]}`). See
+//! `docs/decisions/0006-vbks-kernel-space-and-describe.md` for why.
+//!
+//! # Configuration (JSON keys; all optional)
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `kernels` | `"level2"` | candidate space (above) |
+//! | `base_dims` | all inputs | `{"SE"|"RQ"|"LIN"|"PER": [indices]}` active inputs per base kernel |
+//! | `offline_samples` | 1000 | N, samples of the offline phase |
+//! | `inducing` | 64 | M of the online components |
+//! | `inducing_select` | min(M, 32) | M_sel of the offline selection |
+//! | `batch_size` | 128 | minibatch \|B\| of the local steps (the paper's synthetic runs: 32) |
+//! | `checkpoints` | 10 | T, chunks of the offline stream |
+//! | `epochs` | 10 | passes over each new chunk per checkpoint |
+//! | `min_steps` | 30 | at least this many local steps per checkpoint |
+//! | `final_steps` | 200 | local steps on all N after the last checkpoint |
+//! | `lr_hyper`, `lr_hyper_final` | 0.05, 0.005 | Adam step of the log-hyperparameters, decaying geometrically |
+//! | `natgrad_step` | 0.1 | γ of the natural-gradient steps on q(u) (1 on full batches) |
+//! | `prior_log_sd` | 1.0 | sd of the log-normal MAP prior on every hyperparameter (0: ML-II) |
+//! | `init_candidates` | 90 | initial points scored per kernel (`init.rs`) |
+//! | `starts` | 2 | best initial points optimised per kernel |
+//! | `keep` | 5 | K̃, kernels kept for the online mixture |
+//! | `belief` | `"logistic_normal"` | or `"discrete"` (w ∝ exp(L/τ), not the paper's) with `temperature` τ |
+//! | `prior_scale` | 1.0 | s_g of p(g) = N(μ₀, s_g² I) |
+//! | `prior_mean` | zeros | μ₀, one value per kernel |
+//! | `belief_covariance` | `"auto"` | `full` C_g, `diagonal`, or auto (full when K ≤ 64) |
+//! | `belief_lr`, `belief_samples` | 0.05, 32 | Adam step and Monte-Carlo samples per step of Alg. 4 |
+//! | `belief_steps`, `belief_steps_warm` | 1000, 200 | steps of a fresh and of a warm-started fit |
+//! | `posterior_samples` | 2000 | samples of q*(k) (eq. 13) |
+//! | `trajectory` | true | fit the belief at every checkpoint (reported by `describe`) |
+//! | `forgetting` | 1.0 | λ: statistics discounted by λ per sample |
+//! | `refactor_every` | 200 | with λ < 1: background refactorisation period (samples) |
+//! | `belief_refit_every` | 200 | online belief refit period (samples; 0: never) |
+//! | `wait_for_offline` | false | `update` blocks at sample N until the ensemble is ready (reproducible evaluations) |
+//! | `predict` | `"mixture"` | or `"top"` / an index: one kept kernel alone (VBKS-s, comparisons) |
+//! | `variance` | `"latent_plus_excess_noise"` | latent mixture variance plus the learned noise in excess of the caller's `noise_var` (see `ensemble.rs`), or `"latent"` |
+//! | `seed` | 0 | RNG seed (shuffle, k-means, belief Monte Carlo) |
+//! | `standardize_inputs` | true | inputs to zero mean, unit variance (targets always) |
+//! | `jitter` | 1e-6 | relative jitter on K_uu |
+//! | `min_noise_var` | 1e-6 | floor of each kernel's noise variance (standardised) |
+//! | `pending_capacity` | 10000 | samples queued while the offline phase runs (oldest dropped when full) |
+//! | `catchup_per_update` | 4 | queued samples folded in per update once online |
+//! | `replay_capacity` | 1024 | recent samples kept to replay after a background refactorisation |
+//! | `threads` | 1 | threads of the offline phase (kernels in parallel) |
+//! | `hyper` | – | `{sigma_f, sigma_n, lengthscales}` (or one per output) as the node/eval pass it: seeds the initial lengthscales and noise, and σ_f² is the variance predicted before any sample |
+//! | `kernel` | – | accepted and ignored (the node's config may carry it) |
+//!
+//! # Multi-output
+//!
+//! All p outputs share the candidate kernels, the kept components, each kernel's θ and its
+//! noise in standardised units (spec §7.6): one factorisation and one kernel vector serve
+//! every output; each output has its own mean weights; local bounds are summed over the
+//! outputs. `noise_var` passed to `update` is checked and not used (the learned noise is),
+//! and `t_secs` only appears in `describe`; the statistics carry per-sample weights, the
+//! hook for uncertainty injection.
+//!
+//! # Example
+//!
+//! ```
+//! use gpn_gp_core::model::OnlineModel;
+//! let cfg = serde_json::json!({
+//!     "kernels": ["SE", "PER", "SE+LIN"], "offline_samples": 60, "inducing": 8,
+//!     "checkpoints": 2, "epochs": 1, "min_steps": 5, "final_steps": 10,
+//!     "init_candidates": 3, "starts": 1, "keep": 2, "belief_steps": 50,
+//!     "posterior_samples": 100, "wait_for_offline": true,
+//! });
+//! let mut m = gpn_vbks::Vbks::from_json(&cfg, 1, 1).unwrap();
+//! let (mut mu, mut var) = ([0.0], [0.0]);
+//! for k in 0..100 {
+//!     let x = [k as f64 * 0.05];
+//!     m.predict(&x, &mut mu, &mut var).unwrap();
+//!     m.update(&x, &[x[0].sin()], k as f64 * 0.01, &[0.01]).unwrap();
+//! }
+//! assert_eq!(m.stats().experts, 2);
+//! ```
+#![warn(missing_docs)]
+// Dense linear algebra indexes several arrays with one row/column index; iterator chains
+// over zipped rows would hide the formulas the comments cite.
+#![allow(clippy::needless_range_loop)]
+
+pub mod adam;
+pub mod belief;
+pub mod component;
+pub mod config;
+mod describe;
+pub mod ensemble;
+pub mod expr;
+pub mod fast;
+pub mod grammar;
+pub mod init;
+pub mod kernel;
+pub mod kmeans;
+pub mod linalg;
+pub mod local;
+pub mod model;
+pub mod offline;
+mod persist;
+mod plugin;
+pub mod rng;
+pub mod scaler;
+pub mod stats;
+mod worker;
+
+pub use config::{Config, ValidConfig};
+pub use model::{Phase, Vbks};

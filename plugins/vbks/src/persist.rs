@@ -1,0 +1,464 @@
+//! Save and load of a [`Vbks`] model's learned state, bit for bit.
+//!
+//! Format, little-endian: the magic `GPNVBKS1`, a `u32` format version (1), the resolved
+//! configuration's `Debug` text (a state loads only into a model created with the same
+//! config and dimensions), the phase, counters and fallback moments, then per phase:
+//!
+//! * collecting: the buffered samples;
+//! * online: the scaler; per component its expression, log-parameters, Z, L_K, the
+//!   statistics (Ã, r, c, t, n), the factor (L_B, γ) and L_i*; the weights; the belief's
+//!   parameters and RNG state; the offline report; the queued and replay samples.
+//!
+//! Floats are written as IEEE bits, so a loaded model predicts exactly what the saved one
+//! did and goes on learning identically (background refits aside, whose timing is not
+//! deterministic). A model whose offline phase is running (or failed) cannot be saved:
+//! save after it is online. Loading builds every part first and swaps them in only when the
+//! whole state was read and checked, with a fresh background thread (so no reply of the
+//! old one can reach the new state); on error the model is unchanged.
+
+use gpn_gp_core::model::ModelError;
+
+use crate::belief::Belief;
+use crate::component::Component;
+use crate::ensemble::Ensemble;
+use crate::expr::Expr;
+use crate::kernel::KernelSpec;
+use crate::model::{Counters, Phase, SampleRing, Vbks};
+use crate::offline::{Checkpoint, KernelReport, OfflineReport};
+use crate::rng::Rng;
+use crate::scaler::Scaler;
+use crate::worker::{BeliefJob, RefactorJob, Worker};
+
+const MAGIC: &[u8; 8] = b"GPNVBKS1";
+const FORMAT_VERSION: u32 = 1;
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn usize(&mut self, v: usize) {
+        self.u64(v as u64);
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn f64s(&mut self, v: &[f64]) {
+        self.usize(v.len());
+        v.iter().for_each(|&x| self.f64(x));
+    }
+    fn u64s(&mut self, v: &[u64]) {
+        self.usize(v.len());
+        v.iter().for_each(|&x| self.u64(x));
+    }
+    fn str(&mut self, s: &str) {
+        self.usize(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+fn corrupt(what: &str) -> ModelError {
+    ModelError::Other(format!("state is corrupt or truncated ({what})"))
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ModelError> {
+        let end = self.pos.checked_add(n).ok_or_else(|| corrupt(what))?;
+        let s = self.bytes.get(self.pos..end).ok_or_else(|| corrupt(what))?;
+        self.pos = end;
+        Ok(s)
+    }
+    fn u8(&mut self, what: &str) -> Result<u8, ModelError> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, ModelError> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4, what)?);
+        Ok(u32::from_le_bytes(b))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, ModelError> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8, what)?);
+        Ok(u64::from_le_bytes(b))
+    }
+    fn usize(&mut self, what: &str) -> Result<usize, ModelError> {
+        usize::try_from(self.u64(what)?).map_err(|_| corrupt(what))
+    }
+    fn f64(&mut self, what: &str) -> Result<f64, ModelError> {
+        Ok(f64::from_bits(self.u64(what)?))
+    }
+    fn len(&mut self, what: &str, elem: usize) -> Result<usize, ModelError> {
+        let n = self.usize(what)?;
+        // A length cannot exceed what is left (guards absurd allocations).
+        if n.saturating_mul(elem) > self.bytes.len() - self.pos {
+            return Err(corrupt(what));
+        }
+        Ok(n)
+    }
+    fn f64s(&mut self, what: &str) -> Result<Vec<f64>, ModelError> {
+        let n = self.len(what, 8)?;
+        (0..n).map(|_| self.f64(what)).collect()
+    }
+    fn f64s_exact(&mut self, what: &str, n: usize) -> Result<Vec<f64>, ModelError> {
+        let v = self.f64s(what)?;
+        if v.len() == n {
+            Ok(v)
+        } else {
+            Err(corrupt(what))
+        }
+    }
+    fn u64s(&mut self, what: &str) -> Result<Vec<u64>, ModelError> {
+        let n = self.len(what, 8)?;
+        (0..n).map(|_| self.u64(what)).collect()
+    }
+    fn str(&mut self, what: &str) -> Result<String, ModelError> {
+        let n = self.len(what, 1)?;
+        String::from_utf8(self.take(n, what)?.to_vec()).map_err(|_| corrupt(what))
+    }
+}
+
+fn write_ring(w: &mut Writer, ring: &SampleRing) {
+    w.usize(ring.len());
+    for k in 0..ring.len() {
+        let (x, y, weight, seq) = ring.get(k);
+        x.iter().for_each(|&v| w.f64(v));
+        y.iter().for_each(|&v| w.f64(v));
+        w.f64(weight);
+        w.u64(seq);
+    }
+}
+
+fn read_ring(
+    r: &mut Reader<'_>,
+    ring: &mut SampleRing,
+    d: usize,
+    p: usize,
+) -> Result<(), ModelError> {
+    let n = r.len("ring", 8 * (d + p + 2))?;
+    let mut x = vec![0.0; d];
+    let mut y = vec![0.0; p];
+    for _ in 0..n {
+        for v in x.iter_mut() {
+            *v = r.f64("ring x")?;
+        }
+        for v in y.iter_mut() {
+            *v = r.f64("ring y")?;
+        }
+        let weight = r.f64("ring w")?;
+        let seq = r.u64("ring seq")?;
+        ring.push(&x, &y, weight, seq);
+    }
+    Ok(())
+}
+
+/// Serialise the learned state. **Allocates.**
+pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
+    let cfg = &model.cfg;
+    let mut w = Writer::default();
+    w.0.extend_from_slice(MAGIC);
+    w.u32(FORMAT_VERSION);
+    w.str(&format!("{cfg:?}"));
+    let phase = match model.phase {
+        Phase::Collecting => 0u8,
+        Phase::Online => 2u8,
+        Phase::Offline => {
+            return Err(ModelError::Other(
+                "save: the offline phase is running in the background; save once the model is online".into(),
+            ));
+        }
+        Phase::Failed => {
+            return Err(ModelError::Other(
+                "save: the offline phase failed; there is no learned state".into(),
+            ));
+        }
+    };
+    w.u8(phase);
+    w.u64(model.samples_seen);
+    w.f64(model.last_t_secs);
+    w.u64(model.fb_n);
+    w.f64s(&model.fb_mean);
+    w.f64s(&model.fb_m2);
+    w.f64s(&model.last_noise_var);
+    let c = &model.counters;
+    for v in [
+        c.pending_dropped,
+        c.belief_refits,
+        c.refactors,
+        c.refactors_stale,
+        c.online_samples,
+    ] {
+        w.u64(v);
+    }
+    if phase == 0 {
+        w.f64s(&model.buf_x);
+        w.f64s(&model.buf_y);
+        return Ok(w.0);
+    }
+    let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) else {
+        return Err(ModelError::Other("save: online without an ensemble".into()));
+    };
+    let s = &e.scaler;
+    for v in [&s.x_mean, &s.x_scale, &s.y_mean, &s.y_scale] {
+        w.f64s(v);
+    }
+    w.usize(e.components.len());
+    for comp in &e.components {
+        w.str(&comp.spec.expr().to_string());
+        w.f64s(&comp.psi);
+        w.f64s(&comp.z);
+        w.f64s(&comp.lk);
+        w.f64s(&comp.stats.a);
+        w.f64s(&comp.stats.r);
+        w.f64s(&comp.stats.c);
+        w.f64(comp.stats.t);
+        w.f64(comp.stats.n);
+        w.f64s(&comp.factor.lb);
+        w.f64s(&comp.factor.gamma);
+        w.f64(comp.offline_bound);
+        w.f64(comp.prequential);
+    }
+    w.f64s(&e.weights);
+    w.f64s(&model.belief_theta);
+    let rng = match &model.belief_job {
+        Some(job) => job.rng.clone(),
+        None => Rng::new(cfg.seed ^ model.samples_seen),
+    };
+    let (state, spare) = rng.state();
+    w.u64s(&state);
+    w.u8(u8::from(spare.is_some()));
+    w.f64(spare.unwrap_or(0.0));
+    // Report.
+    w.usize(report.kernels.len());
+    for k in &report.kernels {
+        w.str(&k.expr);
+        w.f64(k.bound);
+        w.f64(k.weight);
+        w.f64s(&k.psi);
+        w.usize(k.failed_steps);
+    }
+    w.usize(report.trajectory.len());
+    for t in &report.trajectory {
+        w.usize(t.samples);
+        w.f64s(&t.weights);
+    }
+    w.u64s(&report.kept.iter().map(|&i| i as u64).collect::<Vec<_>>());
+    w.f64s(&report.kept_weights);
+    w.f64(report.seconds);
+    w.usize(report.samples);
+    w.u64s(&model.since_refactor);
+    w.u64(model.since_belief);
+    write_ring(&mut w, &model.pending);
+    write_ring(&mut w, &model.replay);
+    Ok(w.0)
+}
+
+/// Replace the state of `model` with `bytes` from [`save`].
+pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
+    let cfg = model.cfg.clone();
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let mut r = Reader { bytes, pos: 0 };
+    if r.take(8, "magic").ok() != Some(MAGIC.as_slice()) {
+        return Err(ModelError::Other("not a vbks state (bad magic)".into()));
+    }
+    let version = r.u32("version")?;
+    if version != FORMAT_VERSION {
+        return Err(ModelError::Other(format!(
+            "state format version {version}, this plugin reads {FORMAT_VERSION}"
+        )));
+    }
+    if r.str("config")? != format!("{cfg:?}") {
+        return Err(ModelError::Other(
+            "the state was saved by a model with another configuration or dimensions".into(),
+        ));
+    }
+    let phase = r.u8("phase")?;
+    let samples_seen = r.u64("samples_seen")?;
+    let last_t_secs = r.f64("t")?;
+    let fb_n = r.u64("fallback n")?;
+    let fb_mean = r.f64s_exact("fallback mean", p)?;
+    let fb_m2 = r.f64s_exact("fallback m2", p)?;
+    let last_noise_var = r.f64s_exact("noise_var", p)?;
+    let counters = Counters {
+        pending_dropped: r.u64("counters")?,
+        belief_refits: r.u64("counters")?,
+        refactors: r.u64("counters")?,
+        refactors_stale: r.u64("counters")?,
+        online_samples: r.u64("counters")?,
+    };
+    let worker = Worker::spawn(cfg.clone(), cfg.keep + 4)
+        .map_err(|e| ModelError::Other(format!("cannot start the background thread: {e}")))?;
+    let mut pending = SampleRing::new(cfg.pending_capacity, d, p);
+    let mut replay = SampleRing::new(
+        if cfg.forgetting < 1.0 {
+            cfg.replay_capacity
+        } else {
+            0
+        },
+        d,
+        p,
+    );
+    match phase {
+        0 => {
+            let buf_x = r.f64s("buffered x")?;
+            let buf_y = r.f64s("buffered y")?;
+            if buf_x.len() % d != 0 || buf_y.len() != buf_x.len() / d * p {
+                return Err(corrupt("buffered samples"));
+            }
+            if r.pos != bytes.len() {
+                return Err(corrupt("trailing bytes"));
+            }
+            let mut bx = Vec::with_capacity(cfg.offline_samples * d);
+            bx.extend_from_slice(&buf_x);
+            let mut by = Vec::with_capacity(cfg.offline_samples * p);
+            by.extend_from_slice(&buf_y);
+            model.buf_x = bx;
+            model.buf_y = by;
+            model.phase = Phase::Collecting;
+            model.ensemble = None;
+            model.report = None;
+            model.belief_job = None;
+            model.belief_theta.clear();
+            model.refactor_jobs.clear();
+        }
+        2 => {
+            let scaler = Scaler {
+                x_mean: r.f64s_exact("scaler", d)?,
+                x_scale: r.f64s_exact("scaler", d)?,
+                y_mean: r.f64s_exact("scaler", p)?,
+                y_scale: r.f64s_exact("scaler", p)?,
+            };
+            let k = r.len("components", 8)?;
+            let mut components = Vec::with_capacity(k);
+            for _ in 0..k {
+                let expr = Expr::parse(&r.str("kernel")?).map_err(|e| corrupt(&e))?;
+                let spec = KernelSpec::compile(&expr, d, &|b| cfg.base_dims.of(b))
+                    .map_err(|e| corrupt(&e))?;
+                let psi = r.f64s_exact("psi", spec.n_params() + 1)?;
+                let z = r.f64s("z")?;
+                let m = z.len() / d;
+                if m == 0 || z.len() != m * d {
+                    return Err(corrupt("z"));
+                }
+                let lk = r.f64s_exact("lk", m * m)?;
+                let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| corrupt(&e.0))?;
+                comp.stats.a = r.f64s_exact("stats a", m * m)?;
+                comp.stats.r = r.f64s_exact("stats r", m * p)?;
+                comp.stats.c = r.f64s_exact("stats c", p)?;
+                comp.stats.t = r.f64("stats t")?;
+                comp.stats.n = r.f64("stats n")?;
+                comp.factor.lb = r.f64s_exact("factor", m * m)?;
+                comp.factor.gamma = r.f64s_exact("gamma", m * p)?;
+                comp.offline_bound = r.f64("bound")?;
+                comp.prequential = r.f64("prequential")?;
+                components.push(comp);
+            }
+            let weights = r.f64s_exact("weights", k)?;
+            let theta = r.f64s("belief")?;
+            let state_words = r.u64s("rng")?;
+            let has_spare = r.u8("rng")? != 0;
+            let spare = r.f64("rng")?;
+            let state: [u64; 4] = state_words.try_into().map_err(|_| corrupt("rng state"))?;
+            let rng = Rng::from_state(state, has_spare.then_some(spare));
+            let nk = r.len("report", 8)?;
+            let mut kernels = Vec::with_capacity(nk);
+            for _ in 0..nk {
+                kernels.push(KernelReport {
+                    expr: r.str("report kernel")?,
+                    bound: r.f64("report bound")?,
+                    weight: r.f64("report weight")?,
+                    psi: r.f64s("report psi")?,
+                    failed_steps: r.usize("report failed")?,
+                });
+            }
+            let nt = r.len("trajectory", 8)?;
+            let mut trajectory = Vec::with_capacity(nt);
+            for _ in 0..nt {
+                trajectory.push(Checkpoint {
+                    samples: r.usize("trajectory")?,
+                    weights: r.f64s("trajectory")?,
+                });
+            }
+            let kept: Vec<usize> = r
+                .u64s("kept")?
+                .into_iter()
+                .map(|i| usize::try_from(i).map_err(|_| corrupt("kept")))
+                .collect::<Result<_, _>>()?;
+            if kept.len() != k || kept.iter().any(|&i| i >= cfg.kernels.len()) {
+                return Err(corrupt("kept"));
+            }
+            let kept_weights = r.f64s_exact("kept weights", k)?;
+            let seconds = r.f64("seconds")?;
+            let samples = r.usize("samples")?;
+            let since_refactor = r.u64s("since_refactor")?;
+            if since_refactor.len() != model.since_refactor.len() {
+                return Err(corrupt("since_refactor"));
+            }
+            let since_belief = r.u64("since_belief")?;
+            read_ring(&mut r, &mut pending, d, p)?;
+            read_ring(&mut r, &mut replay, d, p)?;
+            if r.pos != bytes.len() {
+                return Err(corrupt("trailing bytes"));
+            }
+            let mu0: Vec<f64> = kept.iter().map(|&i| cfg.prior_mean[i]).collect();
+            let mut belief = Belief::prior(mu0, &cfg.belief);
+            if !belief.set_theta(&theta) {
+                return Err(corrupt("belief parameters"));
+            }
+            let m = components[0].m();
+            model.refactor_jobs = (0..k)
+                .map(|i| Some(Box::new(RefactorJob::new(i, m, p))))
+                .collect();
+            model.belief_theta = theta;
+            model.belief_job = Some(Box::new(BeliefJob {
+                belief,
+                ell: vec![0.0; k],
+                weights: weights.clone(),
+                rng,
+            }));
+            let mut ensemble = Ensemble::new(scaler, components, weights);
+            ensemble.add_excess_noise = cfg.add_excess_noise;
+            ensemble.host_noise.copy_from_slice(&last_noise_var);
+            model.ensemble = Some(Box::new(ensemble));
+            model.report = Some(Box::new(OfflineReport {
+                kernels,
+                trajectory,
+                kept,
+                kept_weights,
+                seconds,
+                samples,
+            }));
+            model.since_refactor = since_refactor;
+            model.since_belief = since_belief;
+            model.buf_x = Vec::new();
+            model.buf_y = Vec::new();
+            model.phase = Phase::Online;
+        }
+        _ => return Err(corrupt("phase")),
+    }
+    model.samples_seen = samples_seen;
+    model.last_t_secs = last_t_secs;
+    model.fb_n = fb_n;
+    model.fb_mean = fb_mean;
+    model.fb_m2 = fb_m2;
+    model.last_noise_var = last_noise_var;
+    model.counters = counters;
+    model.pending = pending;
+    model.replay = replay;
+    model.failure = None;
+    model.failure_reported = false;
+    model.worker = worker;
+    Ok(())
+}

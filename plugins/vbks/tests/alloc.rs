@@ -1,0 +1,107 @@
+//! Steady-state `predict` and `update` allocate nothing on the calling thread (a counting
+//! allocator that counts only the test thread's allocations, so the model's own
+//! background thread — belief refits, refactorisations — may allocate freely), with 1 and
+//! 7 outputs, with and without forgetting, in mixture and single-component mode.
+#![allow(clippy::unwrap_used)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use gpn_gp_core::model::OnlineModel;
+use gpn_vbks::{Phase, Vbks};
+use serde_json::json;
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+fn note() {
+    // `try_with`: the thread-local may be gone while a thread shuts down.
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+struct Xorshift(u64);
+impl Xorshift {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn check(p: usize, extra: serde_json::Value) {
+    let d = 4;
+    let mut cfg = json!({
+        "kernels": ["SE", "PER", "LIN+SE", "PER*SE", "RQ"], "offline_samples": 120,
+        "inducing": 16, "inducing_select": 8, "checkpoints": 2, "epochs": 1,
+        "init_candidates": 3, "keep": 3, "belief_steps": 50, "belief_steps_warm": 20,
+        "posterior_samples": 100, "wait_for_offline": true, "belief_refit_every": 10,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    let mut m = Vbks::from_json(&cfg, d, p).unwrap();
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
+    let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.01; p]);
+    let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let mut step = |m: &mut Vbks, k: usize| {
+        for v in x.iter_mut() {
+            *v = rng.next() * 2.0;
+        }
+        for (o, v) in y.iter_mut().enumerate() {
+            *v = (x[0] * (o + 1) as f64).sin() + x[1] * x[2];
+        }
+        m.predict(&x, &mut mu, &mut var).unwrap();
+        m.update(&x, &y, k as f64 * 0.001, &nv).unwrap();
+    };
+    for k in 0..400 {
+        step(&mut m, k);
+    }
+    assert_eq!(m.phase(), Phase::Online);
+    COUNTING.with(|c| c.set(true));
+    let before = ALLOCS.load(Ordering::Relaxed);
+    for k in 400..1400 {
+        step(&mut m, k);
+    }
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(allocs, 0, "p = {p}, {extra}: {allocs} allocations");
+    let c = m.counters();
+    assert!(c.belief_refits > 0, "the background refits ran: {c:?}");
+}
+
+#[test]
+fn predict_and_update_allocate_nothing() {
+    check(1, json!({}));
+    check(7, json!({}));
+    check(2, json!({"forgetting": 0.99, "refactor_every": 20}));
+    check(3, json!({"predict": 1}));
+}
