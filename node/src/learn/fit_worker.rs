@@ -389,7 +389,7 @@ fn apply_injection(
     reidentifier: Option<&mut Reidentifier>,
 ) -> Result<f64, String> {
     let n = samples.len();
-    let p = if n == 0 { 0 } else { samples.y.len() / n };
+    let p = samples.y.len().checked_div(n).unwrap_or(0);
     match injection {
         Injection::Jump { before_t, add_var } => {
             for i in (0..n).filter(|&i| samples.t_secs[i] < before_t) {

@@ -805,6 +805,7 @@ impl Learner {
     /// Innovations of the current sample (after `predict`, standardised `mu`, `var`): kept
     /// with the sample in the replay buffer, fed to the coverage monitor and the CUSUM.
     /// Real-time.
+    #[allow(clippy::needless_range_loop)] // five per-joint arrays in step
     fn watch_for_change(&mut self, t_secs: f64) {
         let scale = self.standardizer.std();
         let mut inside = true;
