@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::builtin_interfaces::Time;
 use crate::std_msgs::Header;
 use crate::{RosService, ros_message};
 
@@ -174,4 +175,58 @@ impl RosService for ResetLearning {
     const TYPE_NAME: &'static str = "gp_learning_node_msgs/srv/ResetLearning";
     type Request = ResetLearningRequest;
     type Response = ResetLearningResponse;
+}
+
+/// `gp_learning_node_msgs/msg/ChangeEvent`: a change of the dynamics and the node's reaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeEvent {
+    /// When it was detected or announced.
+    pub header: Header,
+    /// Estimated onset.
+    pub onset: Time,
+    /// "detected" or "announced".
+    pub source: String,
+    /// The joint whose detector fired ("" when announced).
+    pub joint: String,
+    /// report | inject | drop | reidentify.
+    pub action: String,
+    /// One line.
+    pub description: String,
+}
+ros_message!(
+    ChangeEvent,
+    "gp_learning_node_msgs/msg/ChangeEvent",
+    [
+        ("header", "std_msgs/Header"),
+        ("onset", "builtin_interfaces/Time"),
+        ("source", "string"),
+        ("joint", "string"),
+        ("action", "string"),
+        ("description", "string"),
+    ]
+);
+
+/// `gp_learning_node_msgs/srv/AnnounceChange` request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnnounceChangeRequest {
+    /// Why.
+    pub description: String,
+}
+ros_message!(
+    AnnounceChangeRequest,
+    "gp_learning_node_msgs/srv/AnnounceChange_Request",
+    [("description", "string")]
+);
+outcome_response!(
+    AnnounceChangeResponse,
+    "gp_learning_node_msgs/srv/AnnounceChange_Response"
+);
+
+/// `gp_learning_node_msgs/srv/AnnounceChange`.
+#[derive(Debug, Clone, Copy)]
+pub struct AnnounceChange;
+impl RosService for AnnounceChange {
+    const TYPE_NAME: &'static str = "gp_learning_node_msgs/srv/AnnounceChange";
+    type Request = AnnounceChangeRequest;
+    type Response = AnnounceChangeResponse;
 }

@@ -75,3 +75,16 @@ ros_message!(
         ("data", "float64[]")
     ]
 );
+
+/// `std_msgs/msg/Empty`: no data (a signal). ROS 2's IDL gives an empty message one dummy
+/// byte, which is what goes on the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Empty {
+    /// The placeholder member of an empty structure (always 0).
+    pub structure_needs_at_least_one_member: u8,
+}
+ros_message!(
+    Empty,
+    "std_msgs/msg/Empty",
+    [("structure_needs_at_least_one_member", "uint8")]
+);

@@ -16,7 +16,7 @@ use gpn_msgs::builtin_interfaces::{Duration, Time};
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gpn_msgs::gp_learning_node_msgs::*;
 use gpn_msgs::sensor_msgs::JointState;
-use gpn_msgs::std_msgs::{Float64MultiArray, Header, MultiArrayDimension, MultiArrayLayout};
+use gpn_msgs::std_msgs::{Empty, Float64MultiArray, Header, MultiArrayDimension, MultiArrayLayout};
 use gpn_msgs::trajectory_msgs::{JointTrajectory, JointTrajectoryPoint};
 use gpn_msgs::{Field, RosMessage};
 use serde_json::{Value, json};
@@ -195,6 +195,25 @@ fn cases() -> Vec<Case> {
         case(ResetLearningResponse {
             success: true,
             message: "reset".into(),
+        }),
+        case(Empty::default()),
+        case(ChangeEvent {
+            header: header(15, 2_000_000, ""),
+            onset: Time {
+                sec: 14,
+                nanosec: 998_000_000,
+            },
+            source: "detected".into(),
+            joint: "panda_joint2".into(),
+            action: "reidentify".into(),
+            description: "dynamics changed at t = 15.002 s".into(),
+        }),
+        case(AnnounceChangeRequest {
+            description: "gripper closed on a 2 kg part".into(),
+        }),
+        case(AnnounceChangeResponse {
+            success: true,
+            message: String::new(),
         }),
     ]
 }

@@ -34,9 +34,11 @@ fn package_file(rel: &str) -> String {
 }
 
 #[test]
-fn residual_estimate_matches_its_msg_file() {
+fn own_messages_match_their_msg_files() {
     let text = package_file("msg/ResidualEstimate.msg");
     assert_eq!(table(ResidualEstimate::FIELDS), parse_fields(&text));
+    let text = package_file("msg/ChangeEvent.msg");
+    assert_eq!(table(ChangeEvent::FIELDS), parse_fields(&text));
 }
 
 fn check_service<S: RosService>(file: &str) {
@@ -62,6 +64,7 @@ fn services_match_their_srv_files() {
     check_service::<SaveModel>("srv/SaveModel.srv");
     check_service::<LoadModel>("srv/LoadModel.srv");
     check_service::<ResetLearning>("srv/ResetLearning.srv");
+    check_service::<AnnounceChange>("srv/AnnounceChange.srv");
 }
 
 #[test]

@@ -1,24 +1,36 @@
 //! The control tick is real-time code: once warm, a tick — learning (predict + update of a
 //! SkyGP-Dense model), predicting, the law, the bounds — and the simulator step allocate
-//! nothing. Counted with a global allocator, as pinocchio's `test_crba_malloc` does.
+//! nothing. Counted with a global allocator, as pinocchio's `test_crba_malloc` does, on this
+//! (the control) thread only: the learner's background worker allocates by design.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gp_node::control::{Tick, TickInput, TickOutput, TickResult};
-use gp_node::learn::Learner;
+use gp_node::learn::{ChangeAction, Learner, ModelChange};
 use gp_node::sim::{SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
 struct Counting;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
+}
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+fn counting_here() -> bool {
+    COUNT_HERE.try_with(Cell::get).unwrap_or(false)
+}
+
+// One test at a time: the counter is shared, the flag is per thread.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 // SAFETY: forwards to the system allocator unchanged; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting_here() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -29,7 +41,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting_here() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -40,10 +52,19 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-#[test]
-fn a_warm_tick_allocates_nothing() {
+/// Runs warm + counted ticks of the default scenario with SkyGP-Dense learning; calls
+/// `during(k, learner)` before each counted tick. Returns the allocations on this thread
+/// in the counted ticks, the ticks that learned there, and the learner.
+fn run_counted(
+    action: ChangeAction,
+    warm: usize,
+    counted: usize,
+    mut during: impl FnMut(usize, &mut Learner),
+) -> (usize, usize, Learner) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     params.control.supervisor.budget_micros = 1e9;
+    params.learn.change.action = action;
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
     params.model.config["hyper"] =
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
@@ -64,11 +85,14 @@ fn a_warm_tick_allocates_nothing() {
     };
     let mut out = TickOutput::new(nv);
     let mut tau = vec![0.0; nv];
-    let (warm, counted) = (3000, 2000);
     let mut learned = 0;
+    ALLOCATIONS.store(0, Ordering::SeqCst);
     for k in 0..warm + counted {
         if k == warm {
-            COUNTING.store(true, Ordering::SeqCst);
+            COUNT_HERE.with(|c| c.set(true));
+        }
+        if k >= warm {
+            during(k - warm, &mut learner);
         }
         let t = k as f64 * 1e-3;
         state.t_secs = t;
@@ -90,14 +114,53 @@ fn a_warm_tick_allocates_nothing() {
         sim.step(&mut state, &out.u).expect("step");
         tau.copy_from_slice(&out.u);
     }
-    COUNTING.store(false, Ordering::SeqCst);
+    COUNT_HERE.with(|c| c.set(false));
+    (ALLOCATIONS.load(Ordering::SeqCst), learned, learner)
+}
+
+#[test]
+fn a_warm_tick_allocates_nothing() {
+    let counted = 2000;
+    let (allocations, learned, learner) = run_counted(ChangeAction::Drop, 3000, counted, |_, _| {});
     assert!(
         learned > counted * 9 / 10,
         "the model ran in the counted ticks ({learned})"
     );
-    assert_eq!(
-        ALLOCATIONS.load(Ordering::SeqCst),
-        0,
-        "allocations in {counted} warm ticks"
-    );
+    assert_eq!(learner.changes(), 0, "a stationary stream is not a change");
+    assert_eq!(allocations, 0, "allocations in {counted} warm ticks");
+}
+
+#[test]
+fn reacting_to_a_change_allocates_nothing_on_the_control_thread() {
+    // Announced changes start rebuilds through the worker; the control thread copies the
+    // replay buffer, hands it over and adopts the rebuilt model without allocating.
+    for action in [
+        ChangeAction::Drop,
+        ChangeAction::Inject,
+        ChangeAction::Reidentify,
+    ] {
+        let (allocations, _, learner) = run_counted(action, 3000, 3000, |k, learner| {
+            if k == 100 {
+                learner.announce_change();
+            }
+            // Simulated time waits for the worker (a debug build re-identifies slowly).
+            let rebuilt = |l: &Learner| {
+                l.last_adoption()
+                    .is_some_and(|a| a.change == ModelChange::Rebuild)
+            };
+            if k > 500 && !rebuilt(learner) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        assert_eq!(learner.changes(), 1, "{action:?}");
+        let adoption = learner.last_adoption().expect("a model was adopted");
+        assert_eq!(adoption.change, ModelChange::Rebuild, "{action:?}");
+        if action == ChangeAction::Reidentify {
+            assert!(adoption.reidentified_mass_kg.is_finite());
+        }
+        assert_eq!(
+            allocations, 0,
+            "{action:?}: allocations on the control thread"
+        );
+    }
 }

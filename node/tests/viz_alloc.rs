@@ -93,6 +93,8 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
             true_residual: &truth,
             exec_micros: 10.0,
             experts: Some(1),
+            coverage: Some(0.9),
+            change: None,
         });
     }
     ARMED.with(|a| a.set(false));

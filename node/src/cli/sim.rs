@@ -68,8 +68,8 @@ pub struct SimArgs {
     /// Print the report as JSON (keys of DESIGN.md §6) instead of the table.
     #[arg(long)]
     json: bool,
-    /// Skip the nominal run (the report then compares against nothing).
-    #[arg(long, hide = true)]
+    /// Skip the nominal run (the report's nominal columns then repeat the learned run).
+    #[arg(long)]
     learned_only: bool,
 }
 
@@ -224,7 +224,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let nominal = nominal.unwrap_or_else(|| learned.clone());
-    let report = SimReport::new(
+    let mut report = SimReport::new(
         &params.model.plugin,
         args.scenario.name(),
         params.run.duration_s,
@@ -232,6 +232,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         &nominal,
         &learned,
     );
+    if let Some(step) = &params.sim.payload.step {
+        report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {

@@ -69,6 +69,10 @@ pub struct ControlParams {
     pub epsilon: f64,
     /// Use the learned residual μ in the law (false: the nominal computed-torque law).
     pub use_model: bool,
+    /// Put the learned residual into the command (false: learn and predict, bounds and all,
+    /// but command the nominal law — a learn-only run in the loop, e.g. to record a stream on
+    /// the nominal law's trajectory).
+    pub apply_residual: bool,
     /// The command saturates at this fraction of each joint's URDF effort limit, in (0, 1].
     pub effort_limit_fraction: f64,
     /// Error-bound constants.
@@ -84,6 +88,7 @@ impl Default for ControlParams {
             kd_per_s: JointValues::All(20.0),
             epsilon: 1.0,
             use_model: true,
+            apply_residual: true,
             effort_limit_fraction: 1.0,
             bound: BoundParams::default(),
             supervisor: SupervisorParams::default(),

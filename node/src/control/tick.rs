@@ -122,6 +122,9 @@ pub struct Tick {
     bound: TheoremBound,
     supervisor: Supervisor,
     use_model: bool,
+    apply_residual: bool,
+    /// μ = 0, for a tick that does not apply the residual.
+    zeros: Vec<f64>,
     last_t: Option<f64>,
     last_good_q: Vec<f64>,
     has_good_q: bool,
@@ -138,6 +141,8 @@ impl Tick {
             bound,
             supervisor: Supervisor::new(params.supervisor.clone()),
             use_model: params.use_model,
+            apply_residual: params.apply_residual,
+            zeros: vec![0.0; robot.nv()],
             last_t: None,
             last_good_q: vec![0.0; robot.nv()],
             has_good_q: false,
@@ -318,7 +323,11 @@ impl Tick {
             &out.qdd_cmd,
             &out.e,
             &out.ed,
-            &out.mu,
+            if self.apply_residual {
+                &out.mu
+            } else {
+                &self.zeros
+            },
             &mut out.tau_rbd,
             &mut out.u,
         ) {

@@ -15,7 +15,9 @@ mod standardize;
 mod swap;
 
 pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
-pub use change::{ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum};
+pub use change::{
+    ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum, describe_change,
+};
 pub use fit_worker::{FitOutcome, HyperSharing, ModelChange, ModelFactory, ReadyModel, ReplyMeta};
 pub use gate::{Gate, GateCounts, GateParams, Rejection};
 pub use learner::{

@@ -23,8 +23,8 @@ use crate::control::{
     TickStatus,
 };
 use crate::learn::{
-    GateParams, LearnCounts, LearnPhase, Learner, ModelSnapshot, SwapEvent, SwapRefusal,
-    SwapRequest,
+    ChangeNotice, GateParams, LearnCounts, LearnPhase, Learner, ModelSnapshot, SwapEvent,
+    SwapRefusal, SwapRequest,
 };
 
 /// What an [`OutFrame`] asks the publisher to do.
@@ -69,6 +69,12 @@ pub struct LoopCounters {
     pub learn: LearnCounts,
     /// Learner phase.
     pub phase: Option<LearnPhase>,
+    /// Coverage of ±η_cal over the learner's recent window.
+    pub coverage: Option<f64>,
+    /// Changes of the dynamics detected or announced.
+    pub changes: u64,
+    /// The last one.
+    pub last_change: Option<ChangeNotice>,
 }
 
 /// One output of the loop (buffers allocated once, reused through the pool).
@@ -100,6 +106,8 @@ pub struct OutFrame {
     pub tracking_bound: f64,
     /// Loop counters after this frame.
     pub counters: LoopCounters,
+    /// A change of the dynamics noticed at this frame's tick.
+    pub change: Option<ChangeNotice>,
     /// Measured position and reference position (for diagnostics and logging), rad.
     pub q: Vec<f64>,
     /// Reference position, rad.
@@ -124,6 +132,7 @@ impl OutFrame {
             stats: None,
             tracking_bound: f64::NAN,
             counters: LoopCounters::default(),
+            change: None,
             q: z(),
             q_d: z(),
         }
@@ -146,6 +155,7 @@ impl OutFrame {
         self.stats = other.stats;
         self.tracking_bound = other.tracking_bound;
         self.counters = other.counters;
+        self.change = other.change;
         self.q.copy_from_slice(&other.q);
         self.q_d.copy_from_slice(&other.q_d);
     }
@@ -177,6 +187,8 @@ pub enum ControlCommand {
     Gate(GateParams),
     /// Learn every n-th admitted sample.
     AdmitEvery(u32),
+    /// The dynamics changed now (a payload picked up): react as configured.
+    AnnounceChange,
     /// Watchdog timeout and action.
     Watchdog {
         /// Timeout.
@@ -296,6 +308,8 @@ impl ControlLoop {
         c.watchdog_episodes = self.watchdog.episodes();
         c.stale = self.watchdog.is_stale();
         c.tracking_trajectory = self.reference.has_trajectory();
+        c.coverage = self.learner.coverage();
+        c.changes = self.learner.changes();
         c
     }
 
@@ -395,6 +409,11 @@ impl ControlLoop {
             *fb = all_nominal || !self.out.sigma[j].is_finite();
         }
         out.status = Some(status);
+        out.change = None;
+        for notice in self.learner.take_change_notices() {
+            out.change = Some(notice);
+            self.counters.last_change = Some(notice);
+        }
         out.stats = self.learner.model_stats();
         out.tracking_bound = self.out.tracking_bound;
         out.counters = self.counters();
@@ -402,6 +421,7 @@ impl ControlLoop {
     }
 
     fn fill_common(&self, frame: &StateFrame, out: &mut OutFrame) {
+        out.change = None;
         out.t_secs = frame.t_secs;
         out.received = frame.received;
         out.q.copy_from_slice(&frame.q);
@@ -455,6 +475,10 @@ impl ControlLoop {
                 self.learner.set_admit_every(n);
                 None
             }
+            ControlCommand::AnnounceChange => {
+                self.learner.announce_change();
+                None
+            }
             ControlCommand::Watchdog { timeout, action } => {
                 self.watchdog.set_timeout(timeout);
                 self.action = action;
@@ -482,6 +506,7 @@ impl ControlLoop {
             self.last_u.copy_from_slice(&self.out.u);
         }
         out.kind = OutKind::Safe;
+        out.change = None;
         out.t_secs = self.last_t.unwrap_or(0.0);
         out.received = now;
         out.u.copy_from_slice(&self.out.u);

@@ -43,6 +43,8 @@ pub struct DiagnosticsInput<'a> {
     pub tick_time: &'a LatencyHistogram,
     /// Stamp of the message.
     pub stamp: Time,
+    /// Coverage below which drift is suspected.
+    pub coverage_alarm: f64,
 }
 
 fn kv(key: &str, value: impl ToString) -> KeyValue {
@@ -222,11 +224,55 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
         ],
     };
 
+    let (level, message) = match c.coverage {
+        Some(cov) if cov < input.coverage_alarm => (
+            DiagnosticStatus::WARN,
+            format!(
+                "drift suspected: only {:.1} % of recent samples inside ±η_cal (alarm below {:.0} %)",
+                cov * 100.0,
+                input.coverage_alarm * 100.0
+            ),
+        ),
+        _ if c.changes > p.changes => (
+            DiagnosticStatus::WARN,
+            c.last_change
+                .map(|ch| crate::learn::describe_change(&ch))
+                .unwrap_or_else(|| "the dynamics changed".into()),
+        ),
+        Some(cov) => (
+            DiagnosticStatus::OK,
+            format!("{:.1} % of recent samples inside ±η_cal", cov * 100.0),
+        ),
+        None => (
+            DiagnosticStatus::OK,
+            "coverage not known yet (η_cal calibrating)".into(),
+        ),
+    };
+    let dynamics = DiagnosticStatus {
+        level,
+        name: format!("{}: dynamics", input.node_name),
+        message,
+        hardware_id: input.robot.into(),
+        values: vec![
+            kv(
+                "coverage of ±η_cal (recent)",
+                c.coverage.map_or("-".to_owned(), |v| format!("{v:.4}")),
+            ),
+            kv("changes detected or announced", c.changes),
+            kv(
+                "last change",
+                c.last_change
+                    .map(|ch| crate::learn::describe_change(&ch))
+                    .unwrap_or_default(),
+            ),
+        ],
+    };
+
     DiagnosticArray {
         header: Header {
             stamp: input.stamp,
             frame_id: String::new(),
         },
-        status: vec![joint_states, model, control],
+        status: vec![joint_states, model, control, dynamics],
     }
 }

@@ -249,6 +249,20 @@ impl Ops {
         }
     }
 
+    /// "The dynamics changed now": the learner reacts as configured (`learn.change.action`).
+    pub fn announce_change(&mut self, description: &str) -> Result<String, String> {
+        self.send(ControlCommand::AnnounceChange)?;
+        Ok(format!(
+            "announced{}: the reaction ({:?}) is reported on ~/events",
+            if description.is_empty() {
+                String::new()
+            } else {
+                format!(" ({description})")
+            },
+            self.params.learn.change.action
+        ))
+    }
+
     /// Forgets what was learned (see `Learner::reset`).
     pub fn reset_learning(&mut self, keep_hyperparameters: bool) -> Result<String, String> {
         let id = self.id();

@@ -26,12 +26,13 @@ use futures::StreamExt as _;
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{
-    LoadModel, LoadModelRequest, LoadModelResponse, ResetLearning, ResetLearningRequest,
+    AnnounceChange, AnnounceChangeRequest, AnnounceChangeResponse, ChangeEvent, LoadModel,
+    LoadModelRequest, LoadModelResponse, ResetLearning, ResetLearningRequest,
     ResetLearningResponse, ResidualEstimate, SaveModel, SaveModelRequest, SaveModelResponse,
     SwapModel, SwapModelRequest, SwapModelResponse,
 };
 use gpn_msgs::sensor_msgs::JointState;
-use gpn_msgs::std_msgs::{Float64MultiArray, Header};
+use gpn_msgs::std_msgs::{Empty, Float64MultiArray, Header};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 use ros2_client::service::RmwRequestId;
 
@@ -221,6 +222,13 @@ pub fn run(
     };
     let residual: Publisher<ResidualEstimate> =
         transport.publisher("residual topic", &topics.residual, TopicQos::Reliable(10))?;
+    let events_pub: Publisher<ChangeEvent> =
+        transport.publisher("events topic", EVENTS_TOPIC, TopicQos::Reliable(10))?;
+    let payload_changed: Subscription<Empty> = transport.subscription(
+        "payload_changed topic",
+        PAYLOAD_CHANGED_TOPIC,
+        TopicQos::Reliable(10),
+    )?;
     let diagnostics_pub: Publisher<DiagnosticArray> = transport.publisher(
         "diagnostics topic",
         &topics.diagnostics,
@@ -231,6 +239,7 @@ pub fn run(
         save: transport.server::<SaveModel>(SERVICE_SAVE, ros.service_framing)?,
         load: transport.server::<LoadModel>(SERVICE_LOAD, ros.service_framing)?,
         reset: transport.server::<ResetLearning>(SERVICE_RESET, ros.service_framing)?,
+        announce: transport.server::<AnnounceChange>(SERVICE_ANNOUNCE, ros.service_framing)?,
     };
     let spinner = transport.spinner()?;
     let node_fqn = transport.node().fully_qualified_name();
@@ -274,9 +283,10 @@ pub fn run(
         spare: None,
         full: state_full_tx,
         trajectories: traj_tx,
+        commands: command_tx.clone(),
     };
     spawn("gpn-ros-receive", move || {
-        receiver.run(joint_states, reference, command_in)
+        receiver.run(joint_states, reference, command_in, payload_changed)
     })?;
     spawn("gpn-ros-spin", move || {
         let _ = futures::executor::block_on(spinner.spin());
@@ -315,6 +325,8 @@ pub fn run(
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
         robot: robot.name().to_owned(),
+        coverage_alarm: params.learn.change.coverage_alarm,
+        events: events_pub,
         shared,
         joints,
         ros: ros.clone(),
@@ -455,6 +467,10 @@ const SERVICE_SWAP: &str = "~/swap_model";
 const SERVICE_SAVE: &str = "~/save_model";
 const SERVICE_LOAD: &str = "~/load_model";
 const SERVICE_RESET: &str = "~/reset_learning";
+const SERVICE_ANNOUNCE: &str = "~/announce_change";
+/// Change events out, and the "payload changed" signal in.
+const EVENTS_TOPIC: &str = "~/events";
+const PAYLOAD_CHANGED_TOPIC: &str = "~/payload_changed";
 
 /// The node's service servers.
 struct Services {
@@ -462,6 +478,7 @@ struct Services {
     save: Server<SaveModelRequest, SaveModelResponse>,
     load: Server<LoadModelRequest, LoadModelResponse>,
     reset: Server<ResetLearningRequest, ResetLearningResponse>,
+    announce: Server<AnnounceChangeRequest, AnnounceChangeResponse>,
 }
 
 /// A parameter set, from the parameter service's callback to the operations thread.
@@ -519,6 +536,7 @@ enum OpsInput {
     Save(RmwRequestId, SaveModelRequest),
     Load(RmwRequestId, LoadModelRequest),
     Reset(RmwRequestId, ResetLearningRequest),
+    Announce(RmwRequestId, AnnounceChangeRequest),
     Param(ParamRequest),
 }
 
@@ -546,10 +564,14 @@ fn ops_thread(
             .reset
             .receive_request_stream()
             .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Reset(id, req)) });
+        let announce = services
+            .announce
+            .receive_request_stream()
+            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Announce(id, req)) });
         let params = params.map(OpsInput::Param);
         let inputs = stream::select(
             stream::select(stream::select(swap, save), stream::select(load, reset)),
-            params,
+            stream::select(announce, params),
         );
         let mut inputs = pin!(inputs);
         while let Some(input) = inputs.next().await {
@@ -579,6 +601,12 @@ fn ops_thread(
                         .reset
                         .send_response(id, ResetLearningResponse { success, message });
                 }
+                OpsInput::Announce(id, req) => {
+                    let (success, message) = outcome(ops.announce_change(&req.description));
+                    let _ = services
+                        .announce
+                        .send_response(id, AnnounceChangeResponse { success, message });
+                }
                 OpsInput::Param(req) => {
                     let _ = req.answer.try_send(ops.set_param(&req.name, &req.value));
                 }
@@ -586,6 +614,31 @@ fn ops_thread(
             ops.drain();
         }
     });
+}
+
+/// The events-topic message of a change.
+fn change_event(c: &crate::learn::ChangeNotice) -> ChangeEvent {
+    use crate::learn::{ChangeAction, ChangeSource};
+    ChangeEvent {
+        header: Header {
+            stamp: Time::from_secs_f64(c.t_secs),
+            frame_id: String::new(),
+        },
+        onset: Time::from_secs_f64(c.onset_secs),
+        source: match c.source {
+            ChangeSource::Detected => "detected".into(),
+            ChangeSource::Announced => "announced".into(),
+        },
+        joint: String::new(),
+        action: match c.action {
+            ChangeAction::Report => "report",
+            ChangeAction::Inject => "inject",
+            ChangeAction::Drop => "drop",
+            ChangeAction::Reidentify => "reidentify",
+        }
+        .into(),
+        description: crate::learn::describe_change(c),
+    }
 }
 
 fn outcome(result: Result<String, String>) -> (bool, String) {
@@ -606,6 +659,7 @@ struct Receiver_ {
     spare: Option<StateFrame>,
     full: SyncSender<StateFrame>,
     trajectories: SyncSender<Box<Trajectory>>,
+    commands: SyncSender<ControlCommand>,
 }
 
 impl Receiver_ {
@@ -614,8 +668,10 @@ impl Receiver_ {
         joint_states: Subscription<JointState>,
         reference: Subscription<JointTrajectory>,
         command: Option<Subscription<Float64MultiArray>>,
+        payload_changed: Subscription<Empty>,
     ) {
         let commanded = RefCell::new(None::<Vec<f64>>);
+        let commands = self.commands.clone();
         let nv = self.joints.len();
         let ingest = self.ingest.clone();
         let last_rejection = self.last_rejection.clone();
@@ -682,7 +738,15 @@ impl Receiver_ {
                     }
                 }
             };
-            futures::join!(states, refs, cmds);
+            let announcements = async {
+                let mut stream = pin!(payload_changed.async_stream());
+                while let Some(item) = stream.next().await {
+                    if item.is_ok() {
+                        let _ = commands.try_send(ControlCommand::AnnounceChange);
+                    }
+                }
+            };
+            futures::join!(states, refs, cmds, announcements);
         });
     }
 
@@ -727,6 +791,8 @@ struct Published {
 struct Publisher_ {
     node_name: String,
     robot: String,
+    coverage_alarm: f64,
+    events: Publisher<ChangeEvent>,
     shared: SharedStatus,
     joints: Vec<String>,
     ros: RosParams,
@@ -790,6 +856,7 @@ impl Publisher_ {
                     latency: &published.latency,
                     tick_time: &published.tick_time,
                     stamp: Time::from_secs_f64(latest_t),
+                    coverage_alarm: self.coverage_alarm,
                 });
                 let _ = self.diagnostics.publish(msg);
                 previous = latest;
@@ -808,6 +875,9 @@ impl Publisher_ {
     }
 
     fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
+        if let Some(change) = frame.change {
+            let _ = self.events.publish(change_event(&change));
+        }
         let commands = match frame.kind {
             OutKind::Tick => frame.status.is_some(),
             OutKind::Republish => true,

@@ -16,7 +16,7 @@ mod swaps;
 pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams};
 pub use record::Recorder;
 pub use reference::ReferenceParams;
-pub use report::{SimReport, quantile};
+pub use report::{AfterStep, SimReport, SwapSummary, quantile};
 pub use runner::{RunLog, model_factory, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
 pub use swaps::{SwapRecord, SwapTarget};

@@ -68,6 +68,75 @@ pub struct SimReport {
     pub swaps: Vec<super::swaps::SwapRecord>,
     /// Ticks on which a due swap found the learner busy.
     pub swap_busy_ticks: u64,
+    /// Changes of the dynamics the learner noticed in the learned run.
+    pub changes: Vec<crate::learn::ChangeNotice>,
+    /// Payload mass change found by the last re-identification, kg.
+    pub reidentified_mass_kg: f64,
+    /// Recovery after a step change of the dynamics (scenario `payload-step`).
+    pub after_step: Option<AfterStep>,
+}
+
+/// How the learned law recovers from a step change at `step_s`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AfterStep {
+    /// Time of the step, s.
+    pub step_s: f64,
+    /// RMS tracking error over joints in the 5 s before the step, rad.
+    pub pre_step_rms_rad: f64,
+    /// RMS over joints in 1 s windows from the step on, rad.
+    pub windows_rad: Vec<f64>,
+    /// End of the first window (from the step) whose RMS is within 2× the pre-step level,
+    /// s after the step (None: never).
+    pub recovery_s: Option<f64>,
+    /// Fraction of (tick, joint) after the step with |true − μ| ≤ η_cal.
+    pub bound_coverage: f64,
+    /// The same from 2 s after the step on.
+    pub bound_coverage_from_2s: f64,
+}
+
+impl AfterStep {
+    /// Measures `log` around a step at `step_s`.
+    pub fn new(log: &RunLog, step_s: f64) -> Self {
+        let (nv, n) = (log.nv, log.t_secs.len());
+        let tick = |t: f64| ((t / log.dt_secs).round().max(0.0) as usize).min(n);
+        let step = tick(step_s);
+        let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
+        let rms_between = |a: usize, b: usize| {
+            rms((a..b).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
+        };
+        let pre_step_rms_rad = rms_between(tick(step_s - 5.0), step);
+        let windows_rad: Vec<f64> = (0..)
+            .map(|w| (step + w * per_window, (step + (w + 1) * per_window).min(n)))
+            .take_while(|(a, b)| a < b)
+            .map(|(a, b)| rms_between(a, b))
+            .collect();
+        let recovery_s = windows_rad
+            .iter()
+            .position(|w| *w <= 2.0 * pre_step_rms_rad)
+            .map(|w| (w + 1) as f64);
+        let coverage_from = |from: usize| {
+            let (mut inside, mut total) = (0usize, 0usize);
+            for k in from..n {
+                for j in 0..nv {
+                    total += 1;
+                    let e = log.eta_cal_nm[k * nv + j];
+                    let err = log.true_residual_nm[k * nv + j] - log.mu_nm[k * nv + j];
+                    if e.is_finite() && err.abs() <= e {
+                        inside += 1;
+                    }
+                }
+            }
+            inside as f64 / total.max(1) as f64
+        };
+        Self {
+            step_s,
+            pre_step_rms_rad,
+            windows_rad,
+            recovery_s,
+            bound_coverage: coverage_from(step),
+            bound_coverage_from_2s: coverage_from(tick(step_s + 2.0)),
+        }
+    }
 }
 
 /// Summary of a run's hot swaps.
@@ -246,6 +315,9 @@ impl SimReport {
             late_ticks: learned.late_ticks,
             swaps: learned.swaps.clone(),
             swap_busy_ticks: learned.swap_busy_ticks,
+            changes: learned.changes.clone(),
+            reidentified_mass_kg: learned.reidentified_mass_kg,
+            after_step: None,
         }
     }
 
@@ -261,6 +333,15 @@ impl SimReport {
     /// The JSON object of DESIGN.md §6 (plus a few extra keys).
     pub fn to_json(&self) -> serde_json::Value {
         let mut value = self.base_json();
+        value["changes"] = json!(self.changes);
+        value["reidentified_mass_kg"] = json!(
+            self.reidentified_mass_kg
+                .is_finite()
+                .then_some(self.reidentified_mass_kg)
+        );
+        if let Some(after) = &self.after_step {
+            value["after_step"] = json!(after);
+        }
         if !self.swaps.is_empty() {
             value["swaps"] = json!({
                 "summary": SwapSummary::new(&self.swaps, self.swap_busy_ticks),
@@ -390,6 +471,31 @@ impl SimReport {
             "late ticks             {} (longer than the tick period)",
             self.late_ticks
         );
+        for c in &self.changes {
+            let _ = writeln!(
+                s,
+                "change                 {}",
+                crate::learn::describe_change(c)
+            );
+        }
+        if let Some(a) = &self.after_step {
+            let windows: Vec<String> = a
+                .windows_rad
+                .iter()
+                .take(5)
+                .map(|w| format!("{:.2}", w * 1e3))
+                .collect();
+            let _ = writeln!(
+                s,
+                "after the step         pre-step RMS {:.2} mrad; 1 s windows from the step: {} mrad; back within 2× after {}; η_cal coverage {:.1} % (from +2 s: {:.1} %)",
+                a.pre_step_rms_rad * 1e3,
+                windows.join(", "),
+                a.recovery_s
+                    .map_or("never".to_owned(), |r| format!("{r:.0} s")),
+                a.bound_coverage * 100.0,
+                a.bound_coverage_from_2s * 100.0
+            );
+        }
         if !self.swaps.is_empty() {
             let sum = SwapSummary::new(&self.swaps, self.swap_busy_ticks);
             let delays: Vec<String> = sum

@@ -72,6 +72,10 @@ pub struct RunLog {
     pub swaps: Vec<super::swaps::SwapRecord>,
     /// Ticks on which a due swap found the learner busy (it is offered again next tick).
     pub swap_busy_ticks: u64,
+    /// Changes of the dynamics the learner noticed.
+    pub changes: Vec<crate::learn::ChangeNotice>,
+    /// The payload mass change the last re-identification found, kg (NaN without one).
+    pub reidentified_mass_kg: f64,
 }
 
 /// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
@@ -206,6 +210,7 @@ fn run_inner(
         series.reserve(per_joint);
     }
     log.learned.reserve(ticks);
+    log.changes.reserve(64);
     log.tick_micros.reserve(ticks);
     let half = ticks / 2;
     let report_every = (ticks / 100).max(1);
@@ -248,6 +253,13 @@ fn run_inner(
         for event in learner.take_events() {
             swap_log.record(k, event);
         }
+        let mut change = None;
+        for notice in learner.take_change_notices() {
+            change = Some(notice);
+            if log.changes.len() < log.changes.capacity() {
+                log.changes.push(notice);
+            }
+        }
         if status.adopted_model && log.model_adopted_at_secs.is_none() {
             log.model_adopted_at_secs = Some(t);
         }
@@ -282,6 +294,8 @@ fn run_inner(
                 true_residual: &truth,
                 exec_micros: status.exec_micros,
                 experts: learner.model_stats().map(|s| s.experts),
+                coverage: learner.coverage(),
+                change,
             });
         }
 
@@ -323,6 +337,7 @@ fn run_inner(
         + g.innovation;
     log.overruns = tick.supervisor_counts().overruns;
     log.hyper = learner.hyper().cloned();
+    log.reidentified_mass_kg = learner.reidentified_mass_kg();
     if let Some(schedule) = schedule {
         swap_log.labels = schedule.labels.clone();
         log.swap_busy_ticks = schedule.busy_refusals;

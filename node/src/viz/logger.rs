@@ -4,7 +4,7 @@
 
 use re_sdk::log::TimeColumn;
 use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
-use re_sdk_types::archetypes::{Scalars, SeriesLines};
+use re_sdk_types::archetypes::{Scalars, SeriesLines, TextLog};
 use re_sdk_types::components::Color;
 
 use super::error::{Result, VizError};
@@ -32,6 +32,7 @@ enum Quantity {
     Sigma,
     LatencyMicros,
     Experts,
+    Coverage,
 }
 
 impl Quantity {
@@ -63,6 +64,7 @@ impl Quantity {
             Quantity::Sigma => (true, &["sigma"]),
             Quantity::LatencyMicros => (false, &["tick", "latency_us"]),
             Quantity::Experts => (false, &["model", "experts"]),
+            Quantity::Coverage => (false, &["dynamics", "coverage"]),
         };
         let prefix: &[&str] = if per_joint { &["joints", joint] } else { &[] };
         EntityPath::new(
@@ -89,6 +91,7 @@ impl Quantity {
             Quantity::Sigma => ("σ", [148, 103, 189]),
             Quantity::LatencyMicros => ("tick µs", [44, 160, 44]),
             Quantity::Experts => ("experts", [140, 86, 75]),
+            Quantity::Coverage => ("coverage of ±η_cal (recent)", [23, 190, 207]),
         }
     }
 
@@ -107,6 +110,7 @@ impl Quantity {
             Quantity::Sigma => f.sigma[j],
             Quantity::LatencyMicros => f.exec_micros,
             Quantity::Experts => f.experts,
+            Quantity::Coverage => f.coverage,
         }
     }
 }
@@ -143,7 +147,11 @@ impl Logger {
                 series.push((quantity, j, quantity.path(name)));
             }
         }
-        for quantity in [Quantity::LatencyMicros, Quantity::Experts] {
+        for quantity in [
+            Quantity::LatencyMicros,
+            Quantity::Experts,
+            Quantity::Coverage,
+        ] {
             series.push((quantity, 0, quantity.path("")));
         }
         let series = series
@@ -203,6 +211,17 @@ impl Logger {
                 s.ticks.push(tick);
                 s.values.push(v);
             }
+        }
+        if let Some(change) = frame.change {
+            let path = EntityPath::from("dynamics/events");
+            self.rec.set_time_sequence(TICK, tick);
+            self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
+            self.rec
+                .log(
+                    path.clone(),
+                    &TextLog::new(crate::learn::describe_change(&change)),
+                )
+                .map_err(log_error(&path))?;
         }
         self.pending += 1;
         if self.pending >= BATCH_TICKS {

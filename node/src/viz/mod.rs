@@ -77,6 +77,8 @@
 //!     true_residual: &truth,
 //!     exec_micros: 12.0,
 //!     experts: None,
+//!     coverage: None,
+//!     change: None,
 //! });
 //! let summary = viz.finish()?;
 //! assert_eq!(summary.dropped, 0);
@@ -181,6 +183,10 @@ pub struct VizTick<'a> {
     pub exec_micros: f64,
     /// Experts of the active model, if one is active.
     pub experts: Option<u64>,
+    /// Coverage of ±η_cal over the learner's recent window, once known.
+    pub coverage: Option<f64>,
+    /// A change of the dynamics noticed at this tick.
+    pub change: Option<crate::learn::ChangeNotice>,
 }
 
 /// What the logger did, from [`Viz::finish`].

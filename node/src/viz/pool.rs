@@ -45,6 +45,10 @@ pub(crate) struct Frame {
     pub exec_micros: f64,
     /// Experts of the active model (NaN without a model).
     pub experts: f64,
+    /// Coverage of ±η_cal over the recent window (NaN before it is known).
+    pub coverage: f64,
+    /// A change of the dynamics noticed at this tick.
+    pub change: Option<crate::learn::ChangeNotice>,
 }
 
 impl Frame {
@@ -64,6 +68,8 @@ impl Frame {
             eta_cal: z(),
             exec_micros: 0.0,
             experts: f64::NAN,
+            coverage: f64::NAN,
+            change: None,
         }
     }
 
@@ -99,6 +105,8 @@ impl Frame {
         self.eta_cal.copy_from_slice(&tick.out.eta_cal);
         self.exec_micros = tick.exec_micros;
         self.experts = tick.experts.map_or(f64::NAN, |n| n as f64);
+        self.coverage = tick.coverage.unwrap_or(f64::NAN);
+        self.change = tick.change;
     }
 }
 
@@ -200,6 +208,8 @@ mod tests {
             true_residual: q,
             exec_micros: 1.0,
             experts: Some(3),
+            coverage: Some(0.95),
+            change: None,
         }
     }
 
