@@ -101,6 +101,7 @@
 //! recomputes one row of kernel values instead of all of them.
 #![warn(missing_docs)]
 
+mod adopt;
 pub mod config;
 mod expert;
 mod groups;
@@ -110,10 +111,15 @@ mod persist;
 mod plugin;
 mod pool;
 mod predict;
+mod refresh;
 mod replace;
+mod ring;
+mod runtime;
 mod select;
+mod shared;
 mod update;
 mod window;
 
+pub use adopt::{ADOPT_PER_CALL, DriftStats, SYNC_PER_CALL};
 pub use config::{Config, ValidConfig};
 pub use model::SkyGp;
