@@ -233,12 +233,18 @@ impl SkyGp {
             };
             rt.sync_all_blocking(&self.pool.experts);
             let t_now = rt.t_now;
+            // Fresh: factored at t_now, and no row expired at t_now (a Dense refactor moves
+            // the factor time to t_now but only a refresh removes expired rows).
+            let drift = *rt.drift();
             let fresh = !t_now.is_finite()
-                || self
-                    .pool
-                    .order
-                    .iter()
-                    .all(|&s| self.pool.experts[s].factor_time.to_bits() == t_now.to_bits());
+                || self.pool.order.iter().all(|&s| {
+                    let e = &self.pool.experts[s];
+                    e.factor_time.to_bits() == t_now.to_bits()
+                        && (0..e.n).all(|i| {
+                            let age = t_now - e.t[i];
+                            !e.base.chunks(e.n_bar).all(|col| drift.expired(col[i], age))
+                        })
+                });
             if fresh {
                 return Ok(());
             }

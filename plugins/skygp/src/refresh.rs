@@ -53,18 +53,31 @@ impl Worker {
         }
     }
 
-    /// The thread body: a cycle over all slots, then a wait until the next period (or a
-    /// request, or stop).
+    /// The thread body: wait until the next period (or a request, or stop), then a cycle
+    /// over all slots. The first cycle comes one period after the start (or at the first
+    /// request), so that a new, cloned or loaded model is refreshed only when asked or due.
     pub fn run(mut self) {
         let period =
             Duration::from_secs_f64(self.params.drift.refresh_period_s().clamp(1e-6, 86_400.0));
         let sh = Arc::clone(&self.shared);
+        let mut requests_seen = 0;
+        let mut next = Instant::now() + period;
         loop {
-            if sh.stop.load(Ordering::Acquire) {
-                return;
+            loop {
+                if sh.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                if sh.requests.load(Ordering::Acquire) != requests_seen {
+                    break;
+                }
+                let now = Instant::now();
+                if now >= next {
+                    break;
+                }
+                std::thread::park_timeout(next - now);
             }
             let start = Instant::now();
-            let requests_seen = sh.requests.load(Ordering::Acquire);
+            requests_seen = sh.requests.load(Ordering::Acquire);
             let cycle = sh.cycles_started.fetch_add(1, Ordering::AcqRel) + 1;
             let tau = sh.t_now();
             if tau.is_finite() {
@@ -79,19 +92,7 @@ impl Worker {
             sh.last_cycle_nanos.store(nanos, Ordering::Relaxed);
             sh.max_cycle_nanos.fetch_max(nanos, Ordering::Relaxed);
             sh.cycles_done.store(cycle, Ordering::Release);
-            let deadline = start + period;
-            loop {
-                if sh.stop.load(Ordering::Acquire)
-                    || sh.requests.load(Ordering::Acquire) != requests_seen
-                {
-                    break;
-                }
-                let now = Instant::now();
-                if now >= deadline {
-                    break;
-                }
-                std::thread::park_timeout(deadline - now);
-            }
+            next = start + period;
         }
     }
 
