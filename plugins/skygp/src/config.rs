@@ -4,6 +4,7 @@
 //! Key names, defaults and meanings are tabled in the crate root doc.
 
 use gpn_gp_core::aggregate::Aggregation;
+use gpn_gp_core::drift::Drift;
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
 use gpn_gp_core::model::ModelError;
 use serde::Deserialize;
@@ -215,6 +216,9 @@ pub struct Config {
     pub eviction: Option<Eviction>,
     pub kernel: Option<KernelName>,
     pub hyper: Option<Hyper>,
+    /// Uncertainty injection: the shared `drift` object of `gpn_gp_core::drift` (`null` or
+    /// absent: off). Parsed by [`Drift::from_config`] in [`Config::check`].
+    pub drift: Option<serde_json::Value>,
 }
 
 /// One output's resolved kernel and noise.
@@ -258,6 +262,10 @@ pub struct ValidConfig {
     /// Lower clamp on an expert's latent variance: 1e-12 (recommended, spec A21) or none
     /// (−∞, reference). Not a key.
     pub expert_var_floor: f64,
+    /// Uncertainty injection (the `drift` key), `None` when off. Kept last: a model without
+    /// drift writes the same configuration text into its saved state as before the key
+    /// existed (see `persist.rs`).
+    pub drift: Option<Drift>,
 }
 
 /// Floor on the squared pivot of a rank-one extension (reference code).
@@ -350,9 +358,20 @@ impl Config {
             eviction: self.eviction.unwrap_or(Eviction::Lru),
             hyper: self.resolve_hyper(input_dim, output_dim)?,
             expert_var_floor: pick(reference, 1e-12, f64::NEG_INFINITY),
+            drift: self.resolve_drift()?,
         };
         v.validate()?;
         Ok(v)
+    }
+
+    fn resolve_drift(&self) -> Result<Option<Drift>, ModelError> {
+        let Some(value) = &self.drift else {
+            return Ok(None);
+        };
+        let mut wrapper = serde_json::Map::new();
+        wrapper.insert("drift".into(), value.clone());
+        Drift::from_config(&serde_json::Value::Object(wrapper))
+            .map_err(|e| bad(format!("skygp: {e}")))
     }
 
     fn resolve_hyper(&self, d: usize, p: usize) -> Result<Vec<OutputHyper>, ModelError> {
@@ -443,6 +462,13 @@ impl ValidConfig {
                 self.n_cal, self.max_experts
             )));
         }
+        if self.drift.is_some()
+            && let Some(o) = self.hyper.iter().position(|h| h.noise_var <= 0.0)
+        {
+            return Err(bad(format!(
+                "skygp: drift needs sigma_n > 0 (the injected variance is relative to it), hyper[{o}].sigma_n is 0"
+            )));
+        }
         let bytes = self
             .max_experts
             .saturating_mul(self.expert_bytes_estimate());
@@ -455,9 +481,14 @@ impl ValidConfig {
         Ok(())
     }
 
-    /// Upper bound on one expert's buffer bytes (every output with its own factor).
+    /// Upper bound on one expert's buffer bytes (every output with its own factor). With
+    /// drift, each slot also has a shared input copy and a result buffer (a second factor).
     fn expert_bytes_estimate(&self) -> usize {
         let (n, d, p) = (self.n_bar, self.input_dim, self.output_dim);
-        8 * (n * d + 2 * n * p + p * n * (n + 1) / 2 + 2 * d)
+        let front = 8 * (n * d + 2 * n * p + p * n * (n + 1) / 2 + 2 * d);
+        match self.drift {
+            None => front,
+            Some(_) => front + 8 * (n * d + 2 * n * p + 2 * n + 2 * p * n + p * n * (n + 1) / 2),
+        }
     }
 }

@@ -1,12 +1,25 @@
 //! One local GP expert on fixed-capacity buffers (spec §2.3): its data, its factor per
 //! output group, α per output, center, dropped center and time stamp.
 //!
+//! With drift (uncertainty injection) it also keeps each sample's stamp t_s and base
+//! variance σ_s² per group, and its factor is that of K + diag(v_s(τ)) with
+//! v_s(τ) = ρ-inflated σ_s² at the factor time τ (`factor_time`), instead of K + σ_n²I.
+//!
 //! Real-time: no method here allocates; [`Expert::new`] reserves everything.
 
 use crate::config::{PIVOT_FLOOR, REFACTOR_JITTER};
 use crate::groups::Group;
 use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot};
+use gpn_gp_core::drift::Drift;
 use gpn_gp_core::kernel::Kernel;
+
+/// A new sample's drift data: the model, the sample's stamp and its base variance per group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stamp<'a> {
+    pub drift: &'a Drift,
+    pub t: f64,
+    pub base: &'a [f64],
+}
 
 /// A local expert. Rows `0..n` of `x`, `y` and `alpha` are valid.
 #[derive(Debug, Clone)]
@@ -37,12 +50,38 @@ pub(crate) struct Expert {
     pub created: u64,
     /// Capacity N̄.
     pub n_bar: usize,
+    /// Drift only (empty otherwise): stamp of each sample, s.
+    pub t: Vec<f64>,
+    /// Drift only: base variance of each sample per group, `base[g·N̄ + s]`.
+    pub base: Vec<f64>,
+    /// Drift: the time τ of the factor's diagonal v_s(τ).
+    pub factor_time: f64,
+    /// Bumped each time the slot gets a new expert or loses it.
+    pub generation: u64,
+    /// Bumped by every change of the rows; `structural_seq` records the last change that
+    /// was not an append (a replacement, a removal, a reset).
+    pub seq: u64,
+    pub structural_seq: u64,
 }
 
 impl Expert {
     /// Reserves every buffer. **Allocates.**
-    pub fn new(n_bar: usize, d: usize, p: usize, n_groups: usize, keep_k: bool) -> Self {
+    pub fn new(
+        n_bar: usize,
+        d: usize,
+        p: usize,
+        n_groups: usize,
+        keep_k: bool,
+        drift: bool,
+    ) -> Self {
+        let per_sample = |len: usize| if drift { vec![0.0; len] } else { Vec::new() };
         Self {
+            t: per_sample(n_bar),
+            base: per_sample(n_bar * n_groups),
+            factor_time: 0.0,
+            generation: 0,
+            seq: 0,
+            structural_seq: 0,
             x: vec![0.0; n_bar * d],
             y: vec![0.0; n_bar * p],
             alpha: vec![0.0; n_bar * p],
@@ -73,7 +112,9 @@ impl Expert {
             + self.y.len()
             + self.alpha.len()
             + self.center.len()
-            + self.center_off.len())
+            + self.center_off.len()
+            + self.t.len()
+            + self.base.len())
             + self
                 .chol
                 .iter()
@@ -86,8 +127,31 @@ impl Expert {
         &self.x[s * d..(s + 1) * d]
     }
 
+    /// The noise on the factor's diagonal for a new sample of group g: σ_n² without drift,
+    /// v(τ) = ρ-inflated base at this expert's factor time with drift (the base itself
+    /// unless the stamp is older than τ).
+    #[inline]
+    fn new_noise(&self, g: usize, group: &Group, stamp: Option<Stamp<'_>>) -> f64 {
+        match stamp {
+            None => group.noise_var,
+            Some(st) => st.drift.var(st.base[g], self.factor_time - st.t),
+        }
+    }
+
+    /// Stores the drift data of row s.
+    fn set_stamp(&mut self, s: usize, stamp: Option<Stamp<'_>>) {
+        if let Some(st) = stamp {
+            self.t[s] = st.t;
+            for (g, &b) in st.base.iter().enumerate() {
+                self.base[g * self.n_bar + s] = b;
+            }
+        }
+    }
+
     /// Resets to a one-point expert holding (x, y): c = x, L = [sqrt(σ_f² + σ_n²)] per
-    /// group, α = y/(σ_f² + σ_n²) (spec §2.4, n = 0).
+    /// group, α = y/(σ_f² + σ_n²) (spec §2.4, n = 0). With drift, σ_n² is the sample's
+    /// v(τ) and the factor time τ is `t_now`.
+    #[allow(clippy::too_many_arguments)]
     pub fn reset_with(
         &mut self,
         x: &[f64],
@@ -96,6 +160,7 @@ impl Expert {
         out_group: &[usize],
         stamp: f64,
         created: u64,
+        drift: Option<(Stamp<'_>, f64)>,
     ) {
         let d = x.len();
         let n_bar = self.n_bar;
@@ -106,19 +171,29 @@ impl Expert {
         self.n_off = 0;
         self.stamp = stamp;
         self.created = created;
-        for (g, ch) in groups.iter().zip(&mut self.chol) {
+        self.generation += 1;
+        self.seq += 1;
+        self.structural_seq = self.seq;
+        let st = drift.map(|(st, t_now)| {
+            self.factor_time = t_now;
+            st
+        });
+        self.set_stamp(0, st);
+        for (gi, g) in groups.iter().enumerate() {
+            let c = g.kernel.diag() + self.new_noise(gi, g, st);
+            let ch = &mut self.chol[gi];
             ch.clear();
             // A 1×1 factor cannot fail: σ_f² > 0.
-            let _ =
-                ch.extend_with_solved_mut(&[], g.kernel.diag() + g.noise_var, f64::MIN_POSITIVE);
+            let _ = ch.extend_with_solved_mut(&[], c, f64::MIN_POSITIVE);
         }
         for (km, g) in self.kmat.iter_mut().zip(groups) {
             km[0] = g.kernel.diag() + g.noise_var;
         }
         for (o, &yo) in y.iter().enumerate() {
-            let g = &groups[out_group[o]];
+            let gi = out_group[o];
+            let g = &groups[gi];
             self.y[o * n_bar] = yo;
-            self.alpha[o * n_bar] = yo / (g.kernel.diag() + g.noise_var);
+            self.alpha[o * n_bar] = yo / (g.kernel.diag() + self.new_noise(gi, g, st));
         }
     }
 
@@ -143,7 +218,9 @@ impl Expert {
     /// Appends (x, y) (spec §2.4): rank-one extension of every group's factor, center
     /// update (eq. 4), α by two triangular solves per output. `cached`, when given, holds
     /// (k, v) = (κ_g(X, x), L_g⁻¹k) for group g at offset g·N̄ (cached by the
-    /// prediction); otherwise they are computed here in `scratch` (length ≥ N̄).
+    /// prediction); otherwise they are computed here in `scratch` (length ≥ N̄). With
+    /// drift (`stamp`), the new diagonal entry is κ(x, x) + v(τ) and the stamp is stored.
+    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
         x: &[f64],
@@ -152,10 +229,11 @@ impl Expert {
         out_group: &[usize],
         cached: Option<(&[f64], &[f64])>,
         scratch: &mut [f64],
+        stamp: Option<Stamp<'_>>,
     ) -> Result<(), CholeskyError> {
         let (n, d, n_bar) = (self.n, x.len(), self.n_bar);
         for (g, group) in groups.iter().enumerate() {
-            let c = group.kernel.diag() + group.noise_var;
+            let c = group.kernel.diag() + self.new_noise(g, group, stamp);
             let row = n * (n + 1) / 2;
             match cached {
                 Some((k, v)) => {
@@ -179,6 +257,7 @@ impl Expert {
             }
         }
         self.x[n * d..(n + 1) * d].copy_from_slice(x);
+        self.set_stamp(n, stamp);
         let m = (n + 1) as f64;
         for (c, &xi) in self.center.iter_mut().zip(x) {
             *c = (*c * n as f64 + xi) / m;
@@ -240,5 +319,70 @@ impl Expert {
         })?;
         self.chol[g].swap(scratch);
         Ok(())
+    }
+
+    /// Drift: full refactorisation of group g at the factor time τ, K + diag(v_s(τ)),
+    /// without jitter (so it is exactly that matrix's factor) and, only if that fails,
+    /// with the Dense refactor's jitter. Into `scratch`, swapped in on success.
+    pub fn refactor_drift(
+        &mut self,
+        g: usize,
+        group: &Group,
+        drift: &Drift,
+        scratch: &mut PackedCholesky,
+    ) -> Result<(), CholeskyError> {
+        let (n, d, n_bar) = (self.n, self.center.len(), self.n_bar);
+        let (xs, t, tau) = (&self.x, &self.t, self.factor_time);
+        let base = &self.base[g * n_bar..(g + 1) * n_bar];
+        let k = |i: usize, j: usize| {
+            let v = group
+                .kernel
+                .value(&xs[i * d..(i + 1) * d], &xs[j * d..(j + 1) * d]);
+            if i == j {
+                v + drift.var(base[i], tau - t[i])
+            } else {
+                v
+            }
+        };
+        if scratch.factor_mut(n, 0.0, k).is_err() {
+            scratch.factor_mut(n, REFACTOR_JITTER, k)?;
+        }
+        self.chol[g].swap(scratch);
+        Ok(())
+    }
+
+    /// Drift: keeps rows `keep` (increasing, all < `n_snap`) and rows `n_snap..n`, in that
+    /// order, moving x, y, stamps and base variances down; the center becomes the mean of
+    /// the rows kept. Factors and α are the caller's business. No allocation.
+    pub fn retain_rows(&mut self, keep: &[usize], n_snap: usize) {
+        let (d, n_bar, n) = (self.center.len(), self.n_bar, self.n);
+        let mut w = 0;
+        for r in keep.iter().copied().chain(n_snap..n) {
+            if r != w {
+                self.x.copy_within(r * d..(r + 1) * d, w * d);
+                for col in self.y.chunks_mut(n_bar) {
+                    col[w] = col[r];
+                }
+                self.t[w] = self.t[r];
+                for col in self.base.chunks_mut(n_bar) {
+                    col[w] = col[r];
+                }
+            }
+            w += 1;
+        }
+        self.n = w;
+        if w == n {
+            return;
+        }
+        self.center.fill(0.0);
+        for s in 0..w {
+            for (c, &xi) in self.center.iter_mut().zip(&self.x[s * d..(s + 1) * d]) {
+                *c += xi;
+            }
+        }
+        let m = w.max(1) as f64;
+        for c in &mut self.center {
+            *c /= m;
+        }
     }
 }

@@ -6,6 +6,11 @@
 //! noise of its first output, so the pivot floor and refactor jitter act in that output's
 //! units. Outputs with other lengthscales, another kernel formula or another ratio get
 //! their own group (and factor).
+//!
+//! With drift (uncertainty injection) the injected variance ρ(age) is in the outputs' own
+//! units and the same for all of them, so scaled outputs could no longer share a factor
+//! exactly: K_o + diag(σ² + ρ) ≠ s_o·(K_g + diag(σ_g² + ρ)) unless s_o = 1. Then outputs
+//! share a factor only when their kernels and noises are identical (`exact`).
 
 use crate::config::OutputHyper;
 use gpn_gp_core::kernel::ArdKernel;
@@ -28,16 +33,20 @@ pub(crate) struct OutputMap {
 }
 
 /// Groups the outputs (first output of each group defines it). Group 0 holds output 0,
-/// whose kernel also ranks experts and sizes the window.
-pub(crate) fn build(hyper: &[OutputHyper]) -> (Vec<Group>, Vec<OutputMap>) {
+/// whose kernel also ranks experts and sizes the window. `exact`: group only outputs with
+/// identical σ_f and σ_n too (drift on).
+pub(crate) fn build(hyper: &[OutputHyper], exact: bool) -> (Vec<Group>, Vec<OutputMap>) {
     let mut groups: Vec<Group> = Vec::new();
     let mut maps = Vec::with_capacity(hyper.len());
     for h in hyper {
         let ratio = h.noise_var / h.kernel.sigma_f2();
         let found = groups.iter().position(|g| {
             let gr = g.noise_var / g.kernel.sigma_f2();
+            let same_scale = !exact
+                || (g.kernel.sigma_f2() == h.kernel.sigma_f2() && g.noise_var == h.noise_var);
             g.kernel.same_shape(&h.kernel)
                 && (gr - ratio).abs() <= 1e-12 * gr.abs().max(ratio.abs())
+                && same_scale
         });
         let gi = found.unwrap_or_else(|| {
             groups.push(Group {

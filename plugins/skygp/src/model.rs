@@ -5,6 +5,8 @@
 use crate::config::{Config, DecayClock, Preset, ValidConfig};
 use crate::groups::{self, Group, OutputMap};
 use crate::pool::Pool;
+use crate::refresh::WorkerParams;
+use crate::runtime::DriftRuntime;
 use gpn_gp_core::cholesky::PackedCholesky;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
@@ -44,6 +46,9 @@ pub(crate) struct Scratch {
     pub center_off: Vec<f64>,
     pub chol: PackedCholesky,
     pub protected: Vec<usize>,
+    /// Drift: stamp and base variances (per group) of a replaced row, for an undo.
+    pub t_old: f64,
+    pub base_old: Vec<f64>,
 }
 
 /// SkyGP-Fast / SkyGP-Dense: a streaming mixture of local GP experts with p outputs
@@ -70,6 +75,8 @@ pub struct SkyGp {
     pub(crate) scratch: Scratch,
     pub(crate) samples_seen: u64,
     pub(crate) replacements: u64,
+    /// Uncertainty injection (the `drift` key): refresh thread and its bookkeeping.
+    pub(crate) drift: Option<DriftRuntime>,
 }
 
 impl SkyGp {
@@ -81,9 +88,7 @@ impl SkyGp {
         input_dim: usize,
         output_dim: usize,
     ) -> Result<Self, ModelError> {
-        Ok(Self::new(
-            Config::from_json(config)?.check(input_dim, output_dim)?,
-        ))
+        Self::new(Config::from_json(config)?.check(input_dim, output_dim)?).started()
     }
 
     /// Builds a model from a typed config.
@@ -92,24 +97,50 @@ impl SkyGp {
         input_dim: usize,
         output_dim: usize,
     ) -> Result<Self, ModelError> {
-        Ok(Self::new(config.check(input_dim, output_dim)?))
+        Self::new(config.check(input_dim, output_dim)?).started()
     }
 
-    /// Builds a model from a checked config. **Allocates** the whole expert pool.
+    /// The model, or the error of a drift refresh thread that did not start.
+    pub(crate) fn started(self) -> Result<Self, ModelError> {
+        match self.drift.as_ref().and_then(|rt| rt.start_error.clone()) {
+            Some(e) => Err(ModelError::Other(e)),
+            None => Ok(self),
+        }
+    }
+
+    /// Builds a model from a checked config. **Allocates** the whole expert pool and, with
+    /// drift, spawns the refresh thread (which `Drop` stops and joins; if it cannot start,
+    /// `predict` and `update` return that error).
     pub fn new(cfg: ValidConfig) -> Self {
         let (d, p, n_bar, n_cal) = (cfg.input_dim, cfg.output_dim, cfg.n_bar, cfg.n_cal);
-        let (groups, outputs) = groups::build(&cfg.hyper);
+        let (groups, outputs) = groups::build(&cfg.hyper, cfg.drift.is_some());
         let g = groups.len();
         let out_group = outputs.iter().map(|m| m.group).collect();
         let decay = cfg.use_time_decay && cfg.rho_decay < 1.0;
+        let drift = cfg.drift.map(|drift| {
+            DriftRuntime::start(
+                WorkerParams {
+                    drift,
+                    groups: groups.clone(),
+                    out_group: outputs.iter().map(|m| m.group).collect(),
+                    n_bar,
+                    d,
+                    p,
+                },
+                cfg.max_experts,
+            )
+        });
         Self {
+            drift,
             pool: Pool::new(
                 cfg.max_experts,
                 n_bar,
                 d,
                 p,
                 g,
-                cfg.variant == crate::config::Variant::Dense,
+                // With drift the Dense refactor recomputes K with the inflated diagonal.
+                cfg.variant == crate::config::Variant::Dense && cfg.drift.is_none(),
+                cfg.drift.is_some(),
             ),
             nu_prev: None,
             x_prev: vec![0.0; d],
@@ -138,6 +169,8 @@ impl SkyGp {
                 center_off: vec![0.0; d],
                 chol: PackedCholesky::with_capacity(n_bar),
                 protected: Vec::with_capacity(n_cal),
+                t_old: 0.0,
+                base_old: vec![0.0; if cfg.drift.is_some() { g } else { 0 }],
             },
             samples_seen: 0,
             replacements: 0,
@@ -238,6 +271,13 @@ impl SkyGp {
         finite("x", x)
     }
 
+    pub(crate) fn check_drift_started(&self) -> Result<(), ModelError> {
+        match self.drift.as_ref().and_then(|rt| rt.start_error.as_ref()) {
+            Some(e) => Err(ModelError::Other(e.clone())),
+            None => Ok(()),
+        }
+    }
+
     fn check_p(&self, what: &'static str, s: &[f64]) -> Result<(), ModelError> {
         let p = self.cfg.output_dim;
         if s.len() != p {
@@ -272,13 +312,15 @@ impl OnlineModel for SkyGp {
         self.check_x(x)?;
         self.check_p("mean", mean)?;
         self.check_p("var", var)?;
+        self.check_drift_started()?;
         self.predict_impl(x, mean, var);
         Ok(())
     }
 
-    /// Real-time: no allocation, lock or I/O. `noise_var` is checked for length and
-    /// otherwise ignored (the configured σ_n² is used); `t_secs` drives the time decay
-    /// when `decay_clock = "seconds"`.
+    /// Real-time: no allocation, lock or I/O. Without drift `noise_var` is checked for
+    /// length and otherwise ignored (the configured σ_n² is used); with drift it must be
+    /// finite and ≥ 0 and sets the sample's base variance (crate doc, "Drift"). `t_secs`
+    /// drives the time decay when `decay_clock = "seconds"` and, with drift, the ages.
     fn update(
         &mut self,
         x: &[f64],
@@ -290,13 +332,22 @@ impl OnlineModel for SkyGp {
         self.check_p("y", y)?;
         finite("y", y)?;
         self.check_p("noise_var", noise_var)?;
-        if self.cfg.decay_clock == DecayClock::Seconds && !t_secs.is_finite() {
+        if (self.cfg.decay_clock == DecayClock::Seconds || self.drift.is_some())
+            && !t_secs.is_finite()
+        {
             return Err(ModelError::NonFinite {
                 what: "t_secs",
                 index: 0,
             });
         }
-        self.update_impl(x, y, t_secs)
+        if self.drift.is_some() {
+            self.check_drift_started()?;
+            finite("noise_var", noise_var)?;
+            if noise_var.iter().any(|&v| v < 0.0) {
+                return Err(ModelError::Other("skygp: noise_var must be ≥ 0".into()));
+            }
+        }
+        self.update_impl(x, y, t_secs, noise_var)
     }
 
     fn stats(&self) -> ModelStats {
@@ -310,7 +361,9 @@ impl OnlineModel for SkyGp {
                 + c.var.len()
                 + c.w.len()
                 + s.b.len())
-            + s.chol.memory_bytes();
+            + s.chol.memory_bytes()
+            + 8 * s.base_old.len()
+            + self.drift.as_ref().map_or(0, |rt| rt.shared_bytes);
         ModelStats {
             samples_seen: self.samples_seen,
             samples_stored: self.pool.points_stored(),

@@ -7,11 +7,22 @@
 //! scratch is not written; a model is loaded into one created with the same config and
 //! dimensions, which the state checks (it carries the resolved config's `Debug` text).
 //!
-//! Format, little-endian throughout: the magic `GPNSKYGP`, a `u32` format version (1),
-//! then length-prefixed fields in the order of [`save`]. Floats are written as their IEEE
+//! Format, little-endian throughout: the magic `GPNSKYGP`, a `u32` format version, then
+//! length-prefixed fields in the order of [`save`]. Floats are written as their IEEE
 //! bits, so a loaded model predicts exactly what the saved one did and keeps learning
 //! identically. Loading builds a fresh model and swaps it in only when every field has
 //! been read and checked: on error the model is unchanged.
+//!
+//! Versions:
+//! * 1 — a model without drift. Such a model still writes exactly this format, byte for
+//!   byte as before the `drift` key existed (its configuration text leaves the `drift:
+//!   None` field out), so its files and older builds stay interchangeable.
+//! * 2 — a model with drift: version 1's fields, plus the free-slot list (retired experts),
+//!   every handed-out slot (free ones with 0 rows), each expert's stamps, base variances,
+//!   factor time and change counters, and the newest stamp and drift counters. The refresh
+//!   thread's buffers are not saved: a loaded model copies its experts to its new thread
+//!   on its first calls. A version-1 file is refused by a model with drift and a
+//!   version-2 file by one without, each with a message saying so.
 //!
 //! Factors are restored through `PackedCholesky::extend_with_solved_mut`, whose row is
 //! copied verbatim and whose pivot is set through the pivot floor (sqrt of the square of
@@ -24,16 +35,35 @@ use gpn_gp_core::model::ModelError;
 use crate::model::SkyGp;
 
 const MAGIC: &[u8; 8] = b"GPNSKYGP";
+/// Format of a model without drift.
 const FORMAT_VERSION: u32 = 1;
+/// Format of a model with drift.
+const FORMAT_VERSION_DRIFT: u32 = 2;
+
+/// The configuration text stored in (and compared on loading) a state: the resolved
+/// config's `Debug` text, without the `drift` field when drift is off, so that it is the
+/// text of format 1.
+fn config_text(cfg: &crate::config::ValidConfig) -> String {
+    let text = format!("{cfg:?}");
+    match (cfg.drift, text.strip_suffix(", drift: None }")) {
+        (None, Some(head)) => format!("{head} }}"),
+        _ => text,
+    }
+}
 
 /// Serialises the learned state of `model`. **Allocates** the returned buffer.
 pub(crate) fn save(model: &SkyGp) -> Vec<u8> {
     let cfg = &model.cfg;
     let (d, p, n_bar) = (cfg.input_dim, cfg.output_dim, cfg.n_bar);
+    let drift = model.drift.as_ref();
     let mut w = Writer::default();
     w.bytes(MAGIC);
-    w.u32(FORMAT_VERSION);
-    w.str(&format!("{cfg:?}"));
+    w.u32(if drift.is_some() {
+        FORMAT_VERSION_DRIFT
+    } else {
+        FORMAT_VERSION
+    });
+    w.str(&config_text(cfg));
     w.usize(model.groups.len());
 
     w.usize(model.nu_prev.unwrap_or(usize::MAX));
@@ -57,10 +87,17 @@ pub(crate) fn save(model: &SkyGp) -> Vec<u8> {
     w.usize(c.n_agg);
 
     let pool = &model.pool;
-    // Slots in use: every slot handed out is in 𝒯 (a recycled slot is reinserted at once).
-    let used = pool.order.len();
+    // Without drift every slot handed out is in 𝒯 (a recycled slot is reinserted at once);
+    // with drift the others are in the free list.
+    let used = match drift {
+        None => pool.order.len(),
+        Some(_) => pool.used(),
+    };
     w.usize(used);
     w.usizes(&pool.order);
+    if drift.is_some() {
+        w.usizes(&pool.free);
+    }
     w.u64(pool.created);
     w.u64(pool.evictions);
     for e in &pool.experts[..used] {
@@ -85,6 +122,23 @@ pub(crate) fn save(model: &SkyGp) -> Vec<u8> {
         for km in &e.kmat {
             w.f64s(&km[..n * (n + 1) / 2]);
         }
+        if drift.is_some() {
+            w.f64s(&e.t[..n]);
+            for col in e.base.chunks(n_bar) {
+                w.f64s(&col[..n]);
+            }
+            w.f64(e.factor_time);
+            w.u64(e.generation);
+            w.u64(e.seq);
+            w.u64(e.structural_seq);
+        }
+    }
+    if let Some(rt) = drift {
+        let c = &rt.counters;
+        w.f64(rt.t_now);
+        for v in [c.adopted, c.dropped, c.expired, c.retired, c.sync_deferred] {
+            w.u64(v);
+        }
     }
     w.out
 }
@@ -106,13 +160,23 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
         return Err("not a SkyGP state (bad magic)".into());
     }
     let version = r.u32()?;
-    if version != FORMAT_VERSION {
-        return Err(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
-        ));
+    let with_drift = cfg.drift.is_some();
+    let expected = if with_drift {
+        FORMAT_VERSION_DRIFT
+    } else {
+        FORMAT_VERSION
+    };
+    if version != expected {
+        return Err(match version {
+            FORMAT_VERSION => "format version 1 is the state of a model without drift; this model has a \"drift\" key".into(),
+            FORMAT_VERSION_DRIFT => "format version 2 is the state of a model with drift; this model has no \"drift\" key".into(),
+            _ => format!(
+                "format version {version}, this build reads {FORMAT_VERSION} (no drift) and {FORMAT_VERSION_DRIFT} (drift)"
+            ),
+        });
     }
     let saved_cfg = r.str()?;
-    let this_cfg = format!("{cfg:?}");
+    let this_cfg = config_text(cfg);
     if saved_cfg != this_cfg {
         return Err(format!(
             "saved with another configuration or dimensions: saved {saved_cfg}, this model {this_cfg}"
@@ -155,32 +219,41 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
             m.pool.experts.len()
         ));
     }
-    for _ in 0..used {
-        // Hands out slots 0, 1, … in order: the pool is empty, so nothing is evicted.
-        let _ = m.pool.take_slot(cfg.eviction, &[]);
-    }
+    m.pool.set_used(used);
     let mut order = Vec::new();
     r.usizes_into_vec(&mut order)?;
-    if order.len() != used {
+    let mut free = Vec::new();
+    if with_drift {
+        r.usizes_into_vec(&mut free)?;
+    }
+    if order.len() + free.len() != used {
         return Err(format!(
-            "list has {} entries for {used} experts",
-            order.len()
+            "list has {} entries and {} free slots for {used} experts",
+            order.len(),
+            free.len()
         ));
     }
     let mut seen = vec![false; used];
-    for &slot in &order {
+    for &slot in order.iter().chain(&free) {
         if slot >= used || std::mem::replace(&mut seen[slot], true) {
             return Err(format!("list entry {slot} is out of range or repeated"));
         }
     }
     m.pool.order.extend_from_slice(&order);
+    m.pool.free.extend_from_slice(&free);
     m.pool.created = r.u64()?;
     m.pool.evictions = r.u64()?;
     for (slot, e) in m.pool.experts[..used].iter_mut().enumerate() {
         let n = r.usize()?;
-        if n == 0 || n > n_bar {
+        let is_free = free.contains(&slot);
+        if (n == 0) != is_free || n > n_bar {
             return Err(format!(
-                "expert in slot {slot} holds {n} points (N̄ = {n_bar})"
+                "expert in slot {slot} holds {n} points (N̄ = {n_bar}{})",
+                if is_free {
+                    ", a free slot holds none"
+                } else {
+                    ""
+                }
             ));
         }
         e.n = n;
@@ -206,6 +279,35 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
         }
         for km in &mut e.kmat {
             r.f64s_into("kmat", &mut km[..n * (n + 1) / 2])?;
+        }
+        if with_drift {
+            r.f64s_into("t", &mut e.t[..n])?;
+            for col in e.base.chunks_mut(n_bar) {
+                r.f64s_into("base", &mut col[..n])?;
+            }
+            e.factor_time = r.f64()?;
+            e.generation = r.u64()?;
+            e.seq = r.u64()?;
+            e.structural_seq = r.u64()?;
+        }
+    }
+    if let Some(rt) = m.drift.as_mut() {
+        let t_now = r.f64()?;
+        rt.observe_time(t_now);
+        let c = &mut rt.counters;
+        for v in [
+            &mut c.adopted,
+            &mut c.dropped,
+            &mut c.expired,
+            &mut c.retired,
+            &mut c.sync_deferred,
+        ] {
+            *v = r.u64()?;
+        }
+        // The new refresh thread learns every expert on the first calls.
+        for &slot in &order {
+            rt.live[slot] = true;
+            rt.mark_dirty(slot);
         }
     }
     let n_list = m.pool.len();

@@ -3,8 +3,10 @@
 //!
 //! Memory is bounded by construction. When all slots are in use and a new expert is
 //! needed, one is recycled by the eviction rule (never one of the experts selected for
-//! the current step). Real-time: only [`Pool::new`] allocates; `order` has reserved
-//! capacity, so inserting into it only moves memory.
+//! the current step). With drift an expert whose samples have all expired is retired: it
+//! leaves 𝒯 and its slot goes to a free list that new experts use first. Real-time: only
+//! [`Pool::new`] allocates; `order` and `free` have reserved capacity, so inserting into
+//! them only moves memory.
 
 use crate::config::Eviction;
 use crate::expert::Expert;
@@ -17,6 +19,8 @@ pub(crate) struct Pool {
     pub order: Vec<usize>,
     /// Slots handed out so far (slots `used..` are untouched).
     used: usize,
+    /// Retired slots (drift), reused before untouched ones.
+    pub free: Vec<usize>,
     /// Creation counter.
     pub created: u64,
     /// Experts recycled because the pool was full.
@@ -32,13 +36,15 @@ impl Pool {
         p: usize,
         n_groups: usize,
         keep_k: bool,
+        drift: bool,
     ) -> Self {
         Self {
             experts: (0..cap)
-                .map(|_| Expert::new(n_bar, d, p, n_groups, keep_k))
+                .map(|_| Expert::new(n_bar, d, p, n_groups, keep_k, drift))
                 .collect(),
             order: Vec::with_capacity(cap),
             used: 0,
+            free: Vec::with_capacity(if drift { cap } else { 0 }),
             created: 0,
             evictions: 0,
         }
@@ -58,7 +64,19 @@ impl Pool {
 
     /// Bytes reserved for all experts and the list.
     pub fn memory_bytes(&self) -> usize {
-        self.experts.iter().map(Expert::memory_bytes).sum::<usize>() + 8 * self.order.capacity()
+        self.experts.iter().map(Expert::memory_bytes).sum::<usize>()
+            + 8 * (self.order.capacity() + self.free.capacity())
+    }
+
+    /// Slots handed out so far (in 𝒯 or free).
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Marks the first `used` slots as handed out (restoring a saved state into an empty
+    /// pool). No allocation.
+    pub fn set_used(&mut self, used: usize) {
+        self.used = used.min(self.experts.len());
     }
 
     /// Points stored over all experts in 𝒯.
@@ -69,6 +87,9 @@ impl Pool {
     /// A slot for a new expert. If the pool is full, the victim chosen by `rule` (never a
     /// slot in `protected`) is removed from 𝒯 and its former list position is returned too.
     pub fn take_slot(&mut self, rule: Eviction, protected: &[usize]) -> (usize, Option<usize>) {
+        if let Some(slot) = self.free.pop() {
+            return (slot, None);
+        }
         if self.used < self.experts.len() {
             self.used += 1;
             return (self.used - 1, None);

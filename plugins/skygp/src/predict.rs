@@ -15,6 +15,7 @@ impl SkyGp {
         self.cache.valid = false;
         self.cache.kv_ready = false;
         self.cache.n_agg = 0;
+        self.drift_adopt();
         let outcome = self.select(x);
         self.cache.x.copy_from_slice(x);
         self.cache.valid = true;

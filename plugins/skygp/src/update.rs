@@ -1,25 +1,37 @@
 //! UPDATE, spec §3.5 U1–U3: time stamps, append to the first non-full selected expert
 //! (rank-one extension reusing the prediction's k and v), Dense replacement, or a new
 //! expert inserted next to the nearest one (recycling a pool slot when full).
+//! With drift each stored row also gets its stamp and base variance, the factor's new
+//! diagonal entry is the sample's injected variance, and every changed expert is copied
+//! to the refresh thread's input (`runtime.rs`); refreshed factors are adopted first
+//! (`adopt.rs`) unless the update reuses the prediction's cache.
 //! Real-time: no allocation (the O(N̄³) refactor works in reserved scratch).
 
 use crate::config::{DecayClock, EmptyCandidates, InsertSide, NuPrevRule, Variant};
+use crate::expert::Stamp;
 use crate::insert;
 use crate::model::SkyGp;
 use crate::replace;
 use gpn_gp_core::model::ModelError;
 
 impl SkyGp {
-    /// One update with (x, y) at time `t_secs`.
+    /// One update with (x, y) at time `t_secs` with per-output noise `noise_var` (used
+    /// only with drift).
     pub(crate) fn update_impl(
         &mut self,
         x: &[f64],
         y: &[f64],
         t_secs: f64,
+        noise_var: &[f64],
     ) -> Result<(), ModelError> {
+        if let Some(rt) = self.drift.as_mut() {
+            rt.observe_time(t_secs);
+            rt.set_base(&self.groups, &self.out_group, noise_var);
+        }
         let reuse = self.cache.valid && self.cache.x[..] == x[..];
         if !reuse {
             self.cache.kv_ready = false;
+            self.drift_adopt();
             self.select(x);
         }
         self.cache.valid = false;
@@ -33,14 +45,27 @@ impl SkyGp {
                 }
             }
         }
-        let result = self.absorb(x, y);
+        let result = self.absorb(x, y, t_secs);
         self.cache.kv_ready = false;
         self.samples_seen += 1;
+        self.drift_sync();
         result
     }
 
+    /// Drift: slot `slot` changed (`structural`: not by an append).
+    fn drift_changed(&mut self, slot: usize, structural: bool) {
+        if let Some(rt) = self.drift.as_mut() {
+            let e = &mut self.pool.experts[slot];
+            e.seq += 1;
+            if structural {
+                e.structural_seq = e.seq;
+            }
+            rt.mark_dirty(slot);
+        }
+    }
+
     /// U2–U3.
-    fn absorb(&mut self, x: &[f64], y: &[f64]) -> Result<(), ModelError> {
+    fn absorb(&mut self, x: &[f64], y: &[f64], t_secs: f64) -> Result<(), ModelError> {
         let n_bar = self.cfg.n_bar;
         let n_groups = self.groups.len();
         let dense = self.cfg.variant == Variant::Dense;
@@ -61,6 +86,11 @@ impl SkyGp {
                     .cache
                     .kv_ready
                     .then(|| (&self.cache.k[r.clone()], &self.cache.v[r]));
+                let stamp = self.drift.as_ref().map(|rt| Stamp {
+                    drift: rt.drift(),
+                    t: t_secs,
+                    base: &rt.base_new,
+                });
                 self.pool.experts[slot]
                     .append(
                         x,
@@ -69,10 +99,12 @@ impl SkyGp {
                         &self.out_group,
                         cached,
                         &mut self.scratch.b,
+                        stamp,
                     )
                     .map_err(|e| {
                         ModelError::Other(format!("skygp: rank-one extension failed: {e}"))
                     })?;
+                self.drift_changed(slot, false);
                 return Ok(());
             }
             if dense {
@@ -84,23 +116,44 @@ impl SkyGp {
                     &self.groups[0].kernel,
                     x,
                 ) {
-                    self.swap_in(slot, s, x, y)?;
+                    let swapped = self.swap_in(slot, s, x, y, t_secs);
+                    self.drift_changed(slot, true);
+                    swapped?;
                     self.replacements += 1;
                     return Ok(());
                 }
             }
         }
-        self.spawn(x, y);
+        self.spawn(x, y, t_secs);
         Ok(())
     }
 
     /// Dense replacement: overwrite slot s of expert `slot` with (x, y), move the center,
     /// update the dropped center, refactor (spec §3.6.1 "on accept").
-    fn swap_in(&mut self, slot: usize, s: usize, x: &[f64], y: &[f64]) -> Result<(), ModelError> {
+    /// With drift the refactorisation is that of K + diag(v(t_now)) (the factor time
+    /// moves to t_now).
+    fn swap_in(
+        &mut self,
+        slot: usize,
+        s: usize,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+    ) -> Result<(), ModelError> {
         let d = x.len();
         let n_bar = self.cfg.n_bar;
         let sc = &mut self.scratch;
         let e = &mut self.pool.experts[slot];
+        let drift = self.drift.as_ref();
+        if let Some(rt) = drift {
+            sc.t_old = e.t[s];
+            e.t[s] = t_secs;
+            for (g, b) in sc.base_old.iter_mut().enumerate() {
+                *b = e.base[g * n_bar + s];
+                e.base[g * n_bar + s] = rt.base_new[g];
+            }
+            e.factor_time = rt.t_now;
+        }
         sc.x_old.copy_from_slice(&e.x[s * d..(s + 1) * d]);
         sc.center.copy_from_slice(&e.center);
         sc.center_off.copy_from_slice(&e.center_off);
@@ -126,7 +179,11 @@ impl SkyGp {
         e.refresh_k_row(s, &self.groups);
         let mut failure = None;
         for (g, group) in self.groups.iter().enumerate() {
-            if let Err(err) = e.refactor(g, group, &mut sc.chol) {
+            let done = match drift {
+                None => e.refactor(g, group, &mut sc.chol),
+                Some(rt) => e.refactor_drift(g, group, rt.drift(), &mut sc.chol),
+            };
+            if let Err(err) = done {
                 failure = Some(err);
                 break;
             }
@@ -141,8 +198,17 @@ impl SkyGp {
             e.center_off.copy_from_slice(&sc.center_off);
             e.n_off = n_off_before;
             e.refresh_k_row(s, &self.groups);
+            if drift.is_some() {
+                e.t[s] = sc.t_old;
+                for (g, &b) in sc.base_old.iter().enumerate() {
+                    e.base[g * n_bar + s] = b;
+                }
+            }
             for (g, group) in self.groups.iter().enumerate() {
-                let _ = e.refactor(g, group, &mut sc.chol);
+                let _ = match drift {
+                    None => e.refactor(g, group, &mut sc.chol),
+                    Some(rt) => e.refactor_drift(g, group, rt.drift(), &mut sc.chol),
+                };
             }
             e.solve_alpha(&self.out_group);
             return Err(ModelError::Other(format!(
@@ -154,7 +220,7 @@ impl SkyGp {
     }
 
     /// U3: a new one-point expert, inserted next to the nearest expert (or appended).
-    fn spawn(&mut self, x: &[f64], y: &[f64]) {
+    fn spawn(&mut self, x: &[f64], y: &[f64], t_secs: f64) {
         let n = self.pool.len();
         let anchor = match self.cache.sel.first() {
             Some(&p) => Some(p),
@@ -200,6 +266,16 @@ impl SkyGp {
         }
         let created = self.pool.created;
         self.pool.created += 1;
+        let drift = self.drift.as_ref().map(|rt| {
+            (
+                Stamp {
+                    drift: rt.drift(),
+                    t: t_secs,
+                    base: &rt.base_new,
+                },
+                rt.t_now,
+            )
+        });
         self.pool.experts[slot].reset_with(
             x,
             y,
@@ -207,8 +283,13 @@ impl SkyGp {
             &self.out_group,
             self.clock,
             created,
+            drift,
         );
         self.pool.order.insert(q, slot);
+        if let Some(rt) = self.drift.as_mut() {
+            rt.live[slot] = true;
+            rt.mark_dirty(slot);
+        }
         if self.cfg.nu_prev_rule == NuPrevRule::NewExpert {
             self.nu_prev = Some(q);
             self.x_prev.copy_from_slice(x);

@@ -1,0 +1,122 @@
+//! With drift on, steady-state `predict` and `update` allocate nothing, and neither does
+//! the refresh thread: the counting allocator counts every thread of the process while
+//! refreshes are adopted, samples expire and experts retire.
+#![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
+
+use gpn_gp_core::model::OnlineModel;
+use gpn_skygp::SkyGp;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Deterministic pseudo-random inputs (xorshift), no allocation.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn check(variant: &str, p: usize, distinct_kernels: bool) {
+    let d = 6;
+    let hyper = if distinct_kernels {
+        serde_json::Value::Array(
+            (0..p)
+                .map(|o| serde_json::json!({"sigma_f": 1.0 + o as f64 * 0.1, "sigma_n": 0.1, "lengthscales": vec![0.6 + 0.05 * o as f64; d]}))
+                .collect(),
+        )
+    } else {
+        serde_json::json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": vec![0.6; d]})
+    };
+    // Samples live sqrt(9·0.01)/0.3 = 1 s of stamp time (stamps advance 2 ms per sample);
+    // the input wanders so that whole experts expire; a small pool also evicts.
+    let cfg = serde_json::json!({"variant": variant, "n_bar": 20, "max_experts": 60, "hyper": hyper,
+        "drift": {"model": "quadratic", "kappa_per_s": 0.3, "max_var_ratio": 10, "refresh_hz": 500}});
+    let mut gp = SkyGp::from_json(&cfg, d, p).unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.005; p]);
+    let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let mut step = |gp: &mut SkyGp, k: usize, with_predict: bool| {
+        let drift = (k as f64 * 0.003).sin() * 3.0;
+        for v in x.iter_mut() {
+            *v = rng.next() + drift;
+        }
+        for (o, v) in y.iter_mut().enumerate() {
+            *v = (x[0] * (o + 1) as f64).sin() + x[1] * x[2];
+        }
+        if with_predict {
+            gp.predict(&x, &mut mu, &mut var).unwrap();
+        }
+        gp.update(&x, &y, k as f64 * 0.002, &nv).unwrap();
+    };
+    for k in 0..3000 {
+        step(&mut gp, k, true);
+        if k % 50 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    let before = gp.drift_stats().unwrap();
+    ALLOCS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    for k in 3000..6000 {
+        step(&mut gp, k, k % 7 != 0); // some updates without a preceding predict
+        if k % 50 == 0 {
+            // Let the refresh thread work while counting (sleeping allocates nothing).
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    COUNTING.store(false, Ordering::SeqCst);
+    let n = ALLOCS.load(Ordering::SeqCst);
+    let after = gp.drift_stats().unwrap();
+    println!("{variant}, p = {p}, distinct = {distinct_kernels}: {after:?}");
+    assert_eq!(
+        n, 0,
+        "{variant}, p = {p}, distinct = {distinct_kernels}: {n} allocations"
+    );
+    // The window exercised the whole machinery.
+    assert!(after.refresh_cycles > before.refresh_cycles);
+    assert!(after.results_adopted > before.results_adopted);
+    assert!(after.samples_expired > before.samples_expired);
+    assert!(after.experts_retired > before.experts_retired);
+}
+
+#[test]
+fn steady_state_with_drift_allocates_nothing() {
+    for variant in ["fast", "dense"] {
+        check(variant, 1, false);
+        check(variant, 7, false);
+        check(variant, 7, true);
+    }
+}
