@@ -85,8 +85,9 @@ pub struct AfterStep {
     pub pre_step_rms_rad: f64,
     /// RMS over joints in 1 s windows from the step on, rad.
     pub windows_rad: Vec<f64>,
-    /// End of the first window (from the step) whose RMS is within 2× the pre-step level,
-    /// s after the step (None: never).
+    /// Recovery time, s after the step: the start of the first window from which every
+    /// later 1 s window's RMS is within 2× the pre-step level (0: it never left; None: the
+    /// last window is still above).
     pub recovery_s: Option<f64>,
     /// Fraction of (tick, joint) after the step with |true − μ| ≤ η_cal.
     pub bound_coverage: f64,
@@ -110,10 +111,11 @@ impl AfterStep {
             .take_while(|(a, b)| a < b)
             .map(|(a, b)| rms_between(a, b))
             .collect();
-        let recovery_s = windows_rad
+        let recovered_from = windows_rad
             .iter()
-            .position(|w| *w <= 2.0 * pre_step_rms_rad)
-            .map(|w| (w + 1) as f64);
+            .rposition(|w| *w > 2.0 * pre_step_rms_rad)
+            .map_or(0, |last_above| last_above + 1);
+        let recovery_s = (recovered_from < windows_rad.len()).then_some(recovered_from as f64);
         let coverage_from = |from: usize| {
             let (mut inside, mut total) = (0usize, 0usize);
             for k in from..n {
@@ -527,5 +529,56 @@ impl SimReport {
         }
         let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-joint log at 100 Hz whose tracking error is `level(t)`, with the residual
+    /// inside the bound except where `outside(t)`.
+    fn log(secs: f64, level: impl Fn(f64) -> f64, outside: impl Fn(f64) -> bool) -> RunLog {
+        let n = (secs * 100.0) as usize;
+        let t: Vec<f64> = (0..n).map(|k| k as f64 * 0.01).collect();
+        RunLog {
+            nv: 1,
+            dt_secs: 0.01,
+            error_rad: t.iter().map(|&t| level(t)).collect(),
+            true_residual_nm: t
+                .iter()
+                .map(|&t| if outside(t) { 2.0 } else { 0.5 })
+                .collect(),
+            mu_nm: vec![0.0; n],
+            eta_cal_nm: vec![1.0; n],
+            t_secs: t,
+            ..RunLog::default()
+        }
+    }
+
+    #[test]
+    fn recovery_waits_for_every_later_window_to_stay_low() {
+        // Pre-step level 1; after the step at 10 s: 5, 1, 3, 1, 1 (a relapse in window 3).
+        let level = |t: f64| match t {
+            t if t < 10.0 => 1.0,
+            t if t < 11.0 => 5.0,
+            t if t < 12.0 => 1.0,
+            t if t < 13.0 => 3.0,
+            _ => 1.0,
+        };
+        let a = AfterStep::new(&log(15.0, level, |t| t >= 10.0 && t < 10.5), 10.0);
+        assert!((a.pre_step_rms_rad - 1.0).abs() < 1e-12);
+        assert_eq!(a.windows_rad.len(), 5);
+        assert_eq!(a.recovery_s, Some(3.0));
+        assert!((a.bound_coverage - 0.9).abs() < 1e-9);
+        assert!((a.bound_coverage_from_2s - 1.0).abs() < 1e-12);
+        // Never leaving the band is a recovery time of 0; ending above it is None.
+        let flat = AfterStep::new(&log(15.0, |_| 1.0, |_| false), 10.0);
+        assert_eq!(flat.recovery_s, Some(0.0));
+        let worse = AfterStep::new(
+            &log(15.0, |t| if t < 10.0 { 1.0 } else { 3.0 }, |_| false),
+            10.0,
+        );
+        assert_eq!(worse.recovery_s, None);
     }
 }

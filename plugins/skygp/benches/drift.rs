@@ -105,7 +105,11 @@ fn benches(c: &mut Criterion) {
     let (d, p) = (21, 7);
     let data = synthetic(d, p);
     let mut group = c.benchmark_group("drift");
-    for (name, hz) in [("off", None), ("on_10hz", Some(10.0)), ("on_1000hz", Some(1000.0))] {
+    for (name, hz) in [
+        ("off", None),
+        ("on_10hz", Some(10.0)),
+        ("on_1000hz", Some(1000.0)),
+    ] {
         let mut run = Run::new(&data, p, hz);
         group.bench_function(format!("step/d{d}_p{p}/{name}"), |b| {
             b.iter_custom(|iters| {
