@@ -158,6 +158,10 @@ pub enum Observation {
     Learned,
     /// The model failed to learn it (error or non-finite output).
     ModelFailed,
+    /// Kept (in the replay buffer, with its innovation) but not learned: a re-identification
+    /// is waiting for post-change data measured against the pre-change model; the rebuild
+    /// learns it.
+    Held,
 }
 
 /// Counters of the learner.
@@ -781,6 +785,12 @@ impl Learner {
                 cal.observe(self.y_std[j], self.mu[j], self.var[j].max(0.0).sqrt());
             }
             self.watch_for_change(t_secs);
+        }
+        if self
+            .pending_change
+            .is_some_and(|c| c.action == ChangeAction::Reidentify)
+        {
+            return Observation::Held;
         }
         let start = Instant::now();
         let Some(model) = self.model.as_mut() else {
