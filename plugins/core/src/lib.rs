@@ -2,7 +2,7 @@
 //!
 //! Kernels, incremental and full Cholesky factorisations, triangular solves, the expert
 //! aggregation rules, marginal-likelihood hyperparameter fitting, the prequential metrics
-//! the SkyGP error bound, and the time-varying GP bandit harness (`tvgp`). It knows nothing of robots or ROS: models see x ∈ R^d and
+//! and the SkyGP error bound. It knows nothing of robots or ROS: models see x ∈ R^d and
 //! y ∈ R^p. Statically linked into each plugin.
 #![warn(missing_docs)]
 

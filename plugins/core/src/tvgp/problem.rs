@@ -149,9 +149,26 @@ pub struct FittedHyper {
     pub nlml: f64,
 }
 
-/// ML-II for an SE kernel on `n` uniform samples of f(·, 1) plus N(0, σ²) noise, σ² fixed
-/// (§7 #11), targets centred by their mean m0. BFGS with backtracking in (ln σ_f, ln ℓ)
-/// from ℓ ∈ {1, 3, 10}·(range/100), σ_f = std(y); the best run wins.
+/// The ML-II fitting data of §7 #11: `n` uniform samples of f(·, 1) plus N(0, σ²) noise,
+/// seeded. Returns (x, y) with y uncentred.
+pub fn fitting_sample<P: TimeVaryingProblem>(problem: &P, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let d = problem.dim();
+    let sd = problem.noise_var().sqrt();
+    let mut rng = SplitMix64::stream(seed, 0xF17);
+    let mut x = Vec::with_capacity(n * d);
+    let mut y = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = x.len();
+        for &(lo, hi) in problem.domain() {
+            x.push(rng.uniform_in(lo, hi));
+        }
+        y.push(problem.value(&x[start..], 1) + sd * rng.normal());
+    }
+    (x, y)
+}
+
+/// ML-II for an SE kernel on [`fitting_sample`] (§7 #11): σ² fixed at the problem's noise,
+/// targets centred by their mean m0; see [`fit_se_fixed_noise`].
 pub fn fit_hyperparameters<P: TimeVaryingProblem>(
     problem: &P,
     n: usize,
@@ -162,21 +179,37 @@ pub fn fit_hyperparameters<P: TimeVaryingProblem>(
             "the ML-II fit of the harness is one-dimensional".into(),
         ));
     }
+    let (x, y) = fitting_sample(problem, n, seed);
     let (lo, hi) = problem.domain()[0];
-    let sd = problem.noise_var().sqrt();
-    let mut rng = SplitMix64::stream(seed, 0xF17);
-    let x: Vec<f64> = (0..n).map(|_| rng.uniform_in(lo, hi)).collect();
-    let y_raw: Vec<f64> = x
-        .iter()
-        .map(|&xi| problem.value(&[xi], 1) + sd * rng.normal())
-        .collect();
+    fit_se_fixed_noise(&x, &y, problem.noise_var(), hi - lo)
+}
+
+/// Maximises the marginal likelihood of a 1-D SE kernel over (σ_f, ℓ) with the noise
+/// variance fixed, on targets centred by their mean (returned as m0). BFGS with
+/// backtracking in (ln σ_f, ln ℓ) from ℓ ∈ {1, 3, 10}·range/100, σ_f = std(y); the best
+/// run wins. Deterministic.
+pub fn fit_se_fixed_noise(
+    x: &[f64],
+    y_raw: &[f64],
+    noise_var: f64,
+    range: f64,
+) -> Result<FittedHyper> {
+    let n = y_raw.len();
+    if n < 2 || x.len() != n {
+        return Err(TvgpError::Dimension {
+            what: "fitting data",
+            expected: n.max(2),
+            found: x.len(),
+        });
+    }
+    let sd = noise_var.sqrt();
     let m0 = y_raw.iter().sum::<f64>() / n as f64;
     let y: Vec<f64> = y_raw.iter().map(|v| v - m0).collect();
     let std_y = (y.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt().max(1e-6);
     let objective = |p: [f64; 2], grad: Option<&mut [f64; 2]>| -> Option<f64> {
         let kernel = ArdKernel::se(p[0].exp(), &[p[1].exp()]).ok()?;
         let mut g = [0.0; 3];
-        let v = nlml(&kernel, sd, &x, &y, Some(&mut g)).ok()?;
+        let v = nlml(&kernel, sd, x, &y, Some(&mut g)).ok()?;
         if let Some(out) = grad {
             *out = [g[0], g[1]];
         }
@@ -184,7 +217,7 @@ pub fn fit_hyperparameters<P: TimeVaryingProblem>(
     };
     let mut best: Option<([f64; 2], f64)> = None;
     for scale in [1.0, 3.0, 10.0] {
-        let mut p = [std_y.ln(), (scale * (hi - lo) / 100.0).ln()];
+        let mut p = [std_y.ln(), (scale * range / 100.0).ln()];
         let mut g = [0.0; 2];
         let Some(mut v) = objective(p, Some(&mut g)) else {
             continue;

@@ -384,3 +384,26 @@ pub trait Expert {
     /// The answer at `z` for step `t`: (value, noise variance).
     fn answer(&mut self, z: &[f64], t: usize) -> (f64, f64);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ArdKernel;
+
+    #[test]
+    fn inverse_replacement_matches_a_fresh_inverse() {
+        let k = ArdKernel::se(0.9, &[1.2]).unwrap_or_else(|_| unreachable!());
+        let pool: Vec<f64> = (0..12).map(|i| (i as f64 * 1.7).sin() * 6.0).collect();
+        let mut z = vec![0usize, 3, 5, 8, 10];
+        let mut p = inverse_gram(&k, &pool, &z).unwrap_or_default();
+        for (slot, new) in [(2usize, 1usize), (0, 7), (4, 11), (2, 6)] {
+            let b: Vec<f64> = z.iter().map(|&r| k.value(&[pool[r]], &[pool[new]])).collect();
+            assert!(replace_in_inverse(&mut p, 5, slot, &b, k.diag()));
+            z[slot] = new;
+            let fresh = inverse_gram(&k, &pool, &z).unwrap_or_default();
+            for (a, f) in p.iter().zip(&fresh) {
+                assert!((a - f).abs() < 1e-6 * f.abs().max(1.0), "{a} vs {f}");
+            }
+        }
+    }
+}
