@@ -14,7 +14,9 @@ fn kernel() -> ArdKernel {
 fn data(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut r = SplitMix64::new(seed);
     let x: Vec<f64> = (0..2 * n).map(|_| r.uniform_in(-3.0, 3.0)).collect();
-    let y: Vec<f64> = (0..n).map(|i| (x[2 * i]).sin() + 0.3 * x[2 * i + 1]).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| (x[2 * i]).sin() + 0.3 * x[2 * i + 1])
+        .collect();
     let v: Vec<f64> = (0..n).map(|_| 0.01 * (1.0 + 50.0 * r.uniform())).collect();
     (x, y, v)
 }
@@ -75,14 +77,20 @@ fn a_huge_variance_is_the_same_as_removing_the_sample() {
     let mut with = HeteroGp::new(k.clone(), 32);
     with.fit(&x, &y, &v).unwrap();
     let keep: Vec<usize> = (0..20).filter(|&i| i != 7).collect();
-    let xr: Vec<f64> = keep.iter().flat_map(|&i| [x[2 * i], x[2 * i + 1]]).collect();
+    let xr: Vec<f64> = keep
+        .iter()
+        .flat_map(|&i| [x[2 * i], x[2 * i + 1]])
+        .collect();
     let yr: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
     let vr: Vec<f64> = keep.iter().map(|&i| v[i]).collect();
     let mut without = HeteroGp::new(k, 32);
     without.fit(&xr, &yr, &vr).unwrap();
     for q in [[x[14], x[15]], [0.0, 0.0], [1.0, -2.0]] {
         let (a, b) = (with.predict(&q), without.predict(&q));
-        assert!((a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6, "{a:?} {b:?}");
+        assert!(
+            (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6,
+            "{a:?} {b:?}"
+        );
     }
     assert!((with.logdet_info() - without.logdet_info()).abs() < 1e-6);
 }
@@ -106,7 +114,10 @@ fn merging_duplicates_changes_neither_posterior_nor_logdet() {
     small.fit(&merged.x, &merged.y, &merged.var).unwrap();
     for q in [[x[6], x[7]], [0.5, 0.5], [-2.0, 1.0]] {
         let (a, b) = (full.predict(&q), small.predict(&q));
-        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{a:?} {b:?}");
+        assert!(
+            (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+            "{a:?} {b:?}"
+        );
     }
     assert!((full.logdet_info() - small.logdet_info()).abs() < 1e-9);
     // The merged sample: precision-weighted target, summed precision.

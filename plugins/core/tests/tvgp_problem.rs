@@ -1,9 +1,9 @@
 //! The synthetic function of spec §5.1: the sanity numbers of §5.1 / §8 #7, and the frozen
 //! ML-II fit of §7 #11.
 
-use gpn_gp_core::tvgp::bandit::SYNTHETIC_HYPER;
 use gpn_gp_core::hyperfit::nlml;
 use gpn_gp_core::kernel::ArdKernel;
+use gpn_gp_core::tvgp::bandit::SYNTHETIC_HYPER;
 use gpn_gp_core::tvgp::problem::{
     Synthetic1d, TimeVaryingProblem, fit_hyperparameters, fit_se_fixed_noise, fitting_sample,
 };
@@ -49,9 +49,7 @@ fn the_frozen_hyperparameters_are_the_ml2_fit() {
     // and the NLML reported is the one recomputed here.
     let (x, y) = fitting_sample(&p, 200, 0);
     let yc: Vec<f64> = y.iter().map(|v| v - h.m0).collect();
-    let at = |sf: f64, l: f64| {
-        nlml(&ArdKernel::se(sf, &[l]).unwrap(), 0.1, &x, &yc, None).unwrap()
-    };
+    let at = |sf: f64, l: f64| nlml(&ArdKernel::se(sf, &[l]).unwrap(), 0.1, &x, &yc, None).unwrap();
     let best = at(h.sigma_f, h.lengthscale);
     assert!((best - h.nlml).abs() < 1e-9);
     for (a, b) in [(1.02, 1.0), (0.98, 1.0), (1.0, 1.02), (1.0, 0.98)] {

@@ -4,8 +4,7 @@ use gpn_gp_core::drift::greedy_pivoted_cholesky;
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
 use gpn_gp_core::tvgp::rng::SplitMix64;
 use gpn_gp_core::tvgp::side_query::{
-    Placement, QSchedule, dedup_points, prefix_residual_traces, select, swap_chain,
-    swap_det_ratio,
+    Placement, QSchedule, dedup_points, prefix_residual_traces, select, swap_chain, swap_det_ratio,
 };
 use nalgebra::DMatrix;
 
@@ -37,7 +36,11 @@ fn query_counts_follow_decision_5() {
     assert_eq!(QSchedule::Fixed(37).budget(500, 1, 10), 10);
     assert_eq!(QSchedule::Fixed(37).budget(5, 1, 100), 37);
     assert_eq!(
-        QSchedule::TraceRule { eta: 0.1, q_max: 20 }.budget(9, 1, 100),
+        QSchedule::TraceRule {
+            eta: 0.1,
+            q_max: 20
+        }
+        .budget(9, 1, 100),
         20
     );
     // Every step of the T = 500 run asks for ⌈6 ln t⌉ (when the pool allows).
@@ -186,7 +189,11 @@ fn the_swap_chain_stays_in_the_pool_and_keeps_its_size() {
         })
         .sum::<f64>()
         / 50.0;
-    assert!(logdet(&s.points) > random, "{} vs {random}", logdet(&s.points));
+    assert!(
+        logdet(&s.points) > random,
+        "{} vs {random}",
+        logdet(&s.points)
+    );
 }
 
 #[test]
@@ -194,7 +201,16 @@ fn random_placements_and_dedup() {
     let k = se();
     let p = pool(30, 7);
     let mut rng = SplitMix64::new(4);
-    let s = select(&k, &p, 8, Placement::RandomPast, None, &[(-10.0, 10.0)], 0.0, &mut rng);
+    let s = select(
+        &k,
+        &p,
+        8,
+        Placement::RandomPast,
+        None,
+        &[(-10.0, 10.0)],
+        0.0,
+        &mut rng,
+    );
     assert_eq!(s.points.len(), 8);
     let mut idx: Vec<usize> = s
         .points
@@ -204,10 +220,28 @@ fn random_placements_and_dedup() {
     idx.sort_unstable();
     idx.dedup();
     assert_eq!(idx.len(), 8, "without replacement");
-    let d = select(&k, &p, 8, Placement::RandomDomain, None, &[(2.0, 3.0)], 0.0, &mut rng);
+    let d = select(
+        &k,
+        &p,
+        8,
+        Placement::RandomDomain,
+        None,
+        &[(2.0, 3.0)],
+        0.0,
+        &mut rng,
+    );
     assert!(d.points.len() == 8 && d.points.iter().all(|x| (2.0..3.0).contains(x)));
     // Budget larger than the pool: capped.
-    let all = select(&k, &p[..4], 8, Placement::Greedy, None, &[(-10.0, 10.0)], 0.0, &mut rng);
+    let all = select(
+        &k,
+        &p[..4],
+        8,
+        Placement::Greedy,
+        None,
+        &[(-10.0, 10.0)],
+        0.0,
+        &mut rng,
+    );
     assert_eq!(all.points.len(), 4);
     // Dedup keeps first occurrences in order, merges within tol, works in 2-D.
     assert_eq!(

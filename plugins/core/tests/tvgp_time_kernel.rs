@@ -87,7 +87,8 @@ fn eps_zero_is_gp_ucb_and_reset_forgets() {
     // Bad settings and full buffers are errors, not panics.
     assert!(TimeKernelGp::new(ArdKernel::se(1.0, &[1.0]).unwrap(), 1.0, 0.01, vec![], 2).is_err());
     assert!(TimeKernelGp::new(ArdKernel::se(1.0, &[1.0]).unwrap(), 0.1, 0.0, vec![], 2).is_err());
-    let mut small = TimeKernelGp::new(ArdKernel::se(1.0, &[1.0]).unwrap(), 0.1, 0.01, vec![0.0], 1).unwrap();
+    let mut small =
+        TimeKernelGp::new(ArdKernel::se(1.0, &[1.0]).unwrap(), 0.1, 0.01, vec![0.0], 1).unwrap();
     small.push(&[0.0], 1.0, 1.0).unwrap();
     assert!(small.push(&[0.0], 1.0, 2.0).is_err());
     assert!(small.push(&[0.0, 1.0], 1.0, 2.0).is_err());

@@ -37,7 +37,11 @@ fn the_window_table_of_section_1_4_is_reproduced() {
             (22027, &[0, 1, 2, 3]),
         ];
         for (t, ages) in cases {
-            assert_eq!(inj.kept_ages(sigma2, t), ages.to_vec(), "t = {t}, σ² = {sigma2}");
+            assert_eq!(
+                inj.kept_ages(sigma2, t),
+                ages.to_vec(),
+                "t = {t}, σ² = {sigma2}"
+            );
         }
         // At most 3 recent points in the T = 500 experiment.
         assert!((1..=500).all(|t| inj.kept_ages(sigma2, t).len() <= 3));

@@ -11,7 +11,8 @@
 //! * SparQ-GP-UCB ([`SparqConfig`]): injected variances, the discard window, and Q_t fresh
 //!   expert answers at greedy pivoted-Cholesky (optionally swap-chain) points of the past
 //!   locations. The same struct expresses the budget-matched ablations of §5.1: expert
-//!   answers only (no recent window), random past points, random points of D.
+//!   answers only (no recent window), random past points, random points of D, and GP-UCB
+//!   plus Q_t answers at random points of D (no injection, no window).
 //! * [`Method::Injected`]: heteroscedastic GP-UCB with injection and no side queries —
 //!   with the paper's window (≤ 3 points at T = 500), without a window (quadratic
 //!   injection on all data), or exponential weights (W-GP-UCB as a heteroscedastic GP,
@@ -207,6 +208,17 @@ impl Method {
         })
     }
 
+    /// The spec's third budget-matched ablation: GP-UCB (all bandit data, variance σ², no
+    /// injection, no window) plus Q_t fresh expert answers at uniform random points of D.
+    pub fn gp_ucb_random_queries(noise_var: f64) -> Self {
+        Method::SparQ(SparqConfig {
+            injection: Injection::quadratic(0.0, Threshold::Never),
+            placement: Placement::RandomDomain,
+            skip_when_fresh: false,
+            ..SparqConfig::paper(noise_var)
+        })
+    }
+
     /// Injection with the paper's window and no side queries.
     pub fn injection_window(noise_var: f64) -> Self {
         Method::Injected(Injection::paper(noise_var))
@@ -278,6 +290,8 @@ pub struct StepLog {
     pub c_kl: f64,
     /// ε_t = σ²η/(4 t M_k²) (logged only, §7 #6).
     pub eps_t: f64,
+    /// Accepted swaps of the M-DPP chain at this step.
+    pub swaps: usize,
     /// Wall time of the step, ns.
     pub wall_ns: u64,
 }
@@ -502,10 +516,17 @@ fn choose(
     let point = candidates[best * d..(best + 1) * d].to_vec();
     if d == 1 && config.refine_iters > 0 {
         let (lo, hi) = domain[0];
-        let (xr, _) = refine_1d(point[0], config.grid_step, lo, hi, config.refine_iters, |z| {
-            let (m, v) = predict(&[z]);
-            m + beta * v.max(0.0).sqrt()
-        });
+        let (xr, _) = refine_1d(
+            point[0],
+            config.grid_step,
+            lo,
+            hi,
+            config.refine_iters,
+            |z| {
+                let (m, v) = predict(&[z]);
+                m + beta * v.max(0.0).sqrt()
+            },
+        );
         return vec![xr];
     }
     point
@@ -592,6 +613,7 @@ fn sparq_data<P: TimeVaryingProblem>(
         }
     }
     entry.queries = sel.points.len() / d;
+    entry.swaps = sel.swaps_accepted;
     entry.c_kl = sel.residual_trace / min_var;
     Ok(())
 }

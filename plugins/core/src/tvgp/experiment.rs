@@ -101,14 +101,15 @@ pub struct Summary {
 /// Summarises runs of one method.
 pub fn summarize(name: &str, logs: &[RunLog]) -> Summary {
     let horizon = logs.first().map_or(0, |l| l.steps.len());
-    let checkpoints: Vec<usize> = (1..=5).map(|k| horizon * k / 5).filter(|&t| t > 0).collect();
+    let checkpoints: Vec<usize> = (1..=5)
+        .map(|k| horizon * k / 5)
+        .filter(|&t| t > 0)
+        .collect();
     let finals: Vec<f64> = logs.iter().map(RunLog::average_regret).collect();
-    let avg = |f: &dyn Fn(&RunLog) -> f64| {
-        logs.iter().map(f).sum::<f64>() / logs.len().max(1) as f64
-    };
-    let last = |f: fn(&super::bandit::StepLog) -> f64| {
-        avg(&|l: &RunLog| l.steps.last().map_or(0.0, f))
-    };
+    let avg =
+        |f: &dyn Fn(&RunLog) -> f64| logs.iter().map(f).sum::<f64>() / logs.len().max(1) as f64;
+    let last =
+        |f: fn(&super::bandit::StepLog) -> f64| avg(&|l: &RunLog| l.steps.last().map_or(0.0, f));
     Summary {
         name: name.to_string(),
         runs: logs.len(),
@@ -127,7 +128,9 @@ pub fn summarize(name: &str, logs: &[RunLog]) -> Summary {
         c_kl_last: last(|s| s.c_kl),
         evaluations: avg(&|l: &RunLog| l.total_evaluations() as f64),
         ms_per_step: avg(&|l: &RunLog| {
-            l.steps.iter().map(|s| s.wall_ns as f64).sum::<f64>() / 1e6 / l.steps.len().max(1) as f64
+            l.steps.iter().map(|s| s.wall_ns as f64).sum::<f64>()
+                / 1e6
+                / l.steps.len().max(1) as f64
         }),
     }
 }
@@ -178,7 +181,7 @@ pub fn markdown_table(summaries: &[Summary]) -> String {
             s.push_str(&format!(" {v:.3} |"));
         }
         s.push_str(&format!(
-            " {:.3} | {:.1} | {:.1} | {:.2} | {:.3} | {:.0} | {:.2} |\n",
+            " {:.3} | {:.1} | {:.1} | {:.2} | {:.1e} | {:.0} | {:.2} |\n",
             m.late_regret,
             m.q_last,
             m.kept_last,

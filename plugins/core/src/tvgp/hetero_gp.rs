@@ -151,7 +151,8 @@ impl<K: Kernel> HeteroGp<K> {
         }
         self.work.clear();
         for i in 0..n {
-            self.work.push(self.kernel.value(&self.x[i * d..(i + 1) * d], x));
+            self.work
+                .push(self.kernel.value(&self.x[i * d..(i + 1) * d], x));
         }
         let mean = dot(&self.work, &self.alpha);
         for (w, s) in self.work.iter_mut().zip(&self.inv_sd) {
@@ -187,13 +188,7 @@ pub struct Merged {
 /// Merges samples whose inputs lie within Euclidean distance `tol` of a group's first
 /// sample (the spec's dedup tolerance is 1e-9·ℓ). `x` is row-major with `dim` columns.
 /// O(n log n) when the first coordinates are spread.
-pub fn merge_duplicates(
-    x: &[f64],
-    y: &[f64],
-    var: &[f64],
-    dim: usize,
-    tol: f64,
-) -> Result<Merged> {
+pub fn merge_duplicates(x: &[f64], y: &[f64], var: &[f64], dim: usize, tol: f64) -> Result<Merged> {
     let n = y.len();
     if dim == 0 || x.len() != n * dim || var.len() != n {
         return Err(TvgpError::Dimension {

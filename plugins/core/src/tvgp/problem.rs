@@ -151,7 +151,11 @@ pub struct FittedHyper {
 
 /// The ML-II fitting data of §7 #11: `n` uniform samples of f(·, 1) plus N(0, σ²) noise,
 /// seeded. Returns (x, y) with y uncentred.
-pub fn fitting_sample<P: TimeVaryingProblem>(problem: &P, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+pub fn fitting_sample<P: TimeVaryingProblem>(
+    problem: &P,
+    n: usize,
+    seed: u64,
+) -> (Vec<f64>, Vec<f64>) {
     let d = problem.dim();
     let sd = problem.noise_var().sqrt();
     let mut rng = SplitMix64::stream(seed, 0xF17);
@@ -205,7 +209,9 @@ pub fn fit_se_fixed_noise(
     let sd = noise_var.sqrt();
     let m0 = y_raw.iter().sum::<f64>() / n as f64;
     let y: Vec<f64> = y_raw.iter().map(|v| v - m0).collect();
-    let std_y = (y.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt().max(1e-6);
+    let std_y = (y.iter().map(|v| v * v).sum::<f64>() / n as f64)
+        .sqrt()
+        .max(1e-6);
     let objective = |p: [f64; 2], grad: Option<&mut [f64; 2]>| -> Option<f64> {
         let kernel = ArdKernel::se(p[0].exp(), &[p[1].exp()]).ok()?;
         let mut g = [0.0; 3];

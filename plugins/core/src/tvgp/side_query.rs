@@ -199,7 +199,12 @@ pub fn select<K: Kernel>(
     let n = pool.len() / d;
     let q = q.min(n);
     let row = |i: usize| &pool[i * d..(i + 1) * d];
-    let gather = |idx: &[usize]| idx.iter().flat_map(|&i| row(i)).copied().collect::<Vec<_>>();
+    let gather = |idx: &[usize]| {
+        idx.iter()
+            .flat_map(|&i| row(i))
+            .copied()
+            .collect::<Vec<_>>()
+    };
     let mut swaps_accepted = 0;
     let points = match placement {
         Placement::Greedy | Placement::GreedyMcmc { .. } => {
@@ -397,7 +402,10 @@ mod tests {
         let mut z = vec![0usize, 3, 5, 8, 10];
         let mut p = inverse_gram(&k, &pool, &z).unwrap_or_default();
         for (slot, new) in [(2usize, 1usize), (0, 7), (4, 11), (2, 6)] {
-            let b: Vec<f64> = z.iter().map(|&r| k.value(&[pool[r]], &[pool[new]])).collect();
+            let b: Vec<f64> = z
+                .iter()
+                .map(|&r| k.value(&[pool[r]], &[pool[new]]))
+                .collect();
             assert!(replace_in_inverse(&mut p, 5, slot, &b, k.diag()));
             z[slot] = new;
             let fresh = inverse_gram(&k, &pool, &z).unwrap_or_default();
