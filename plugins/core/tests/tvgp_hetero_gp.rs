@@ -8,7 +8,7 @@ use gpn_gp_core::tvgp::rng::SplitMix64;
 use nalgebra::{DMatrix, DVector};
 
 fn kernel() -> ArdKernel {
-    ArdKernel::se(0.7, &[1.3, 0.8]).unwrap()
+    ArdKernel::se(0.7, &[1.3, 0.8]).expect("valid SE kernel")
 }
 
 fn data(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
@@ -28,7 +28,7 @@ fn dense(k: &ArdKernel, x: &[f64], y: &[f64], v: &[f64], q: &[f64]) -> (f64, f64
     let kk = DMatrix::from_fn(n, n, |i, j| k.value(row(i), row(j)));
     let sigma = DMatrix::from_diagonal(&DVector::from_column_slice(v));
     let a = &kk + &sigma;
-    let inv = a.clone().try_inverse().unwrap();
+    let inv = a.clone().try_inverse().expect("dense K + Σ is invertible");
     let kq = DVector::from_fn(n, |i, _| k.value(row(i), q));
     let mean = (kq.transpose() * &inv * DVector::from_column_slice(y))[(0, 0)];
     let var = k.value(q, q) - (kq.transpose() * &inv * &kq)[(0, 0)];

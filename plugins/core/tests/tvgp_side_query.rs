@@ -9,7 +9,7 @@ use gpn_gp_core::tvgp::side_query::{
 use nalgebra::DMatrix;
 
 fn se() -> ArdKernel {
-    ArdKernel::se(0.8, &[1.5]).unwrap()
+    ArdKernel::se(0.8, &[1.5]).expect("valid SE kernel")
 }
 
 fn pool(n: usize, seed: u64) -> Vec<f64> {

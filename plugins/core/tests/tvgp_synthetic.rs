@@ -16,7 +16,7 @@ use gpn_gp_core::tvgp::window::Injection;
 const T: usize = 300;
 
 fn setup(horizon: usize) -> (Synthetic1d, BanditConfig) {
-    let mut config = BanditConfig::synthetic_default(horizon).unwrap();
+    let mut config = BanditConfig::synthetic_default(horizon).expect("valid default config");
     config.grid_step = 0.5;
     (Synthetic1d::with_horizon(horizon), config)
 }
@@ -140,7 +140,7 @@ fn a_run_is_reproducible_and_logs_what_section_3_asks() {
         assert!(s.queries <= q_max.min(t), "t = {t}: Q = {}", s.queries);
         // Queries start once something is stale (t ≥ 2).
         assert_eq!(s.queries == 0, t == 1);
-        assert_eq!(s.model_size <= s.queries + s.kept, true);
+        assert!(s.model_size <= s.queries + s.kept);
         assert!(s.beta >= beta_min && s.c_kl >= 0.0);
         let eps = s2 * 0.1 / (4.0 * t as f64 * config.kernel.sigma_f2());
         assert!((s.eps_t - eps).abs() < 1e-15);

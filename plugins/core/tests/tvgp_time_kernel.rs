@@ -12,9 +12,7 @@ fn dense(
     k: &ArdKernel,
     eps: f64,
     s2: f64,
-    xs: &[f64],
-    ts: &[f64],
-    ys: &[f64],
+    (xs, ts, ys): (&[f64], &[f64], &[f64]),
     q: f64,
     tau: f64,
 ) -> (f64, f64, f64) {
@@ -25,7 +23,7 @@ fn dense(
         kt(ts[i], ts[j]) * k.value(&[xs[i]], &[xs[j]]) + if i == j { s2 } else { 0.0 }
     });
     let kq = DVector::from_fn(n, |i, _| kt(tau, ts[i]) * k.value(&[xs[i]], &[q]));
-    let inv = a.clone().try_inverse().unwrap();
+    let inv = a.clone().try_inverse().expect("dense Gram is invertible");
     let m = (kq.transpose() * &inv * DVector::from_column_slice(ys))[(0, 0)];
     let v = k.value(&[q], &[q]) - (kq.transpose() * &inv * &kq)[(0, 0)];
     (m, v, a.determinant().ln() - n as f64 * s2.ln())
@@ -43,20 +41,22 @@ fn incremental_grid_posterior_matches_dense_recomputation() {
             let x = rng.uniform_in(-10.0, 10.0);
             let y = (0.3 * x).sin() + 0.1 * rng.normal();
             gp.push(&[x], y, t as f64).unwrap();
-            (xs.push(x), ts.push(t as f64), ys.push(y));
+            xs.push(x);
+            ts.push(t as f64);
+            ys.push(y);
         }
         let tau = 31.0;
         let (mut m, mut v) = (vec![0.0; 21], vec![0.0; 21]);
         gp.posterior_on_grid(tau, &mut m, &mut v);
         for g in [0, 7, 13, 20] {
-            let (md, vd, ld) = dense(&k, eps, 0.01, &xs, &ts, &ys, grid[g], tau);
+            let (md, vd, ld) = dense(&k, eps, 0.01, (&xs, &ts, &ys), grid[g], tau);
             assert!((m[g] - md).abs() < 1e-8, "ε={eps} g={g}: {} vs {md}", m[g]);
             assert!((v[g] - vd).abs() < 1e-8, "ε={eps} g={g}: {} vs {vd}", v[g]);
             assert!((gp.logdet_info() - ld).abs() < 1e-7 * ld.abs().max(1.0));
         }
         // Off-grid prediction agrees too.
         let (mp, vp) = gp.predict(&[2.345], tau);
-        let (md, vd, _) = dense(&k, eps, 0.01, &xs, &ts, &ys, 2.345, tau);
+        let (md, vd, _) = dense(&k, eps, 0.01, (&xs, &ts, &ys), 2.345, tau);
         assert!((mp - md).abs() < 1e-8 && (vp - vd).abs() < 1e-8);
     }
 }

@@ -355,9 +355,9 @@ pub fn run<P: TimeVaryingProblem>(
             found: config.kernel.dim(),
         });
     }
-    if !(config.grid_step > 0.0) || config.horizon == 0 {
+    if !config.grid_step.is_finite() || config.grid_step <= 0.0 || config.horizon == 0 {
         return Err(TvgpError::Config(
-            "grid_step must be > 0 and horizon ≥ 1".into(),
+            "grid_step must be finite and > 0, and horizon ≥ 1".into(),
         ));
     }
     let domain = problem.domain().to_vec();
