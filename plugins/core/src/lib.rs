@@ -14,3 +14,4 @@ pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;
 pub mod model;
+pub mod tvgp;
