@@ -43,6 +43,11 @@ pub struct SimArgs {
     /// Random seed of the simulator (overrides `sim.seed`).
     #[arg(long)]
     seed: Option<u64>,
+    /// Announce the payload step to the learner when it happens, as a gripper's "payload
+    /// changed" event would; it reacts by `learn.change.action` (overrides
+    /// `run.announce_changes`).
+    #[arg(long)]
+    announce_changes: bool,
     /// Write one CSV row per tick of the learned run (the stream `gp-node eval` reads).
     #[arg(long, value_name = "FILE.csv")]
     record: Option<PathBuf>,
@@ -164,6 +169,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(seed) = args.seed {
         params.sim.seed = seed;
+    }
+    if args.announce_changes {
+        params.run.announce_changes = true;
     }
     args.scenario.apply(&mut params);
     let robot = simulate::load_robot(&params)?;

@@ -62,6 +62,9 @@ pub struct RunParams {
     pub swap_every_s: f64,
     /// Models to cycle through after the configured one (plugin + config).
     pub swap_to: Vec<super::swaps::SwapTarget>,
+    /// Announce the scenario's payload step to the learner when it happens, as a gripper's
+    /// "payload changed" event would (`~/payload_changed` on the ROS node).
+    pub announce_changes: bool,
 }
 
 impl Default for RunParams {
@@ -72,6 +75,7 @@ impl Default for RunParams {
             realtime: false,
             swap_every_s: 0.0,
             swap_to: Vec::new(),
+            announce_changes: false,
         }
     }
 }

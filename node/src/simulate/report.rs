@@ -566,7 +566,7 @@ mod tests {
             t if t < 13.0 => 3.0,
             _ => 1.0,
         };
-        let a = AfterStep::new(&log(15.0, level, |t| t >= 10.0 && t < 10.5), 10.0);
+        let a = AfterStep::new(&log(15.0, level, |t| (10.0..10.5).contains(&t)), 10.0);
         assert!((a.pre_step_rms_rad - 1.0).abs() < 1e-12);
         assert_eq!(a.windows_rad.len(), 5);
         assert_eq!(a.recovery_s, Some(3.0));

@@ -164,6 +164,7 @@ fn run_inner(
     learn_params.calibration_samples = (ticks / 2).max(1);
     let hyper = params.model.config.get("hyper").cloned();
     let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
+    let mut announce_at = params.sim.payload.step.as_ref().map(|step| step.at_secs);
     let mut schedule = if learning {
         SwapSchedule::new(
             params.run.swap_every_s,
@@ -238,6 +239,10 @@ fn run_inner(
                     Err((None, _)) => {}
                 }
             }
+        }
+        if learning && params.run.announce_changes && announce_at.is_some_and(|at| t >= at) {
+            announce_at = None;
+            learner.announce_change();
         }
         let measured = sim.measure(&state, &tau_prev)?;
         let input = TickInput {
