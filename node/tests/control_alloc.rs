@@ -3,54 +3,20 @@
 //! nothing. Counted with a global allocator, as pinocchio's `test_crba_malloc` does, on this
 //! (the control) thread only: the learner's background worker allocates by design.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gp_node::control::{Tick, TickInput, TickOutput, TickResult};
 use gp_node::learn::{ChangeAction, Learner, ModelChange};
 use gp_node::sim::{SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
-struct Counting;
+mod alloc_support;
 
-thread_local! {
-    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-fn counting_here() -> bool {
-    COUNT_HERE.try_with(Cell::get).unwrap_or(false)
-}
+#[global_allocator]
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 // One test at a time: the counter is shared, the flag is per thread.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counting_here() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if counting_here() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// Runs warm + counted ticks of the default scenario with SkyGP-Dense learning; calls
 /// `during(k, learner)` before each counted tick. Returns the allocations on this thread
@@ -86,10 +52,10 @@ fn run_counted(
     let mut out = TickOutput::new(nv);
     let mut tau = vec![0.0; nv];
     let mut learned = 0;
-    ALLOCATIONS.store(0, Ordering::SeqCst);
+    alloc_support::reset();
     for k in 0..warm + counted {
         if k == warm {
-            COUNT_HERE.with(|c| c.set(true));
+            alloc_support::arm(true);
         }
         if k >= warm {
             during(k - warm, &mut learner);
@@ -114,8 +80,8 @@ fn run_counted(
         sim.step(&mut state, &out.u).expect("step");
         tau.copy_from_slice(&out.u);
     }
-    COUNT_HERE.with(|c| c.set(false));
-    (ALLOCATIONS.load(Ordering::SeqCst), learned, learner)
+    alloc_support::arm(false);
+    (alloc_support::allocations(), learned, learner)
 }
 
 #[test]

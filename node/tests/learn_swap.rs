@@ -5,9 +5,6 @@
 //! missing or broken plugin leaves the old model running and reports the error; reset and a
 //! model file round trip through the real SkyGP plugin.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Instant;
@@ -22,48 +19,11 @@ use gp_node::sim::{SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
+mod alloc_support;
 mod model_support;
 
-struct Counting;
-
-thread_local! {
-    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static FREES: AtomicUsize = AtomicUsize::new(0);
-
-fn counting_here() -> bool {
-    COUNT_HERE.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls on threads that
-// switched counting on.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counting_here() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counting_here() {
-            FREES.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if counting_here() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 /// A model that predicts its own id and records the thread that drops it.
 struct Probe {
@@ -220,7 +180,7 @@ fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_
     let mut refused_busy = 0u64;
     let control = std::thread::current().id();
 
-    COUNT_HERE.with(|c| c.set(true));
+    alloc_support::arm(true);
     let mut in_flight = false;
     for tick in 0..200_000 {
         if !in_flight && let Some(request) = requests.pop() {
@@ -248,22 +208,18 @@ fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_
             break;
         }
     }
-    COUNT_HERE.with(|c| c.set(false));
+    alloc_support::arm(false);
     // Let the worker finish dropping the retired models.
     rig.warm(1);
     std::thread::sleep(std::time::Duration::from_millis(200));
 
     assert_eq!(adoptions.len(), swaps as usize, "every swap was adopted");
     assert_eq!(
-        ALLOCATIONS.load(Ordering::SeqCst),
+        alloc_support::allocations(),
         0,
         "allocations on the control thread"
     );
-    assert_eq!(
-        FREES.load(Ordering::SeqCst),
-        0,
-        "frees on the control thread"
-    );
+    assert_eq!(alloc_support::frees(), 0, "frees on the control thread");
     for (id, adopted_tick, ready_at) in &adoptions {
         let ready_tick = tick_started[..=*adopted_tick]
             .iter()

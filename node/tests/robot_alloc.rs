@@ -4,70 +4,17 @@
 //! Only allocations made by this test's own thread while the counter is armed are counted, so
 //! the test harness's threads cannot disturb the count.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use gp_node::robot::{
     Data, Model, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor, rnea,
     world_from_link,
 };
 use nalgebra::{Matrix3, Vector3};
 
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    // `try_with`: the thread-local may already be gone while a thread shuts down.
-    if ARMED.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments
-// unchanged, so `System`'s guarantees carry over; counting touches only an atomic and a
-// const-initialised thread-local `Cell`, neither of which allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through this allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through this allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod alloc_support;
+use alloc_support::count_allocations;
 
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Runs `f` with the counter armed on this thread and returns the allocations it made.
-fn count_allocations(f: impl FnOnce()) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    ARMED.with(|armed| armed.set(true));
-    f();
-    ARMED.with(|armed| armed.set(false));
-    ALLOCATIONS.load(Ordering::SeqCst)
-}
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 #[test]
 fn no_algorithm_allocates_after_data_new() {

@@ -5,60 +5,15 @@
 //! so the logger thread and rerun's own threads cannot disturb the count.
 #![cfg(feature = "rerun")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use gp_node::control::TickOutput;
 use gp_node::robot::Model;
 use gp_node::simulate::DEFAULT_URDF;
 use gp_node::viz::{Viz, VizTarget, VizTick};
 
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    // `try_with`: the thread-local may already be gone while a thread shuts down.
-    if ARMED.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments
-// unchanged, so `System`'s guarantees carry over; counting touches only an atomic and a
-// const-initialised thread-local `Cell`, neither of which allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through this allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` was allocated by `System` through this allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod alloc_support;
 
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 
 #[test]
 fn log_tick_does_not_allocate_and_counts_every_tick() {
@@ -77,7 +32,8 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
     let truth = vec![0.5; nv];
     let ticks = 5000_u64;
 
-    ARMED.with(|a| a.set(true));
+    alloc_support::reset();
+    alloc_support::arm(true);
     for k in 0..ticks {
         let t = k as f64 * 1e-3;
         for (j, (qj, uj)) in q.iter_mut().zip(out.u.iter_mut()).enumerate() {
@@ -97,8 +53,8 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
             change: None,
         });
     }
-    ARMED.with(|a| a.set(false));
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    alloc_support::arm(false);
+    let allocations = alloc_support::allocations();
 
     let summary = viz.finish().expect("finish");
     assert_eq!(allocations, 0, "log_tick allocated {allocations} times");
