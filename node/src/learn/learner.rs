@@ -70,6 +70,8 @@ pub struct LearnParams {
     pub calibration_samples: usize,
     /// Changes of the dynamics: detection, reaction, coverage monitor.
     pub change: ChangeParams,
+    /// Side query (b): a probing trajectory through the stale region after a change.
+    pub probe: super::probe::ProbeParams,
 }
 
 impl Default for LearnParams {
@@ -88,6 +90,7 @@ impl Default for LearnParams {
             calibration_level: 0.95,
             calibration_samples: 5000,
             change: ChangeParams::default(),
+            probe: super::probe::ProbeParams::default(),
         }
     }
 }
@@ -325,6 +328,10 @@ impl Learner {
         }
         params.change.check().map_err(|reason| LearnError::Param {
             key: "change",
+            reason,
+        })?;
+        params.probe.check().map_err(|reason| LearnError::Param {
+            key: "probe",
             reason,
         })?;
         if params.fit_samples < 2 {

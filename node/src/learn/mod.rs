@@ -10,6 +10,7 @@ mod change;
 mod fit_worker;
 mod gate;
 mod learner;
+mod probe;
 mod replay;
 mod standardize;
 mod swap;
@@ -23,6 +24,7 @@ pub use gate::{Gate, GateCounts, GateParams, Rejection};
 pub use learner::{
     LearnCounts, LearnError, LearnParams, LearnPhase, Learner, ModelSnapshot, Observation,
 };
+pub use probe::{ProbeParams, ProbePlan, ProbeRefusal, ProbeStart, plan_probe, select_waypoints};
 pub use replay::{ReplayBuffer, SampleRef};
 pub use standardize::Standardizer;
 pub use swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};

@@ -6,6 +6,7 @@
 //! except the optional `--record` CSV.
 
 mod params_file;
+mod probing;
 mod record;
 mod reference;
 mod report;
@@ -14,6 +15,7 @@ mod scenario;
 mod swaps;
 
 pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams};
+pub use probing::ProbeRecord;
 pub use record::Recorder;
 pub use reference::ReferenceParams;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};

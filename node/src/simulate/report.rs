@@ -72,6 +72,8 @@ pub struct SimReport {
     pub changes: Vec<crate::learn::ChangeNotice>,
     /// Payload mass change found by the last re-identification, kg.
     pub reidentified_mass_kg: f64,
+    /// Probing trajectories planned after changes.
+    pub probes: Vec<super::probing::ProbeRecord>,
     /// Recovery after a step change of the dynamics (scenario `payload-step`).
     pub after_step: Option<AfterStep>,
 }
@@ -319,6 +321,7 @@ impl SimReport {
             swap_busy_ticks: learned.swap_busy_ticks,
             changes: learned.changes.clone(),
             reidentified_mass_kg: learned.reidentified_mass_kg,
+            probes: learned.probes.clone(),
             after_step: None,
         }
     }
@@ -336,6 +339,7 @@ impl SimReport {
     pub fn to_json(&self) -> serde_json::Value {
         let mut value = self.base_json();
         value["changes"] = json!(self.changes);
+        value["probes"] = json!(self.probes);
         value["reidentified_mass_kg"] = json!(
             self.reidentified_mass_kg
                 .is_finite()
@@ -478,6 +482,18 @@ impl SimReport {
                 s,
                 "change                 {}",
                 crate::learn::describe_change(c)
+            );
+        }
+        for p in &self.probes {
+            let _ = writeln!(
+                s,
+                "probe                  t = {:.3} s: {} ({} waypoints, {:.1} s, worst |τ|+βσ = {:.0} % of the limit, planned in {:.0} ms)",
+                p.t_secs,
+                p.outcome,
+                p.waypoints,
+                p.duration_s,
+                p.worst_effort_ratio * 100.0,
+                p.plan_ms
             );
         }
         if let Some(a) = &self.after_step {

@@ -74,6 +74,8 @@ pub struct RunLog {
     pub swap_busy_ticks: u64,
     /// Changes of the dynamics the learner noticed.
     pub changes: Vec<crate::learn::ChangeNotice>,
+    /// Probing trajectories planned after changes (`learn.probe`).
+    pub probes: Vec<super::probing::ProbeRecord>,
     /// The payload mass change the last re-identification found, kg (NaN without one).
     pub reidentified_mass_kg: f64,
 }
@@ -221,13 +223,14 @@ fn run_inner(
     );
     let wall = Instant::now();
 
+    let mut probing = super::probing::ProbingReference::new(reference, &params.learn.probe);
     for k in 0..ticks {
         let t = k as f64 * dt;
         state.t_secs = t;
         if k == half {
             learner.freeze_calibration();
         }
-        reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
+        probing.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
         if let Some(schedule) = schedule.as_mut() {
             swap_log.tick_started.push(Instant::now());
             let active = learner.phase() == crate::learn::LearnPhase::Active;
@@ -264,6 +267,11 @@ fn run_inner(
             if log.changes.len() < log.changes.capacity() {
                 log.changes.push(notice);
             }
+        }
+        if let Some(notice) = change.filter(|_| learning)
+            && let Some(record) = probing.on_change(robot, &mut learner, t, notice.onset_secs)
+        {
+            log.probes.push(record);
         }
         if status.adopted_model && log.model_adopted_at_secs.is_none() {
             log.model_adopted_at_secs = Some(t);
