@@ -101,16 +101,21 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
     w.0
 }
 
-/// The config as saved: without `drift`, so that a model without the key saves exactly the
-/// bytes it saved before drift existed (and such states load into it).
+/// The config as saved: the `Debug` text without the `drift` field (the last one), so that
+/// a model without the key saves exactly the bytes it saved before drift existed (and such
+/// states load into it); drift settings go to the trailing drift section.
 fn config_text(cfg: &ValidConfig) -> String {
-    format!(
+    let text = format!(
         "{:?}",
         ValidConfig {
             drift: None,
             ..cfg.clone()
         }
-    )
+    );
+    match text.strip_suffix(", drift: None }") {
+        Some(head) => format!("{head} }}"),
+        None => text,
+    }
 }
 
 fn bad(msg: impl Into<String>) -> ModelError {
