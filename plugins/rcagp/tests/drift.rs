@@ -369,3 +369,36 @@ fn bad_drift_settings_are_rejected() {
         assert!(err.to_string().contains("drift"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn background_mode_reaches_the_inline_state() {
+    // Refresh and expiry run on the worker in background mode; refreshes follow the
+    // samples' clock, so after the worker has drained the queue the posterior is the
+    // inline model's (up to the order of incremental vs full rebuilds).
+    let drift = json!({"model": "linear", "q_per_s": 0.05, "max_var_ratio": 20, "refresh_hz": 4});
+    let inline = cfg(drift.clone(), 16, 4);
+    let mut bg_cfg = inline.clone();
+    bg_cfg["background"] = json!(true);
+    let mut a = RcaGp::from_json(&inline, 1, 1).unwrap();
+    let mut b = RcaGp::from_json(&bg_cfg, 1, 1).unwrap();
+    for k in 0..150 {
+        let (x, y, t, nu) = sample(k);
+        let t = t + if k >= 100 { 5.0 } else { 0.0 }; // a gap: old blocks expire
+        a.update(&[x], &[y], t, &[nu]).unwrap();
+        b.update(&[x], &[y], t, &[nu]).unwrap();
+        if k % 10 == 0 {
+            assert!(b.wait_idle(std::time::Duration::from_secs(10)));
+        }
+    }
+    assert!(b.wait_idle(std::time::Duration::from_secs(10)));
+    assert_eq!(a.drift_counters().unwrap(), b.drift_counters().unwrap());
+    assert!(a.drift_counters().unwrap().0 > 0);
+    assert_eq!(
+        a.window_problem().unwrap().unwrap().outputs[0].0.noise,
+        b.window_problem().unwrap().unwrap().outputs[0].0.noise
+    );
+    for xq in PROBES {
+        let (pa, pb) = (predict1(&mut a, xq), predict1(&mut b, xq));
+        assert!((pa.0 - pb.0).abs() < 1e-9 && (pa.1 - pb.1).abs() < 1e-9, "{pa:?} vs {pb:?}");
+    }
+}
