@@ -299,6 +299,18 @@ fn a_drifting_target_is_tracked_better_with_drift() {
     let (rms_off, cov_off) = run(Value::Null);
     let (rms_on, cov_on) = run(json!({"model": "quadratic", "kappa_per_s": 0.1}));
     println!("drifting target: RMS off {rms_off:.4} on {rms_on:.4}; coverage off {cov_off:.3} on {cov_on:.3}");
+    // For the results page: the effect of κ (the true drift rate is 2.5/30 ≈ 0.083 per s).
+    for kappa in [0.02, 0.05, 0.2, 0.5] {
+        let (rms, cov) = run(json!({"model": "quadratic", "kappa_per_s": kappa}));
+        println!("drifting target, kappa_per_s {kappa}: RMS {rms:.4}, coverage {cov:.3}");
+    }
+    for (name, dj) in [
+        ("linear q 0.01", json!({"model": "linear", "q_per_s": 0.01})),
+        ("exponential tau 1", json!({"model": "exponential", "tau_s": 1.0})),
+    ] {
+        let (rms, cov) = run(dj);
+        println!("drifting target, {name}: RMS {rms:.4}, coverage {cov:.3}");
+    }
     assert!(rms_on < 0.8 * rms_off, "RMS off {rms_off} on {rms_on}");
     assert!(cov_on > cov_off, "coverage off {cov_off} on {cov_on}");
 }
