@@ -38,7 +38,8 @@ fn model(drift: bool, background: bool) -> RcaGp {
     let (mut x, mut y) = ([0.0; D], [0.0; P]);
     for k in 0..3008 {
         sample(k, &mut x, &mut y);
-        m.update(&x, &y, k as f64 * 0.001, &[0.0025; P]).expect("update");
+        m.update(&x, &y, k as f64 * 0.001, &[0.0025; P])
+            .expect("update");
     }
     m.wait_idle(Duration::from_secs(60));
     m
@@ -52,14 +53,18 @@ fn update_histogram(m: &mut RcaGp, drift: bool) {
     let (mut x, mut y) = ([0.0; D], [0.0; P]);
     // Calls classified by what they did: a drift refresh (counter moved; read outside the
     // timed call), a block commit (every 16th admission), or neither.
-    let mut classes: [(&str, Vec<u64>); 3] =
-        [("refresh", Vec::new()), ("commit", Vec::new()), ("other", Vec::new())];
+    let mut classes: [(&str, Vec<u64>); 3] = [
+        ("refresh", Vec::new()),
+        ("commit", Vec::new()),
+        ("other", Vec::new()),
+    ];
     let mut all: Vec<u64> = Vec::with_capacity(5000);
     let mut refreshes = m.drift_counters().expect("counters").1;
     for k in 3008..8008 {
         sample(k, &mut x, &mut y);
         let t0 = Instant::now();
-        m.update(&x, &y, k as f64 * 0.001, &[0.0025; P]).expect("update");
+        m.update(&x, &y, k as f64 * 0.001, &[0.0025; P])
+            .expect("update");
         let ns = t0.elapsed().as_nanos() as u64;
         all.push(ns);
         let now = m.drift_counters().expect("counters").1;
@@ -88,9 +93,17 @@ fn update_histogram(m: &mut RcaGp, drift: bool) {
             v[v.len() - 1] as f64 / 1e3
         )
     };
-    println!("inline update µs, drift {}: all {}", label(drift), stats(&mut all));
+    println!(
+        "inline update µs, drift {}: all {}",
+        label(drift),
+        stats(&mut all)
+    );
     for (name, v) in classes.iter_mut() {
-        println!("inline update µs, drift {}: {name} {}", label(drift), stats(v));
+        println!(
+            "inline update µs, drift {}: {name} {}",
+            label(drift),
+            stats(v)
+        );
     }
 }
 
@@ -101,31 +114,43 @@ fn bench(c: &mut Criterion) {
         let (mut x, mut y) = ([0.0; D], [0.0; P]);
         let (mut mu, mut var) = ([0.0; P], [0.0; P]);
         let mut k = 0usize;
-        c.bench_function(&format!("predict_d21_p7_n1024_drift_{}", label(drift)), |b| {
-            b.iter(|| {
-                k += 1;
-                sample(9000 + k % 5000, &mut x, &mut y);
-                m.predict(black_box(&x), &mut mu, &mut var).expect("predict");
-                black_box(&mu);
-            })
-        });
+        c.bench_function(
+            &format!("predict_d21_p7_n1024_drift_{}", label(drift)),
+            |b| {
+                b.iter(|| {
+                    k += 1;
+                    sample(9000 + k % 5000, &mut x, &mut y);
+                    m.predict(black_box(&x), &mut mu, &mut var)
+                        .expect("predict");
+                    black_box(&mu);
+                })
+            },
+        );
         let mut k = 8008usize;
-        c.bench_function(&format!("inline_update_d21_p7_n1024_drift_{}", label(drift)), |b| {
-            b.iter(|| {
-                sample(k, &mut x, &mut y);
-                m.update(&x, &y, k as f64 * 0.001, &[0.0025; P]).expect("update");
-                k += 1;
-            })
-        });
+        c.bench_function(
+            &format!("inline_update_d21_p7_n1024_drift_{}", label(drift)),
+            |b| {
+                b.iter(|| {
+                    sample(k, &mut x, &mut y);
+                    m.update(&x, &y, k as f64 * 0.001, &[0.0025; P])
+                        .expect("update");
+                    k += 1;
+                })
+            },
+        );
         let mut bg = model(drift, true);
         let mut k = 3008usize;
-        c.bench_function(&format!("background_update_d21_p7_n1024_drift_{}", label(drift)), |b| {
-            b.iter(|| {
-                sample(k, &mut x, &mut y);
-                bg.update(&x, &y, k as f64 * 0.001, &[0.0025; P]).expect("update");
-                k += 1;
-            })
-        });
+        c.bench_function(
+            &format!("background_update_d21_p7_n1024_drift_{}", label(drift)),
+            |b| {
+                b.iter(|| {
+                    sample(k, &mut x, &mut y);
+                    bg.update(&x, &y, k as f64 * 0.001, &[0.0025; P])
+                        .expect("update");
+                    k += 1;
+                })
+            },
+        );
     }
 }
 

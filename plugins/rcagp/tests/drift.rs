@@ -42,7 +42,9 @@ fn se(a: f64, b: f64) -> f64 {
 /// Dense GP with per-point noise `v`, unit outputscale, zero prior mean: (mean, latent var).
 fn dense_gp(x: &[f64], y: &[f64], v: &[f64], xq: f64) -> (f64, f64) {
     let n = x.len();
-    let k = DMatrix::from_fn(n, n, |i, j| se(x[i], x[j]) + if i == j { v[i] } else { 0.0 });
+    let k = DMatrix::from_fn(n, n, |i, j| {
+        se(x[i], x[j]) + if i == j { v[i] } else { 0.0 }
+    });
     let chol = k.cholesky().unwrap();
     let kx = DVector::from_iterator(n, x.iter().map(|&xi| se(xi, xq)));
     let alpha = chol.solve(&DVector::from_column_slice(y));
@@ -89,12 +91,18 @@ fn aged_noise_equals_an_exact_heteroscedastic_gp() {
         let (mu, var) = predict1(&mut m, xq);
         let (mu_ref, var_ref) = dense_gp(&xs, &ys, &aged, xq);
         assert!((mu - mu_ref).abs() < 1e-8, "mean at {xq}: {mu} vs {mu_ref}");
-        assert!((var - var_ref).abs() < 1e-8, "var at {xq}: {var} vs {var_ref}");
+        assert!(
+            (var - var_ref).abs() < 1e-8,
+            "var at {xq}: {var} vs {var_ref}"
+        );
         let (mu_fresh, _) = dense_gp(&xs, &ys, &nus, xq);
         worst_fresh_gap = worst_fresh_gap.max((mu_fresh - mu_ref).abs());
     }
     // The comparison can fail: without ageing the answer is far off.
-    assert!(worst_fresh_gap > 1e-2, "ageing changed little: {worst_fresh_gap}");
+    assert!(
+        worst_fresh_gap > 1e-2,
+        "ageing changed little: {worst_fresh_gap}"
+    );
 }
 
 #[test]
@@ -107,7 +115,9 @@ fn aged_noise_equals_the_exact_rcgp_baseline() {
         json!({"model": "exponential", "tau_s": 1.5, "max_var_ratio": 1e12, "refresh_hz": 1e6}),
     ];
     for dj in drifts {
-        let dr = Drift::from_config(&json!({ "drift": dj })).unwrap().unwrap();
+        let dr = Drift::from_config(&json!({ "drift": dj }))
+            .unwrap()
+            .unwrap();
         for (beta_json, beta) in [
             (json!("normalized"), Beta::Normalized),
             (json!(1.0), Beta::Fixed(1.0)),
@@ -149,7 +159,8 @@ fn aged_noise_equals_the_exact_rcgp_baseline() {
                 lengthscales: vec![ELL],
                 outputscale: 1.0,
             };
-            let reference = DensePosterior::exact_rcgp(&kernel, &xs, 1, &data, &params, 0.0).unwrap();
+            let reference =
+                DensePosterior::exact_rcgp(&kernel, &xs, 1, &data, &params, 0.0).unwrap();
             for xq in PROBES {
                 let (mu, var) = predict1(&mut m, xq);
                 let (mu_ref, var_ref) = reference.predict(&[xq]);
@@ -255,7 +266,10 @@ fn after_a_long_gap_only_the_newest_sample_stays() {
         let problem = m.window_problem().unwrap().unwrap();
         assert_eq!(problem.x, vec![0.25], "block size {block_size}");
         assert_equals_batch(&mut m, "only the newest sample");
-        assert!(predict1(&mut m, 0.25).0 > 1.0, "the newest sample is learned");
+        assert!(
+            predict1(&mut m, 0.25).0 > 1.0,
+            "the newest sample is learned"
+        );
         // And it keeps learning normally afterwards.
         for k in 0..40 {
             let (x, y, _, nu) = sample(k);
@@ -298,7 +312,9 @@ fn a_drifting_target_is_tracked_better_with_drift() {
     };
     let (rms_off, cov_off) = run(Value::Null);
     let (rms_on, cov_on) = run(json!({"model": "quadratic", "kappa_per_s": 0.1}));
-    println!("drifting target: RMS off {rms_off:.4} on {rms_on:.4}; coverage off {cov_off:.3} on {cov_on:.3}");
+    println!(
+        "drifting target: RMS off {rms_off:.4} on {rms_on:.4}; coverage off {cov_off:.3} on {cov_on:.3}"
+    );
     // For the results page: the effect of κ (the true drift rate is 2.5/30 ≈ 0.083 per s).
     for kappa in [0.02, 0.05, 0.2, 0.5] {
         let (rms, cov) = run(json!({"model": "quadratic", "kappa_per_s": kappa}));
@@ -306,7 +322,10 @@ fn a_drifting_target_is_tracked_better_with_drift() {
     }
     for (name, dj) in [
         ("linear q 0.01", json!({"model": "linear", "q_per_s": 0.01})),
-        ("exponential tau 1", json!({"model": "exponential", "tau_s": 1.0})),
+        (
+            "exponential tau 1",
+            json!({"model": "exponential", "tau_s": 1.0}),
+        ),
     ] {
         let (rms, cov) = run(dj);
         println!("drifting target, {name}: RMS {rms:.4}, coverage {cov:.3}");
@@ -317,7 +336,8 @@ fn a_drifting_target_is_tracked_better_with_drift() {
 
 #[test]
 fn save_and_load_keep_the_drift_state() {
-    let drift = json!({"model": "quadratic", "kappa_per_s": 0.4, "max_var_ratio": 50, "refresh_hz": 3});
+    let drift =
+        json!({"model": "quadratic", "kappa_per_s": 0.4, "max_var_ratio": 50, "refresh_hz": 3});
     let c = cfg(drift, 8, 4);
     let mut a = RcaGp::from_json(&c, 1, 1).unwrap();
     for k in 0..70 {
@@ -330,7 +350,10 @@ fn save_and_load_keep_the_drift_state() {
     // The drift section (t_newest, t_ref, counters) comes back unchanged.
     assert_eq!(last_refresh(&b), last_refresh(&a));
     let tail = |v: &[u8]| v[v.len() - 16..].to_vec();
-    assert!(tail(&b.save().unwrap()) == tail(&state), "drift counters restored");
+    assert!(
+        tail(&b.save().unwrap()) == tail(&state),
+        "drift counters restored"
+    );
     // Both continue identically, bit for bit, through refreshes and expiry.
     for k in 70..200 {
         let (x, y, t, nu) = sample(k);
@@ -342,12 +365,16 @@ fn save_and_load_keep_the_drift_state() {
             assert_eq!(pa.1.to_bits(), pb.1.to_bits(), "var at sample {k}");
         }
     }
-    assert!(a.drift_counters().unwrap().0 > 0, "blocks expired during the run");
+    assert!(
+        a.drift_counters().unwrap().0 > 0,
+        "blocks expired during the run"
+    );
     assert_eq!(a.drift_counters().unwrap(), b.drift_counters().unwrap());
     // A drift state does not load into a model without drift, nor with other settings.
     let mut plain = RcaGp::from_json(&cfg(Value::Null, 8, 4), 1, 1).unwrap();
     assert!(plain.load(&state).is_err());
-    let other = json!({"model": "quadratic", "kappa_per_s": 0.5, "max_var_ratio": 50, "refresh_hz": 3});
+    let other =
+        json!({"model": "quadratic", "kappa_per_s": 0.5, "max_var_ratio": 50, "refresh_hz": 3});
     let mut o = RcaGp::from_json(&cfg(other, 8, 4), 1, 1).unwrap();
     assert!(o.load(&state).is_err());
     // A state saved without drift loads into a drift model, which ages it from its newest
@@ -411,6 +438,9 @@ fn background_mode_reaches_the_inline_state() {
     );
     for xq in PROBES {
         let (pa, pb) = (predict1(&mut a, xq), predict1(&mut b, xq));
-        assert!((pa.0 - pb.0).abs() < 1e-9 && (pa.1 - pb.1).abs() < 1e-9, "{pa:?} vs {pb:?}");
+        assert!(
+            (pa.0 - pb.0).abs() < 1e-9 && (pa.1 - pb.1).abs() < 1e-9,
+            "{pa:?} vs {pb:?}"
+        );
     }
 }

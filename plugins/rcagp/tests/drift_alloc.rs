@@ -99,8 +99,14 @@ fn background_control_thread_allocates_nothing_with_drift() {
     m.wait_idle(Duration::from_secs(10));
     assert!(m.snapshot().version > version0, "snapshots were published");
     let (expired, refreshes) = m.drift_counters().unwrap();
-    assert!(expired > 0 && refreshes > 10, "expired {expired}, refreshes {refreshes}");
-    assert_eq!(allocs, 0, "{allocs} allocations or frees on the control thread");
+    assert!(
+        expired > 0 && refreshes > 10,
+        "expired {expired}, refreshes {refreshes}"
+    );
+    assert_eq!(
+        allocs, 0,
+        "{allocs} allocations or frees on the control thread"
+    );
 }
 
 #[test]
@@ -114,5 +120,8 @@ fn inline_block_path_allocates_nothing_with_drift() {
         expired > expired0 && refreshes > refreshes0 + 10,
         "expired {expired0} -> {expired}, refreshes {refreshes0} -> {refreshes}"
     );
-    assert_eq!(allocs, 0, "{allocs} allocations or frees in inline update/predict");
+    assert_eq!(
+        allocs, 0,
+        "{allocs} allocations or frees in inline update/predict"
+    );
 }
