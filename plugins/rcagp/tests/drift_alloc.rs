@@ -107,6 +107,9 @@ fn background_control_thread_allocates_nothing_with_drift() {
         allocs, 0,
         "{allocs} allocations or frees on the control thread"
     );
+    // The worker's rebuilds and the refits (every 4 blocks, on the aged noise) succeeded.
+    assert_eq!(m.worker_error(), None);
+    assert!(m.refits_applied() > 0, "refits ran under drift");
 }
 
 #[test]
