@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 
+use gpn_gp_core::drift::Drift;
 use gpn_gp_core::model::ModelError;
 
 use crate::kernel::KernelKind;
@@ -142,6 +143,8 @@ pub struct Config {
     pub refit_outputscale: Option<bool>,
     pub refit_noise: Option<bool>,
     pub refit_max_duty: Option<f64>,
+    /// The shared drift configuration (`gpn_gp_core::drift`), parsed in [`Config::check`].
+    pub drift: Option<serde_json::Value>,
 }
 
 /// A checked configuration.
@@ -178,6 +181,8 @@ pub struct ValidConfig {
     pub refit_outputscale: bool,
     pub refit_noise: bool,
     pub refit_max_duty: f64,
+    /// Uncertainty injection (the `drift` key); None: none.
+    pub drift: Option<Drift>,
 }
 
 /// Largest window (blocks × block size) the config accepts.
@@ -334,6 +339,11 @@ impl Config {
             refit_outputscale: self.refit_outputscale.unwrap_or(true),
             refit_noise: self.refit_noise.unwrap_or(true),
             refit_max_duty: self.refit_max_duty.unwrap_or(0.25),
+            drift: match &self.drift {
+                None => None,
+                Some(v) => Drift::from_config(&serde_json::json!({ "drift": v }))
+                    .map_err(|e| bad(e.to_string()))?,
+            },
         };
         v.validate()?;
         Ok(v)

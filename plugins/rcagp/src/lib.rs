@@ -75,6 +75,7 @@
 //! | `refit_lr` | > 0 | 0.01 | Adam learning rate |
 //! | `refit_lengthscales`, `refit_outputscale`, `refit_noise` | bool | true | which hyperparameters the slow path learns |
 //! | `refit_max_duty` | (0, 1] | 0.25 | background mode: after a refit that took T, the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7) |
+//! | `drift` | object or `null` | off | uncertainty injection with the keys every plugin shares (`gpn_gp_core::drift`); see "Drift" below |
 //!
 //! A refit that leaves the box [1/100, 100] × the configured lengthscales or outputscales
 //! is discarded. Fixed constants: δ_a ≥ 1e−12; the jitter schedule 0, 1e−8, 1e−7, 1e−6, …,
@@ -89,6 +90,67 @@
 //! normalized β by default (item 9, the spec's offered option), the open block's samples
 //! as live singleton actions (§6.3's live block, with unit actions), and the SE kernel by
 //! default.
+//!
+//! # Drift (uncertainty injection)
+//!
+//! With a `drift` key (`{"model": "quadratic" | "linear" | "exponential", "kappa_per_s" |
+//! "q_per_s" | "tau_s", "max_var_ratio", "refresh_hz"}`, parsed and documented by
+//! `gpn_gp_core::drift`; spec `specs/tvgp.md` §1.2, §6.1) old samples count less and finally
+//! leave, through RCaGP's per-point noise:
+//!
+//! * **Aged noise.** Every window sample keeps its stamp t_l (`t_secs` of `update`) and base
+//!   noise ν_l per output (`noise_var`, or σ_n² with `"noise": "hyper"`). The posterior uses
+//!   ν_l(t) = `drift.var(ν_l, t_ref − t_l)` in place of ν_l, so the point's noise is
+//!   σ_l² = κ_o·ν_l(t) (κ_o the learned noise multiplier, 1 unless refits learn it).
+//!   t_ref is the newest stamp at the last refresh; newer samples count as age 0.
+//! * **Where it enters, and why this form.** σ_l² is replaced everywhere it appears in the
+//!   point's robust pseudo-likelihood: d_l = σ_l⁴/(2w_l²), Λ_l, the adjusted target
+//!   r_l = y_l − m − σ_l²h_l and, with normalized β, β_l² = σ_l²/2. The posterior is then
+//!   exactly RCGP (spec §1.2) of a model with heteroscedastic noise σ_l²(t), and RCaGP's
+//!   projection of it (tested against the dense exact RCGP and, with flat weights, against
+//!   an exact heteroscedastic GP). With the default normalized β, d_l = σ_l²(t)(1 + t²/c²):
+//!   the age inflation multiplies the effective noise exactly as it would a plain GP's,
+//!   and the IMQ factor (1 + t²/c²) stays the outlier weighting. The spec's alternative
+//!   (§6.1), w_l = w_rob,l·σ_l²/v_l(t), gives d_l = σ⁴/(2w_l²) = (v_l²/σ_l²)(1 + t²/c²) with
+//!   normalized β — the noise grows with the *square* of the inflation ratio — and leaves
+//!   σ_l² in r_l's correction; its c → ∞ limit is a GP with noise v²/σ², not the aged model
+//!   v. Hence not chosen. With a fixed β, d_l grows as σ_l⁴ (RCGP's own
+//!   dependence on the noise): injection acts faster there. The thresholds c_o and their
+//!   floor keep using the base noise, so aging does not loosen outlier rejection.
+//! * **Base noise.** RCaGP's own per-point noise ν_l, not SkyGP's max(σ_n², `noise_var`):
+//!   without drift RCaGP already honours `noise_var` as each point's noise, so this keeps
+//!   the limit exact (κ → 0 or τ → ∞ gives the model without the key).
+//! * **Expiry, by blocks.** A sample has expired when ν_l(t)/ν_l > `max_var_ratio` for every
+//!   output. The window is a FIFO of time-contiguous blocks, so expiry removes whole blocks
+//!   from the old end: a block leaves once all its samples have expired. The remaining
+//!   slots are rotated in place (inputs, targets, actions, ids, G_C's rows and columns, the
+//!   open samples' kernel rows; no allocation) so the oldest is slot 0 and the window is
+//!   refilled from there. The newest sample never expires (its ratio is 1), so after a long
+//!   gap the window holds just the newest samples.
+//! * **Refresh.** t_ref moves to the newest admitted stamp once it is `1/refresh_hz` past the
+//!   previous t_ref (the first sample refreshes at once). A refresh expires blocks and marks
+//!   the factors for the full rebuild of the block path (O(p(n + i³)), the same as a block
+//!   commit); in background mode this runs on the block worker and `predict` keeps reading
+//!   the previous immutable snapshot until the rebuilt one is published. Ages change only
+//!   when new samples arrive, so refreshing in the samples' clock (rather than on a wall-clock
+//!   timer) loses nothing, and inline and background runs reach the same state (tested).
+//!   Between refreshes a factor's rows keep the noise of t_ref: the injection lags by at most
+//!   one period. `update` and `predict` stay allocation-free with drift on (tested, with
+//!   expiry and rebuilds inside the counted stretch).
+//! * **Refits** see the aged noise (the window's batch problem carries ν_l(t)), so the slow
+//!   path fits the hyperparameters of the same heteroscedastic model.
+//! * **Save/load.** A model without the key saves exactly the bytes it saved before drift
+//!   existed (tested against a recorded fixture). With the key the state has a trailing
+//!   section (`DRIFT`, the settings, t_newest, t_ref, blocks expired, refreshes); it loads
+//!   only into a model with the same settings. A state saved without drift loads into a
+//!   drift model, which ages it from its newest sample at load.
+//! * [`RcaGp::drift_counters`]: blocks expired and refreshes so far.
+//! * As in the spec, the injection treats the age errors of different samples as
+//!   independent; a persistent drift correlates them, so ±2σ coverage is approximate
+//!   (measured in `docs/results/rcagp-drift.md`).
+//!
+//! Without the `drift` key (or with `"drift": null` or `{"model": "none"}`) every prediction
+//! and saved state is bit for bit that of the model before the key existed (tested).
 #![warn(missing_docs)]
 
 pub mod actions;

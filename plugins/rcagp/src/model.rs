@@ -241,6 +241,14 @@ impl RcaGp {
         Ok(self.engine_copy()?.to_problem())
     }
 
+    /// Drift counters (after the worker has taken every queued sample): blocks that left
+    /// the window by expiry, and refreshes so far. Both 0 without a `drift` key. Not
+    /// real-time.
+    pub fn drift_counters(&self) -> Result<(u64, u64), ModelError> {
+        let e = self.engine_copy()?;
+        Ok((e.blocks_expired, e.drift_refreshes))
+    }
+
     fn check_x(&self, x: &[f64]) -> Result<(), ModelError> {
         check_len("x", x, self.cfg.input_dim)?;
         finite("x", x)

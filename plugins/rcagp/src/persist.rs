@@ -17,10 +17,13 @@
 
 use gpn_gp_core::model::ModelError;
 
+use crate::config::ValidConfig;
 use crate::stream::engine::Engine;
 
 const MAGIC: &[u8; 8] = b"GPNRCAGP";
 const FORMAT_VERSION: u32 = 1;
+/// Starts the optional trailing drift section.
+const DRIFT_TAG: &[u8; 5] = b"DRIFT";
 
 /// Counters of the control thread that belong to the state.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -34,7 +37,7 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
     let mut w = Writer::default();
     w.bytes(MAGIC);
     w.u32(FORMAT_VERSION);
-    w.str(&format!("{:?}", engine.cfg));
+    w.str(&config_text(&engine.cfg));
     w.u64(counters.samples_seen);
     w.u64(counters.admit_counter);
     let p = &engine.params;
@@ -87,7 +90,32 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
         w.f64s(ch.packed());
         w.f64s(&engine.z[o * cap..o * cap + ch.len()]);
     }
+    if let Some(dr) = &engine.cfg.drift {
+        w.bytes(DRIFT_TAG);
+        w.str(&format!("{dr:?}"));
+        w.f64(engine.t_newest);
+        w.f64(engine.t_ref);
+        w.u64(engine.blocks_expired);
+        w.u64(engine.drift_refreshes);
+    }
     w.0
+}
+
+/// The config as saved: the `Debug` text without the `drift` field (the last one), so that
+/// a model without the key saves exactly the bytes it saved before drift existed (and such
+/// states load into it); drift settings go to the trailing drift section.
+fn config_text(cfg: &ValidConfig) -> String {
+    let text = format!(
+        "{:?}",
+        ValidConfig {
+            drift: None,
+            ..cfg.clone()
+        }
+    );
+    match text.strip_suffix(", drift: None }") {
+        Some(head) => format!("{head} }}"),
+        None => text,
+    }
 }
 
 fn bad(msg: impl Into<String>) -> ModelError {
@@ -107,7 +135,7 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
         )));
     }
     let cfg_text = r.str()?;
-    if cfg_text != format!("{:?}", template.cfg) {
+    if cfg_text != config_text(&template.cfg) {
         return Err(bad(
             "the state was saved by a model with a different configuration or dimensions",
         ));
@@ -191,11 +219,45 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
             .map_err(|err| bad(err.to_string()))?;
         r.f64s_into(&mut e.z[o * cap..o * cap + len], "z")?;
     }
+    if r.at < bytes.len() && r.take(DRIFT_TAG.len())? == DRIFT_TAG {
+        let Some(dr) = &template.cfg.drift else {
+            return Err(bad(
+                "the state was saved with a drift key; this model has none",
+            ));
+        };
+        if r.str()? != format!("{dr:?}") {
+            return Err(bad("the state was saved with different drift settings"));
+        }
+        e.t_newest = f64::from_bits(r.u64()?);
+        e.t_ref = f64::from_bits(r.u64()?);
+        e.blocks_expired = r.u64()?;
+        e.drift_refreshes = r.u64()?;
+        if e.t_newest.is_nan() || e.t_ref.is_nan() || e.t_ref > e.t_newest {
+            return Err(bad("drift time stamps invalid"));
+        }
+    } else if template.cfg.drift.is_some() {
+        // A state saved without drift: age everything from its newest sample at the next
+        // publication.
+        let newest = rows_newest(&e);
+        e.t_newest = newest;
+        e.live = false;
+        e.dirty = true;
+        e.refresh_drift();
+    }
     if r.at != bytes.len() {
         return Err(bad(format!("{} trailing bytes", bytes.len() - r.at)));
     }
     e.rescale_inputs();
     Ok((e, counters))
+}
+
+/// Newest stamp in a loaded window (−∞ if empty).
+fn rows_newest(e: &Engine) -> f64 {
+    let n = e.win.n_points();
+    e.win.rows.t[..n]
+        .iter()
+        .chain(&e.win.open.t[..e.win.open_len])
+        .fold(f64::NEG_INFINITY, |a, &b| a.max(b))
 }
 
 #[derive(Default)]

@@ -114,6 +114,15 @@ pub(crate) struct Engine {
     pub version: u64,
     /// Something changed since the last publication.
     pub dirty: bool,
+    /// Newest time stamp admitted, s (−∞ before the first sample).
+    pub t_newest: f64,
+    /// t_now of the inflated noises in use (drift): ages are `t_ref − t_i`; −∞ before the
+    /// first refresh (every age 0).
+    pub t_ref: f64,
+    /// Blocks that left the window by expiry (drift).
+    pub blocks_expired: u64,
+    /// Drift refreshes so far.
+    pub drift_refreshes: u64,
     rng: ChaCha8Rng,
     scratch_resid: Vec<f64>,
     scratch_prec: Vec<f64>,
@@ -144,6 +153,10 @@ impl Engine {
             blocks_since_refit: 0,
             version: 0,
             dirty: false,
+            t_newest: f64::NEG_INFINITY,
+            t_ref: f64::NEG_INFINITY,
+            blocks_expired: 0,
+            drift_refreshes: 0,
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             scratch_resid: vec![0.0; n + kb],
             scratch_prec: vec![0.0; kb],
@@ -199,10 +212,33 @@ impl Engine {
         }
     }
 
-    /// The weights of a point of output `o` with threshold² `c2`. No allocation.
+    /// The base noise ν of a point stamped `t_secs` as the posterior uses it: ν itself, or
+    /// with drift ν(t) = drift.var(ν, t_ref − t_secs) (ages below 0 count as 0). No
+    /// allocation.
     #[inline]
-    fn weight(&self, o: usize, y: f64, noise: f64, center: f64, cvar: f64, c2: f64) -> PointWeight {
-        let s2 = self.params.kappa[o] * noise;
+    pub fn noise_at(&self, noise: f64, t_secs: f64) -> f64 {
+        match &self.cfg.drift {
+            None => noise,
+            Some(dr) => dr.var(noise, self.t_ref - t_secs),
+        }
+    }
+
+    /// The weights of a point of output `o` stamped `t` with threshold² `c2`. No allocation.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn weight(
+        &self,
+        o: usize,
+        y: f64,
+        noise: f64,
+        t: f64,
+        center: f64,
+        cvar: f64,
+        c2: f64,
+    ) -> PointWeight {
+        // With drift the aged noise replaces σ² everywhere in the point's pseudo-likelihood
+        // (d, Λ, r and the normalized β²): the exact RCGP of a heteroscedastic model.
+        let s2 = self.params.kappa[o] * self.noise_at(noise, t);
         point(
             y,
             center,
@@ -220,6 +256,7 @@ impl Engine {
             o,
             open.y[k],
             open.noise[k],
+            open.t[j],
             open.center[k],
             open.cvar[k],
             self.c[o] * self.c[o],
@@ -255,6 +292,12 @@ impl Engine {
     /// Admits one sample: into the open block and, as a singleton action, into every
     /// output's factor; commits the block when it fills. No allocation.
     pub fn admit(&mut self, sample: &SampleRef<'_>) {
+        self.t_newest = self.t_newest.max(sample.t_secs);
+        self.admit_inner(sample);
+        self.maybe_refresh_drift();
+    }
+
+    fn admit_inner(&mut self, sample: &SampleRef<'_>) {
         let full = self.win.push_open(sample);
         let j = self.win.open_len - 1;
         self.open_kernel_rows(j);
@@ -272,6 +315,89 @@ impl Engine {
         } else {
             self.live = false;
         }
+    }
+
+    /// Drift: refreshes once the newest stamp is a refresh period past `t_ref` (the first
+    /// admitted sample refreshes at once). Ages only advance with new samples, so refreshing
+    /// in the samples' clock loses nothing and keeps inline and background runs identical.
+    fn maybe_refresh_drift(&mut self) {
+        let Some(dr) = self.cfg.drift else {
+            return;
+        };
+        if self.t_ref.is_finite() && self.t_newest - self.t_ref < dr.refresh_period_s() {
+            return;
+        }
+        self.refresh_drift();
+    }
+
+    /// Drift: ages every sample to `t_newest`, drops the blocks that expired and marks the
+    /// posterior for a full rebuild (at the next publication, on the worker in background
+    /// mode). No allocation.
+    pub fn refresh_drift(&mut self) {
+        if self.cfg.drift.is_none() {
+            return;
+        }
+        self.t_ref = self.t_newest;
+        self.expire_blocks();
+        self.drift_refreshes += 1;
+        self.live = false;
+        self.dirty = true;
+    }
+
+    /// Whether every sample of slot `slot` has expired for every output.
+    fn block_expired(&self, slot: usize) -> bool {
+        let Some(dr) = &self.cfg.drift else {
+            return false;
+        };
+        let (p, kb) = (self.cfg.output_dim, self.cfg.block_size);
+        let rows = &self.win.rows;
+        (slot * kb..(slot + 1) * kb).all(|l| {
+            let age = self.t_ref - rows.t[l];
+            rows.noise[l * p..(l + 1) * p]
+                .iter()
+                .all(|&nu| dr.expired(nu, age))
+        })
+    }
+
+    /// Removes the oldest committed blocks whose samples have all expired (blocks leave in
+    /// FIFO order; the newest sample never expires: at age 0 its ratio is 1). The remaining
+    /// slots are rotated so that the oldest is slot 0 and the window is no longer full, which
+    /// keeps `Window`'s invariants (slots 0..filled active, in age order). No allocation.
+    fn expire_blocks(&mut self) {
+        let (nbmax, kb) = (self.cfg.blocks, self.cfg.block_size);
+        let nb = self.win.filled;
+        let start = if nb == nbmax { self.win.next_slot } else { 0 };
+        let mut e = 0;
+        while e < nb && self.block_expired((start + e) % nbmax) {
+            e += 1;
+        }
+        if e == 0 {
+            return;
+        }
+        let r = (start + e) % nbmax;
+        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
+        let rows = &mut self.win.rows;
+        rows.x.rotate_left(r * kb * d);
+        rows.y.rotate_left(r * kb * p);
+        rows.noise.rotate_left(r * kb * p);
+        rows.t.rotate_left(r * kb);
+        rows.center.rotate_left(r * kb * p);
+        rows.cvar.rotate_left(r * kb * p);
+        self.win.s.rotate_left(r * kb);
+        self.win.ids.rotate_left(r);
+        self.xs.rotate_left(r * kb * d);
+        self.g.rotate_left(r * nbmax);
+        for row in self.g.chunks_exact_mut(nbmax) {
+            row.rotate_left(r);
+        }
+        for row in self.g_single.chunks_exact_mut(nbmax) {
+            row.rotate_left(r);
+        }
+        self.win.filled = nb - e;
+        self.win.next_slot = 0;
+        self.blocks_expired += e as u64;
+        self.live = false;
+        self.dirty = true;
     }
 
     /// Adds open sample j as a singleton action to every output's factor. No allocation.
@@ -448,6 +574,7 @@ impl Engine {
                     o,
                     rows.y[k],
                     rows.noise[k],
+                    rows.t[l],
                     rows.center[k],
                     rows.cvar[k],
                     c2,
@@ -549,7 +676,7 @@ impl Engine {
                 (
                     OutputData {
                         y: col(o, &|r, i| r.y[i]),
-                        noise: col(o, &|r, i| r.noise[i]),
+                        noise: col(o, &|r, i| self.noise_at(r.noise[i], r.t[i / p])),
                         prior_mean: vec![self.cfg.prior_mean[o]; n + m],
                         center: col(o, &|r, i| r.center[i]),
                         c2: col(o, &|r, i| c2 + r.cvar[i]),
