@@ -63,12 +63,14 @@ impl Phase {
     }
 }
 
-/// A fixed-capacity FIFO of samples (x, y, weight, sequence number), allocated once.
+/// A fixed-capacity FIFO of samples (x, y, weight, `extra` more values, sequence number),
+/// allocated once. With drift the extras are the stamp and the caller's noise (1 + p).
 #[derive(Debug, Clone)]
 pub(crate) struct SampleRing {
     stride: usize,
     d: usize,
     p: usize,
+    extra: usize,
     data: Vec<f64>,
     seq: Vec<u64>,
     head: usize,
@@ -77,11 +79,16 @@ pub(crate) struct SampleRing {
 
 impl SampleRing {
     pub(crate) fn new(capacity: usize, d: usize, p: usize) -> SampleRing {
-        let stride = d + p + 1;
+        SampleRing::with_extra(capacity, d, p, 0)
+    }
+
+    pub(crate) fn with_extra(capacity: usize, d: usize, p: usize, extra: usize) -> SampleRing {
+        let stride = d + p + 1 + extra;
         SampleRing {
             stride,
             d,
             p,
+            extra,
             data: vec![0.0; capacity * stride],
             seq: vec![0; capacity],
             head: 0,
@@ -95,6 +102,11 @@ impl SampleRing {
 
     /// Append; when full the oldest is overwritten. Returns true if one was dropped.
     pub(crate) fn push(&mut self, x: &[f64], y: &[f64], w: f64, seq: u64) -> bool {
+        self.push_ext(x, y, w, seq, &[])
+    }
+
+    /// `push` with the extra values (`extra` of them; missing ones are 0).
+    pub(crate) fn push_ext(&mut self, x: &[f64], y: &[f64], w: f64, seq: u64, ext: &[f64]) -> bool {
         let cap = self.capacity();
         if cap == 0 {
             return true;
@@ -105,6 +117,10 @@ impl SampleRing {
         row[..self.d].copy_from_slice(x);
         row[self.d..self.d + self.p].copy_from_slice(y);
         row[self.d + self.p] = w;
+        let extra = &mut row[self.d + self.p + 1..];
+        for (i, v) in extra.iter_mut().enumerate() {
+            *v = ext.get(i).copied().unwrap_or(0.0);
+        }
         self.seq[slot] = seq;
         if dropped {
             self.head = (self.head + 1) % cap;
@@ -124,6 +140,17 @@ impl SampleRing {
             row[self.d + self.p],
             self.seq[slot],
         )
+    }
+
+    /// The extra values of the k-th oldest entry.
+    pub(crate) fn extra(&self, k: usize) -> &[f64] {
+        let slot = (self.head + k) % self.capacity();
+        &self.data[slot * self.stride + self.d + self.p + 1..(slot + 1) * self.stride]
+    }
+
+    /// Extra values per entry.
+    pub(crate) fn n_extra(&self) -> usize {
+        self.extra
     }
 
     /// Remove the oldest entry.
