@@ -126,6 +126,7 @@ pub mod expr;
 pub mod fast;
 pub mod grammar;
 pub mod init;
+pub mod inject;
 pub mod kernel;
 pub mod kmeans;
 pub mod linalg;
