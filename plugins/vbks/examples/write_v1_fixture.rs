@@ -1,4 +1,6 @@
-//! Temporary: writes the format-1 state fixture with the pre-drift code.
+//! Writes the format-1 state fixture `tests/fixtures/vbks_v1_state.{bin,json}` (run from the
+//! workspace root). It was run on the commit before the `drift` key existed (f61ab43); the
+//! test `tests/drift.rs` checks that a model without `drift` still reproduces it bit for bit.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin;

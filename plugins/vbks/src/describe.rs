@@ -17,7 +17,9 @@
 //!   space: `kernel`, `weight`, `bound`) and `trajectory` (per checkpoint: `samples` and the
 //!   three kernels of highest weight with their weights);
 //! * `counters`: `pending_dropped`, `belief_refits`, `refactors`, `refactors_stale`,
-//!   `online_samples`.
+//!   `online_samples`;
+//! * with `drift`: `drift` (`config`, `window_samples`, `window_capacity`, `t_newest_s`,
+//!   `refreshes`, `refresh_failures`, `window_dropped`).
 
 use serde_json::{Value, json};
 
@@ -57,6 +59,21 @@ pub(crate) fn describe(model: &Vbks) -> Value {
     };
     if let Some(err) = &model.failure {
         map.insert("error".into(), json!(err));
+    }
+    if let Some(ds) = model.drift.as_deref() {
+        let c = ds.counters;
+        map.insert(
+            "drift".into(),
+            json!({
+                "config": format!("{:?}", ds.drift),
+                "window_samples": ds.window.len(),
+                "window_capacity": ds.window.capacity(),
+                "t_newest_s": num(ds.t_newest),
+                "refreshes": c.refreshes,
+                "refresh_failures": c.refresh_failures,
+                "window_dropped": c.window_dropped,
+            }),
+        );
     }
     if let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) {
         let kept: Vec<Value> = e

@@ -218,6 +218,14 @@ impl Window {
         self.len
     }
 
+    pub(crate) fn d(&self) -> usize {
+        self.d
+    }
+
+    pub(crate) fn p(&self) -> usize {
+        self.p
+    }
+
     /// Components' log densities per row.
     pub(crate) fn k(&self) -> usize {
         self.k

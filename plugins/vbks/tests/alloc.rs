@@ -1,7 +1,8 @@
 //! Steady-state `predict` and `update` allocate nothing on the calling thread (a counting
 //! allocator that counts only the test thread's allocations, so the model's own
 //! background thread — belief refits, refactorisations — may allocate freely), with 1 and
-//! 7 outputs, with and without forgetting, in mixture and single-component mode.
+//! 7 outputs, with and without forgetting, in mixture and single-component mode, and with
+//! each drift model (the rebuilds run on the background thread and are adopted here).
 #![allow(clippy::unwrap_used)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -104,4 +105,22 @@ fn predict_and_update_allocate_nothing() {
     check(7, json!({}));
     check(2, json!({"forgetting": 0.99, "refactor_every": 20}));
     check(3, json!({"predict": 1}));
+}
+
+#[test]
+fn predict_and_update_allocate_nothing_with_drift() {
+    // The sample clock advances 1 ms per update: 1 s over the counted window, so these
+    // refresh rates send ~100 rebuilds through the background thread and adopt them.
+    check(
+        1,
+        json!({"drift": {"model": "quadratic", "kappa_per_s": 0.5, "refresh_hz": 100}}),
+    );
+    check(
+        3,
+        json!({"drift": {"model": "exponential", "tau_s": 0.2, "refresh_hz": 100}}),
+    );
+    check(
+        2,
+        json!({"drift": {"model": "linear", "q_per_s": 0.1, "refresh_hz": 50}, "forgetting": 0.99}),
+    );
 }
