@@ -172,7 +172,6 @@ pub(crate) struct Row<'a> {
     pub t: f64,
     pub noise: &'a [f64],
     pub log_pred: &'a [f64],
-    pub seq: u64,
 }
 
 /// The control thread's window: a fixed-capacity FIFO of raw samples in arrival order,
@@ -277,8 +276,8 @@ impl Window {
 
     /// The i-th oldest row.
     pub(crate) fn get(&self, i: usize) -> Row<'_> {
-        let (row, seq) = self.raw(i);
-        split_row(row, seq, self.d, self.p)
+        let (row, _) = self.raw(i);
+        split_row(row, self.d, self.p)
     }
 
     pub(crate) fn pop_front(&mut self) {
@@ -312,14 +311,13 @@ impl Window {
     }
 }
 
-fn split_row(row: &[f64], seq: u64, d: usize, p: usize) -> Row<'_> {
+fn split_row(row: &[f64], d: usize, p: usize) -> Row<'_> {
     Row {
         x: &row[..d],
         y: &row[d..d + p],
         t: row[d + p],
         noise: &row[d + p + 1..d + 2 * p + 1],
         log_pred: &row[d + 2 * p + 1..],
-        seq,
     }
 }
 
@@ -457,11 +455,6 @@ impl Mirror {
         }
     }
 
-    /// Samples held.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Take the job's rows in, drop what left the window or expired, rebuild every
     /// component at `t_ref`.
     pub(crate) fn refresh(&mut self, job: &mut RefreshJob) {
@@ -483,7 +476,7 @@ impl Mirror {
             if self.entries.back().is_some_and(|e| e.seq >= seq) {
                 continue;
             }
-            let row = split_row(&job.rows[r * stride..(r + 1) * stride], seq, d, p);
+            let row = split_row(&job.rows[r * stride..(r + 1) * stride], d, p);
             self.scaler.x_into(row.x, &mut self.xs);
             self.scaler.y_into(row.y, &mut ys);
             let mut v = Vec::with_capacity(k * self.comps.first().map_or(0, Component::m));

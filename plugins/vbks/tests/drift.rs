@@ -107,7 +107,7 @@ fn drift_stream(n: usize, dt: f64, drift_per_s: f64, seed: u64) -> Vec<Sample> {
             let x = [rng.uniform() * 4.0 - 2.0];
             let t = k as f64 * dt;
             // Caller noise varies: some samples below the learned noise, some far above.
-            let noise = if k % 7 == 3 { 0.2 } else { 0.002 };
+            let noise: f64 = if k % 7 == 3 { 0.2 } else { 0.002 };
             let y = target(x[0], t, drift_per_s) + noise.sqrt() * rng.normal();
             Sample { x, y, t, noise }
         })
