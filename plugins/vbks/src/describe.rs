@@ -72,6 +72,8 @@ pub(crate) fn describe(model: &Vbks) -> Value {
                 "refreshes": c.refreshes,
                 "refresh_failures": c.refresh_failures,
                 "window_dropped": c.window_dropped,
+                "job_home": ds.job.is_some(),
+                "sent_seq": ds.sent_seq,
             }),
         );
     }
