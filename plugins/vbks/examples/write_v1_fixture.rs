@@ -24,7 +24,13 @@ fn main() {
     let data: Vec<([f64; 2], [f64; 2])> = (0..240)
         .map(|_| {
             let x = [rng.uniform() * 4.0 - 2.0, rng.uniform() * 2.0 - 1.0];
-            (x, [f(&x, 0) + 0.05 * rng.normal(), f(&x, 1) + 0.05 * rng.normal()])
+            (
+                x,
+                [
+                    f(&x, 0) + 0.05 * rng.normal(),
+                    f(&x, 1) + 0.05 * rng.normal(),
+                ],
+            )
         })
         .collect();
     let mut m = Vbks::from_json(&cfg, 2, 2).unwrap();

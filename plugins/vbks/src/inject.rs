@@ -271,7 +271,10 @@ impl Window {
     pub(crate) fn raw(&self, i: usize) -> (&[f64], u64) {
         let slot = (self.head + i) % self.capacity();
         let stride = self.stride();
-        (&self.data[slot * stride..(slot + 1) * stride], self.seq[slot])
+        (
+            &self.data[slot * stride..(slot + 1) * stride],
+            self.seq[slot],
+        )
     }
 
     /// The i-th oldest row.
@@ -354,7 +357,14 @@ pub(crate) struct RefreshJob {
 impl RefreshJob {
     /// Room for the rows of a window of `capacity` samples (d inputs, p outputs, `row_k`
     /// log densities per row) and `k` components of M inducing inputs. **Allocates.**
-    pub(crate) fn new(capacity: usize, d: usize, p: usize, row_k: usize, k: usize, m: usize) -> Self {
+    pub(crate) fn new(
+        capacity: usize,
+        d: usize,
+        p: usize,
+        row_k: usize,
+        k: usize,
+        m: usize,
+    ) -> Self {
         let stride = Window::stride_of(d, p, row_k);
         RefreshJob {
             row_k,
@@ -462,11 +472,7 @@ impl Mirror {
         if job.reset {
             self.entries.clear();
         }
-        while self
-            .entries
-            .front()
-            .is_some_and(|e| e.seq < job.oldest_seq)
-        {
+        while self.entries.front().is_some_and(|e| e.seq < job.oldest_seq) {
             self.entries.pop_front();
         }
         let stride = d + 2 * p + 1 + job.row_k;
@@ -515,7 +521,8 @@ impl Mirror {
                     continue;
                 };
                 out.stats.add(&e.v[i * m..(i + 1) * m], e.kxx[i], &e.y, w);
-                out.terms.add(w, if e.offline { f64::NAN } else { e.log_pred[i] });
+                out.terms
+                    .add(w, if e.offline { f64::NAN } else { e.log_pred[i] });
             }
             if out.factor.refactor(&out.stats, c.s2, &mut job.col).is_err() {
                 job.ok = false;
@@ -611,7 +618,12 @@ impl DriftState {
     }
 
     /// The ensemble is ready: its components hold the N offline samples at weight 1.
-    pub(crate) fn start_online(&mut self, ensemble: &Ensemble, n_offline: usize, job: Box<RefreshJob>) {
+    pub(crate) fn start_online(
+        &mut self,
+        ensemble: &Ensemble,
+        n_offline: usize,
+        job: Box<RefreshJob>,
+    ) {
         self.injection = Some(Injection::new(self.drift, &ensemble.scaler.y_scale));
         let k = ensemble.len();
         self.terms.truncate(k);
@@ -639,7 +651,10 @@ impl DriftState {
             self.terms[i].add(self.weights[i], self.log_pred[i]);
         }
         self.seq += 1;
-        if self.window.push(x, y, t, noise, &self.log_pred[..k], self.seq) {
+        if self
+            .window
+            .push(x, y, t, noise, &self.log_pred[..k], self.seq)
+        {
             self.counters.window_dropped += 1;
         }
         self.prune(e);

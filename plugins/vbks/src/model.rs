@@ -303,9 +303,9 @@ impl Vbks {
             tmp_x: vec![0.0; d],
             tmp_y: vec![0.0; p],
             last_noise_var: vec![0.0; p],
-            drift: cfg.drift.map(|drift| {
-                Box::new(DriftState::new(drift, cfg.drift_window, d, p, cfg.keep))
-            }),
+            drift: cfg
+                .drift
+                .map(|drift| Box::new(DriftState::new(drift, cfg.drift_window, d, p, cfg.keep))),
             tmp_ext: vec![0.0; 1 + p],
             worker,
             cfg,

@@ -22,12 +22,12 @@ use crate::belief::Belief;
 use crate::component::Component;
 use crate::ensemble::Ensemble;
 use crate::expr::Expr;
+use crate::inject::{DriftCounters, DriftState, DriftTerms, Injection, Mirror, RefreshJob};
 use crate::kernel::KernelSpec;
 use crate::model::{Counters, Phase, SampleRing, Vbks};
 use crate::offline::{Checkpoint, KernelReport, OfflineReport};
 use crate::rng::Rng;
 use crate::scaler::Scaler;
-use crate::inject::{DriftCounters, DriftState, DriftTerms, Injection, Mirror, RefreshJob};
 use crate::worker::{BeliefJob, Job, RefactorJob, Worker};
 
 const MAGIC: &[u8; 8] = b"GPNVBKS1";

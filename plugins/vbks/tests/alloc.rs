@@ -87,6 +87,7 @@ fn check(p: usize, extra: serde_json::Value) {
         step(&mut m, k);
     }
     assert_eq!(m.phase(), Phase::Online);
+    let refreshes_before = m.drift_counters().map(|c| c.refreshes);
     COUNTING.with(|c| c.set(true));
     let before = ALLOCS.load(Ordering::Relaxed);
     for k in 400..1400 {
@@ -97,6 +98,17 @@ fn check(p: usize, extra: serde_json::Value) {
     assert_eq!(allocs, 0, "p = {p}, {extra}: {allocs} allocations");
     let c = m.counters();
     assert!(c.belief_refits > 0, "the background refits ran: {c:?}");
+    if let (Some(b), Some(d)) = (refreshes_before, m.drift_counters()) {
+        // The counted window adopted drift rebuilds (the path that swaps and replays).
+        assert!(
+            d.refreshes > b,
+            "drift rebuilds adopted while counting: {d:?}"
+        );
+        eprintln!(
+            "p = {p}, {extra}: {} rebuilds adopted while counting",
+            d.refreshes - b
+        );
+    }
 }
 
 #[test]

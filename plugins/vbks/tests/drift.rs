@@ -27,7 +27,10 @@ fn fixture_data() -> Vec<([f64; 2], [f64; 2])> {
             let x = [rng.uniform() * 4.0 - 2.0, rng.uniform() * 2.0 - 1.0];
             (
                 x,
-                [f2(&x, 0) + 0.05 * rng.normal(), f2(&x, 1) + 0.05 * rng.normal()],
+                [
+                    f2(&x, 0) + 0.05 * rng.normal(),
+                    f2(&x, 1) + 0.05 * rng.normal(),
+                ],
             )
         })
         .collect()
@@ -198,7 +201,10 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
     )
     .unwrap();
     feed(&mut m, &data);
-    assert!(m.sync_drift(), "a rebuild including every sample was adopted");
+    assert!(
+        m.sync_drift(),
+        "a rebuild including every sample was adopted"
+    );
     let t_now = data.last().unwrap().t;
     let e = m.ensemble().unwrap();
     let mut worst = 0.0f64;
@@ -225,7 +231,9 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
             );
         }
     }
-    eprintln!("dense SGPR agreement: worst relative error {worst:.2e}, alive per component {n_alive:?}");
+    eprintln!(
+        "dense SGPR agreement: worst relative error {worst:.2e}, alive per component {n_alive:?}"
+    );
 }
 
 #[test]
@@ -385,7 +393,9 @@ fn a_drifting_target_is_tracked_better_with_drift() {
         &data,
         250,
     );
-    eprintln!("drifting target, RMSE of the last 150: off {off:.4}, quadratic {quad:.4}, exponential {expo:.4}");
+    eprintln!(
+        "drifting target, RMSE of the last 150: off {off:.4}, quadratic {quad:.4}, exponential {expo:.4}"
+    );
     assert!(quad < 0.5 * off, "quadratic {quad} vs off {off}");
     assert!(expo < 0.5 * off, "exponential {expo} vs off {off}");
 }
@@ -413,12 +423,17 @@ fn save_and_load_with_drift_reproduce_the_model() {
         (0..20)
             .flat_map(|k| {
                 let (mut mu, mut var) = ([0.0], [0.0]);
-                m.predict(&[-2.0 + 0.2 * k as f64], &mut mu, &mut var).unwrap();
+                m.predict(&[-2.0 + 0.2 * k as f64], &mut mu, &mut var)
+                    .unwrap();
                 [mu[0].to_bits(), var[0].to_bits()]
             })
             .collect()
     };
-    assert_eq!(probe(&mut a), probe(&mut b), "loaded model predicts bit for bit");
+    assert_eq!(
+        probe(&mut a),
+        probe(&mut b),
+        "loaded model predicts bit for bit"
+    );
     // Both go on learning; after a rebuild at the same stamp they agree again (the loaded
     // model's mirror was rebuilt from the saved window).
     feed(&mut a, &data[180..]);
@@ -451,4 +466,3 @@ fn bad_drift_config_is_an_error() {
         );
     }
 }
-
