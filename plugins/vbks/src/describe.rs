@@ -19,7 +19,7 @@
 //! * `counters`: `pending_dropped`, `belief_refits`, `refactors`, `refactors_stale`,
 //!   `online_samples`;
 //! * with `drift`: `drift` (`config`, `window_samples`, `window_capacity`, `t_newest_s`,
-//!   `refreshes`, `refresh_failures`, `window_dropped`).
+//!   `refreshes`, `refresh_failures`, `window_dropped`, `rebuild_in_flight`).
 
 use serde_json::{Value, json};
 
@@ -72,8 +72,7 @@ pub(crate) fn describe(model: &Vbks) -> Value {
                 "refreshes": c.refreshes,
                 "refresh_failures": c.refresh_failures,
                 "window_dropped": c.window_dropped,
-                "job_home": ds.job.is_some(),
-                "sent_seq": ds.sent_seq,
+                "rebuild_in_flight": ds.job.is_none(),
             }),
         );
     }

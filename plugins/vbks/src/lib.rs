@@ -104,20 +104,26 @@
 //! * `exponential`: every weight shrinks by the common factor e^(−Δt/τ) when the clock
 //!   moves by Δt, so the control thread discounts the statistics exactly in O(M²) per
 //!   sample;
-//! * `quadratic`, `linear`: the weights shrink at different rates, so the background thread
-//!   rebuilds the statistics exactly from its copy of the window at `refresh_hz` (sample
-//!   clock; default 10), O(n M²) per component, with expired samples removed; new samples
-//!   enter on the control thread at their age-0 weight in between;
-//! * for all three the rebuild also removes expired samples and refactorises L_B; it is
-//!   adopted at the next call and the samples since the copy are replayed.
+//! * `quadratic`, `linear`: the weights shrink at different rates, so the statistics are
+//!   rebuilt exactly on the background thread from its copy of the window, O(n M²) per
+//!   component;
+//! * for all three the background thread rebuilds at `refresh_hz` (sample clock; default
+//!   10): statistics at the newest stamp with expired samples removed, then L_B and γ. It
+//!   is adopted at the next call and the samples since the copy are replayed. New samples
+//!   enter on the control thread at their age-0 weight (rank-one update as without drift).
+//!
+//! **What predictions see.** Predictions use L_B and γ, which the rank-one updates do not
+//! re-discount: old samples lose weight in the predictions at each adopted rebuild, i.e.
+//! with a lag of about one refresh period plus the rebuild's own time (O(n M² K̃) on the
+//! background thread — if that exceeds the period, rebuilds simply run back to back).
 //!
 //! **`drift` wins over `forgetting`.** λ discounts per *sample*, the drift models per
 //! *second*; with a `drift` key `forgetting` (and `refactor_every`, `replay_capacity`) is
-//! ignored — use `"model": "exponential"` with τ = −Δt/ln λ ≈ Δt/(1 − λ) (Δt the sample period) for
-//! the same memory. The online belief refits then use each component's drift-weighted
-//! evidence (L_i* scaled by the offline samples' remaining weight plus the weighted
-//! prequential log densities). `Vbks::sync_drift` (tests, tools) blocks until a rebuild
-//! including every sample is adopted. Save/load carries the window.
+//! ignored — use `"model": "exponential"` with τ = −Δt/ln λ ≈ Δt/(1 − λ) (Δt the sample
+//! period) for the same memory. The online belief refits then use each component's
+//! drift-weighted evidence (L_i* scaled by the offline samples' remaining weight plus the
+//! weighted prequential log densities). `Vbks::sync_drift` (tests, tools) blocks until a
+//! rebuild including every sample is adopted. Save/load carries the window.
 //!
 //! # Multi-output
 //!
