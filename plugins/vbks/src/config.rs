@@ -463,7 +463,12 @@ impl Config {
             Some(v) => gpn_gp_core::drift::Drift::from_config(&serde_json::json!({ "drift": v }))
                 .map_err(cfg_err)?,
         };
-        let drift_window = at_least("drift_window", self.drift_window.unwrap_or(10_000), 1)?;
+        // The offline samples enter the statistics too, so the window must hold them all.
+        let drift_window = at_least(
+            "drift_window",
+            self.drift_window.unwrap_or(10_000),
+            if drift.is_some() { offline_samples } else { 1 },
+        )?;
         Ok(ValidConfig {
             input_dim: d,
             output_dim: p,

@@ -84,7 +84,7 @@
 //! | `hyper` | – | `{sigma_f, sigma_n, lengthscales}` (or one per output) as the node/eval pass it: seeds the initial lengthscales and noise, and σ_f² is the variance predicted before any sample |
 //! | `kernel` | – | accepted and ignored (the node's config may carry it) |
 //! | `drift` | – | uncertainty injection (below); without it the model is exactly the pre-drift one |
-//! | `drift_window` | 10000 | with `drift`: samples kept at most (the oldest leave early when full; counted) |
+//! | `drift_window` | 10000 | with `drift`: samples kept at most, ≥ `offline_samples` (the oldest leave early when full; counted) |
 //!
 //! # Uncertainty injection (`drift`)
 //!

@@ -465,4 +465,10 @@ fn bad_drift_config_is_an_error() {
             "{bad} accepted"
         );
     }
+    // The window must hold the offline samples (60 here).
+    let mut cfg = drift_config(json!({"model": "exponential", "tau_s": 1.0}));
+    cfg["drift_window"] = json!(30);
+    assert!(Vbks::from_json(&cfg, 1, 1).is_err());
+    cfg["drift_window"] = json!(60);
+    assert!(Vbks::from_json(&cfg, 1, 1).is_ok());
 }
