@@ -237,6 +237,48 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
 }
 
 #[test]
+fn samples_queued_during_a_background_offline_phase_keep_their_stamps_and_noise() {
+    // Without `wait_for_offline` the samples that arrive while the offline phase runs wait
+    // in the queue with their stamp and noise and are folded later: after a rebuild the
+    // components still equal the dense reference over every sample.
+    let (kappa, ratio) = (0.1, 50.0);
+    let data = drift_stream(300, 0.05, 0.0, 16);
+    let mut cfg = drift_config(json!({"model": "quadratic", "kappa_per_s": kappa,
+        "max_var_ratio": ratio, "refresh_hz": 2}));
+    cfg["wait_for_offline"] = json!(false);
+    let mut m = Vbks::from_json(&cfg, 1, 1).unwrap();
+    feed(&mut m, &data[..100]);
+    assert_eq!(m.wait_until_ready(), gpn_vbks::Phase::Online);
+    feed(&mut m, &data[100..]);
+    assert!(m.sync_drift());
+    assert_eq!(m.counters().pending_dropped, 0);
+    assert_eq!(
+        m.counters().online_samples,
+        240,
+        "every queued sample was folded"
+    );
+    let t_now = data.last().unwrap().t;
+    let e = m.ensemble().unwrap();
+    for c in &e.components {
+        let (xs, ys, vs) = alive(&data, &e.scaler, c.s2, kappa, ratio, t_now);
+        assert!(xs.len() < data.len());
+        let mut comp = c.clone();
+        for k in 0..10 {
+            let at = [-2.0 + 0.4 * k as f64];
+            let (mu_ref, var_ref) = dense_sgpr(&comp, &xs, &ys, &vs, &at);
+            let mut mu = [0.0];
+            let var = comp.predict_std(&at, &mut mu);
+            assert!(
+                (mu[0] - mu_ref).abs() < 1e-7 * (1.0 + mu_ref.abs()),
+                "mean {} vs {mu_ref}",
+                mu[0]
+            );
+            assert!((var - var_ref).abs() < 1e-6 * var_ref.abs().max(1e-6));
+        }
+    }
+}
+
+#[test]
 fn exponential_drift_discounts_exactly_on_the_control_thread() {
     // Exponential: the control thread discounts the statistics per sample. With a refresh
     // period far beyond the run only the first (reset) rebuild happens, so Σw must equal
