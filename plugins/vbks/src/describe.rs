@@ -30,6 +30,15 @@ fn num(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
+/// A kept component's collapsed bound: with drift the heteroscedastic one (per-sample
+/// variances v_j), else the plain one.
+fn local_bound(model: &Vbks, i: usize, c: &crate::component::Component) -> f64 {
+    match model.drift.as_deref() {
+        Some(ds) if ds.injection.is_some() => ds.terms.get(i).map_or(f64::NAN, |t| t.bound(c)),
+        _ => c.local_bound(),
+    }
+}
+
 /// The diagnostics object.
 pub(crate) fn describe(model: &Vbks) -> Value {
     let cfg = &model.cfg;
@@ -101,7 +110,7 @@ pub(crate) fn describe(model: &Vbks) -> Value {
                     "weight": num(e.weights[i]),
                     "offline_weight": num(report.kept_weights.get(i).copied().unwrap_or(f64::NAN)),
                     "offline_bound": num(c.offline_bound),
-                    "local_bound": num(c.local_bound()),
+                    "local_bound": num(local_bound(model, i, c)),
                     "online_evidence": num(c.online_evidence()),
                     "noise_var": noise,
                     "hyper": hyper,

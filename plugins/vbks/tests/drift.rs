@@ -163,6 +163,30 @@ fn dense_sgpr(
     (mean, var)
 }
 
+/// The heteroscedastic Titsias bound ln N(y | 0, Q + V) − ½ Σ_j (k_jj − Q_jj)/v_j of one
+/// component (standardised units), Q = K_fu K_uu⁻¹ K_uf, V = diag(v).
+fn dense_bound(c: &gpn_vbks::component::Component, xs: &[[f64; 1]], ys: &[f64], vs: &[f64]) -> f64 {
+    let np = c.spec.n_params();
+    let kern = c.spec.prepare(&c.psi[..np]);
+    let (m, n) = (c.m(), xs.len());
+    let lk = DMatrix::from_row_slice(m, m, &c.lk);
+    let kuf = DMatrix::from_fn(m, n, |i, j| kern.value(&c.z[i..i + 1], &xs[j]));
+    // W = L_K⁻¹ K_uf, Q = WᵀW.
+    let w = lk.solve_lower_triangular(&kuf).unwrap();
+    let q = w.transpose() * &w;
+    let mut cov = q.clone();
+    let mut trace = 0.0;
+    for j in 0..n {
+        cov[(j, j)] += vs[j];
+        trace += (kern.value(&xs[j], &xs[j]) - q[(j, j)]) / vs[j];
+    }
+    let chol = cov.cholesky().unwrap();
+    let y = DVector::from_column_slice(ys);
+    let alpha = chol.solve(&y);
+    let ln_det: f64 = 2.0 * chol.l().diagonal().iter().map(|d| d.ln()).sum::<f64>();
+    -0.5 * (n as f64 * (2.0 * std::f64::consts::PI).ln() + ln_det + y.dot(&alpha)) - 0.5 * trace
+}
+
 /// The samples alive at `t_now` for a component of noise `s2` (standardised) under
 /// quadratic drift κ with cap `ratio`, with their standardised inflated variances.
 fn alive(
@@ -214,6 +238,20 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
         n_alive.push(xs.len());
         // Some expired, some inflated, some at base: the test covers all three.
         assert!(xs.len() < data.len() && xs.len() > 20, "{} alive", xs.len());
+        // The bound `describe` reports is the heteroscedastic one.
+        let reported = m.describe_json()["kept"][n_alive.len() - 1]["local_bound"]
+            .as_f64()
+            .unwrap();
+        let bound_ref = dense_bound(c, &xs, &ys, &vs);
+        assert!(
+            (reported - bound_ref).abs() < 1e-6 * (1.0 + bound_ref.abs()),
+            "{}: bound {reported} vs dense {bound_ref}",
+            c.spec.expr()
+        );
+        eprintln!(
+            "{}: heteroscedastic bound {reported:.6} vs dense {bound_ref:.6}",
+            c.spec.expr()
+        );
         let mut comp = c.clone();
         for k in 0..25 {
             let at = [-2.5 + 0.2 * k as f64];
