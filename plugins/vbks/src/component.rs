@@ -144,12 +144,29 @@ impl Component {
     }
 
     /// Learn one sample at the x of the last `prepare`: standardised targets `y` (p),
-    /// weight `w`, forgetting factor λ.
-    pub fn update_prepared(&mut self, y: &[f64], w: f64, lambda: f64) {
+    /// weight `w` (its noise is s²/w), forgetting factor λ. Returns the sample's log
+    /// predictive density (see [`Self::absorb_prepared`]).
+    pub fn update_prepared(&mut self, y: &[f64], w: f64, lambda: f64) -> f64 {
         self.stats.discount(lambda);
         self.stats.add(&self.v, self.cached_kxx, y, w);
         let log_pred = self.absorb_prepared(y, w);
         self.prequential = lambda * self.prequential + w * log_pred;
+        log_pred
+    }
+
+    /// ṽ = L_K⁻¹ k_u(x) of the last `prepare`.
+    pub(crate) fn prepared_v(&self) -> &[f64] {
+        &self.v
+    }
+
+    /// Add the sample at the x of the last `prepare` to the statistics only.
+    pub(crate) fn add_prepared(&mut self, y: &[f64], w: f64) {
+        self.stats.add(&self.v, self.cached_kxx, y, w);
+    }
+
+    /// k(x, x) of the last `prepare`.
+    pub(crate) fn prepared_kxx(&self) -> f64 {
+        self.cached_kxx
     }
 
     /// Add the sample at the x of the last `prepare` to the factor and γ only (the
@@ -164,7 +181,8 @@ impl Component {
         let vu: f64 = self.v.iter().zip(&self.u).map(|(a, b)| a * b).sum();
         let denom = self.s2 / w + vu;
         let vv: f64 = self.v.iter().map(|a| a * a).sum();
-        let var_y = (self.cached_kxx - vv + vu).max(VAR_FLOOR) + self.s2;
+        // The sample's own noise is s²/w (w = 1 without drift).
+        let var_y = (self.cached_kxx - vv + vu).max(VAR_FLOOR) + self.s2 / w;
         let mut log_pred = 0.0;
         for o in 0..p {
             let mut pred = 0.0;

@@ -131,6 +131,9 @@ pub struct Config {
     pub replay_capacity: Option<usize>,
     pub threads: Option<usize>,
     pub hyper: Option<Hyper>,
+    /// Uncertainty injection (`gpn_gp_core::drift`); parsed in `check`.
+    pub drift: Option<serde_json::Value>,
+    pub drift_window: Option<usize>,
     /// Accepted for compatibility with the node's model config; not used.
     pub kernel: Option<String>,
 }
@@ -222,6 +225,10 @@ pub struct ValidConfig {
     pub threads: usize,
     /// Seed hyperparameters per output, if given.
     pub hyper: Option<Vec<HyperEntry>>,
+    /// Uncertainty injection (`inject.rs`); `None` without the `drift` key.
+    pub drift: Option<gpn_gp_core::drift::Drift>,
+    /// Samples the drift window holds at most (oldest dropped early when full).
+    pub drift_window: usize,
 }
 
 fn cfg_err(msg: impl Into<String>) -> ModelError {
@@ -451,6 +458,17 @@ impl Config {
             }
         }
         let threads = at_least("threads", self.threads.unwrap_or(1), 1)?;
+        let drift = match &self.drift {
+            None => None,
+            Some(v) => gpn_gp_core::drift::Drift::from_config(&serde_json::json!({ "drift": v }))
+                .map_err(cfg_err)?,
+        };
+        // The offline samples enter the statistics too, so the window must hold them all.
+        let drift_window = at_least(
+            "drift_window",
+            self.drift_window.unwrap_or(10_000),
+            if drift.is_some() { offline_samples } else { 1 },
+        )?;
         Ok(ValidConfig {
             input_dim: d,
             output_dim: p,
@@ -507,6 +525,8 @@ impl Config {
             replay_capacity: at_least("replay_capacity", self.replay_capacity.unwrap_or(1024), 1)?,
             threads,
             hyper,
+            drift,
+            drift_window,
         })
     }
 }

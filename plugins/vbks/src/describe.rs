@@ -17,7 +17,9 @@
 //!   space: `kernel`, `weight`, `bound`) and `trajectory` (per checkpoint: `samples` and the
 //!   three kernels of highest weight with their weights);
 //! * `counters`: `pending_dropped`, `belief_refits`, `refactors`, `refactors_stale`,
-//!   `online_samples`.
+//!   `online_samples`;
+//! * with `drift`: `drift` (`config`, `window_samples`, `window_capacity`, `t_newest_s`,
+//!   `refreshes`, `refresh_failures`, `window_dropped`, `rebuild_in_flight`).
 
 use serde_json::{Value, json};
 
@@ -26,6 +28,15 @@ use crate::model::Vbks;
 
 fn num(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// A kept component's collapsed bound: with drift the heteroscedastic one (per-sample
+/// variances v_j), else the plain one.
+fn local_bound(model: &Vbks, i: usize, c: &crate::component::Component) -> f64 {
+    match model.drift.as_deref() {
+        Some(ds) if ds.injection.is_some() => ds.terms.get(i).map_or(f64::NAN, |t| t.bound(c)),
+        _ => c.local_bound(),
+    }
 }
 
 /// The diagnostics object.
@@ -58,6 +69,22 @@ pub(crate) fn describe(model: &Vbks) -> Value {
     if let Some(err) = &model.failure {
         map.insert("error".into(), json!(err));
     }
+    if let Some(ds) = model.drift.as_deref() {
+        let c = ds.counters;
+        map.insert(
+            "drift".into(),
+            json!({
+                "config": format!("{:?}", ds.drift),
+                "window_samples": ds.window.len(),
+                "window_capacity": ds.window.capacity(),
+                "t_newest_s": num(ds.t_newest),
+                "refreshes": c.refreshes,
+                "refresh_failures": c.refresh_failures,
+                "window_dropped": c.window_dropped,
+                "rebuild_in_flight": ds.job.is_none(),
+            }),
+        );
+    }
     if let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) {
         let kept: Vec<Value> = e
             .components
@@ -83,7 +110,7 @@ pub(crate) fn describe(model: &Vbks) -> Value {
                     "weight": num(e.weights[i]),
                     "offline_weight": num(report.kept_weights.get(i).copied().unwrap_or(f64::NAN)),
                     "offline_bound": num(c.offline_bound),
-                    "local_bound": num(c.local_bound()),
+                    "local_bound": num(local_bound(model, i, c)),
                     "online_evidence": num(c.online_evidence()),
                     "noise_var": noise,
                     "hyper": hyper,

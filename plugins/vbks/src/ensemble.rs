@@ -160,6 +160,58 @@ impl Ensemble {
         self.prepared_x.fill(f64::NAN);
     }
 
+    /// Learn one sample (original units) with a weight per component (`weights`, K̃) and a
+    /// common discount λ of the older samples; each component's log predictive density of
+    /// it goes to `log_pred` (K̃). The drift path (`inject.rs`).
+    pub fn update_drift(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        weights: &[f64],
+        lambda: f64,
+        log_pred: &mut [f64],
+    ) {
+        let same_x = self.prepared_x.as_slice() == x;
+        self.scaler.x_into(x, &mut self.xs);
+        self.scaler.y_into(y, &mut self.ys);
+        for (i, c) in self.components.iter_mut().enumerate() {
+            if !(same_x && self.prepared[i]) {
+                c.prepare(&self.xs);
+            }
+            log_pred[i] = c.update_prepared(&self.ys, weights[i], lambda);
+        }
+        self.prepared.fill(false);
+        self.prepared_x.fill(f64::NAN);
+    }
+
+    /// Replay one window row into every component after a drift rebuild was adopted:
+    /// discount by λ, add the row at its age-0 weight (statistics, factor and the drift
+    /// terms, with the log density stored in the row).
+    pub(crate) fn replay_drift(
+        &mut self,
+        row: &crate::inject::Row<'_>,
+        lambda: f64,
+        injection: &crate::inject::Injection,
+        terms: &mut [crate::inject::DriftTerms],
+    ) {
+        self.scaler.x_into(row.x, &mut self.xs);
+        self.scaler.y_into(row.y, &mut self.ys);
+        let noise = crate::inject::Injection::noise_std(row.noise, &self.scaler.y_scale);
+        for (i, c) in self.components.iter_mut().enumerate() {
+            c.stats.discount(lambda);
+            terms[i].discount(lambda);
+            let Some(w) = injection.weight(c.s2, noise, 0.0) else {
+                continue;
+            };
+            c.prepare(&self.xs);
+            c.add_prepared(&self.ys, w);
+            let _ = c.absorb_prepared(&self.ys, w);
+            terms[i].add(w, row.log_pred.get(i).copied().unwrap_or(f64::NAN));
+        }
+        self.prepared.fill(false);
+        self.prepared_x.fill(f64::NAN);
+    }
+
     /// Add one sample (original units) to component `i`'s factor only: the replay after a
     /// background refactorisation (the statistics already hold it).
     pub fn absorb_replayed(&mut self, i: usize, x: &[f64], y: &[f64], w: f64) {

@@ -23,7 +23,8 @@
 //!    weights); predictions are the belief-weighted mixture with the between-kernel
 //!    variance term; the belief is refitted on the components' online evidence (L_i* plus
 //!    the prequential log predictive density of the online samples) and, with
-//!    forgetting, the factors are rebuilt, both on the background thread.
+//!    forgetting, the factors are rebuilt, both on the background thread; with `drift`
+//!    old samples are down-weighted and finally removed (below).
 //!
 //! Until the ensemble is ready `predict` returns the running mean and variance of the
 //! targets (see `model.rs`); `describe` (the ABI's diagnostics) reports the phase, the
@@ -66,7 +67,7 @@
 //! | `belief_steps`, `belief_steps_warm` | 1000, 200 | steps of a fresh and of a warm-started fit |
 //! | `posterior_samples` | 2000 | samples of q*(k) (eq. 13) |
 //! | `trajectory` | true | fit the belief at every checkpoint (reported by `describe`) |
-//! | `forgetting` | 1.0 | λ: statistics discounted by λ per sample |
+//! | `forgetting` | 1.0 | λ: statistics discounted by λ per sample (ignored when `drift` is given) |
 //! | `refactor_every` | 200 | with λ < 1: background refactorisation period (samples) |
 //! | `belief_refit_every` | 200 | online belief refit period (samples; 0: never) |
 //! | `wait_for_offline` | false | `update` blocks at sample N until the ensemble is ready (reproducible evaluations) |
@@ -82,15 +83,56 @@
 //! | `threads` | 1 | threads of the offline phase (kernels in parallel) |
 //! | `hyper` | – | `{sigma_f, sigma_n, lengthscales}` (or one per output) as the node/eval pass it: seeds the initial lengthscales and noise, and σ_f² is the variance predicted before any sample |
 //! | `kernel` | – | accepted and ignored (the node's config may carry it) |
+//! | `drift` | – | uncertainty injection (below); without it the model is exactly the pre-drift one |
+//! | `drift_window` | 10000 | with `drift`: samples kept at most, ≥ `offline_samples` (the oldest leave early when full; counted) |
+//!
+//! # Uncertainty injection (`drift`)
+//!
+//! `"drift": {"model": "quadratic"|"linear"|"exponential", "kappa_per_s" | "q_per_s" |
+//! "tau_s", "max_var_ratio", "refresh_hz"}` — the keys every plugin shares
+//! (`gpn_gp_core::drift`; time-varying GP spec §1.2, §6.1). Each sample keeps its `t_secs`
+//! and `noise_var`; its variance grows with its age a = t_newest − t_i:
+//! v_i(t) = base_i + κ²a² (quadratic), base_i + q·a (linear), base_i·e^(a/τ)
+//! (exponential), and it leaves once v_i/base_i > `max_var_ratio` (default 100). The base
+//! of a sample in a component is the larger of the component's learned noise s² (in target
+//! units) and the caller's `noise_var` (mean over the outputs): a caller's noise below the
+//! learned one leaves the fit as it was learned, one above (a jump variance injected on a
+//! detected change, a worse sensor) loosens it. Each component's statistics become
+//! heteroscedastic, Ã = Σ_i (s²/v_i) ṽ_i ṽ_iᵀ, r = Σ_i (s²/v_i) ṽ_i y_i, … — the spec's
+//! A = K_ZZ + Σ k_Z k_Zᵀ / v_i in whitened form (`inject.rs`):
+//!
+//! * `exponential`: every weight shrinks by the common factor e^(−Δt/τ) when the clock
+//!   moves by Δt, so the control thread discounts the statistics exactly in O(M²) per
+//!   sample;
+//! * `quadratic`, `linear`: the weights shrink at different rates, so the statistics are
+//!   rebuilt exactly on the background thread from its copy of the window, O(n M²) per
+//!   component;
+//! * for all three the background thread rebuilds at `refresh_hz` (sample clock; default
+//!   10): statistics at the newest stamp with expired samples removed, then L_B and γ. It
+//!   is adopted at the next call and the samples since the copy are replayed. New samples
+//!   enter on the control thread at their age-0 weight (rank-one update as without drift).
+//!
+//! **What predictions see.** Predictions use L_B and γ, which the rank-one updates do not
+//! re-discount: old samples lose weight in the predictions at each adopted rebuild, i.e.
+//! with a lag of about one refresh period plus the rebuild's own time (O(n M² K̃) on the
+//! background thread — if that exceeds the period, rebuilds simply run back to back).
+//!
+//! **`drift` wins over `forgetting`.** λ discounts per *sample*, the drift models per
+//! *second*; with a `drift` key `forgetting` (and `refactor_every`, `replay_capacity`) is
+//! ignored — use `"model": "exponential"` with τ = −Δt/ln λ ≈ Δt/(1 − λ) (Δt the sample
+//! period) for the same memory. The online belief refits then use each component's
+//! drift-weighted evidence (L_i* scaled by the offline samples' remaining weight plus the
+//! weighted prequential log densities). `Vbks::sync_drift` (tests, tools) blocks until a
+//! rebuild including every sample is adopted. Save/load carries the window.
 //!
 //! # Multi-output
 //!
 //! All p outputs share the candidate kernels, the kept components, each kernel's θ and its
 //! noise in standardised units (spec §7.6): one factorisation and one kernel vector serve
 //! every output; each output has its own mean weights; local bounds are summed over the
-//! outputs. `noise_var` passed to `update` is checked and not used (the learned noise is),
-//! and `t_secs` only appears in `describe`; the statistics carry per-sample weights, the
-//! hook for uncertainty injection.
+//! outputs. Without `drift`, `noise_var` passed to `update` is checked and not used (the
+//! learned noise is) and `t_secs` only appears in `describe`; with `drift` both set the
+//! sample's weight (above).
 //!
 //! # Example
 //!
@@ -126,6 +168,7 @@ pub mod expr;
 pub mod fast;
 pub mod grammar;
 pub mod init;
+pub mod inject;
 pub mod kernel;
 pub mod kmeans;
 pub mod linalg;

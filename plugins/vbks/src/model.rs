@@ -35,6 +35,7 @@ use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 use crate::config::{Config, PredictWith, ValidConfig};
 use crate::ensemble::Ensemble;
+use crate::inject::DriftState;
 use crate::offline::OfflineReport;
 use crate::worker::{BeliefJob, Job, OfflineJob, Ready, RefactorJob, Reply, Worker};
 
@@ -63,12 +64,14 @@ impl Phase {
     }
 }
 
-/// A fixed-capacity FIFO of samples (x, y, weight, sequence number), allocated once.
+/// A fixed-capacity FIFO of samples (x, y, weight, `extra` more values, sequence number),
+/// allocated once. With drift the extras are the stamp and the caller's noise (1 + p).
 #[derive(Debug, Clone)]
 pub(crate) struct SampleRing {
     stride: usize,
     d: usize,
     p: usize,
+    extra: usize,
     data: Vec<f64>,
     seq: Vec<u64>,
     head: usize,
@@ -77,11 +80,16 @@ pub(crate) struct SampleRing {
 
 impl SampleRing {
     pub(crate) fn new(capacity: usize, d: usize, p: usize) -> SampleRing {
-        let stride = d + p + 1;
+        SampleRing::with_extra(capacity, d, p, 0)
+    }
+
+    pub(crate) fn with_extra(capacity: usize, d: usize, p: usize, extra: usize) -> SampleRing {
+        let stride = d + p + 1 + extra;
         SampleRing {
             stride,
             d,
             p,
+            extra,
             data: vec![0.0; capacity * stride],
             seq: vec![0; capacity],
             head: 0,
@@ -95,6 +103,11 @@ impl SampleRing {
 
     /// Append; when full the oldest is overwritten. Returns true if one was dropped.
     pub(crate) fn push(&mut self, x: &[f64], y: &[f64], w: f64, seq: u64) -> bool {
+        self.push_ext(x, y, w, seq, &[])
+    }
+
+    /// `push` with the extra values (`extra` of them; missing ones are 0).
+    pub(crate) fn push_ext(&mut self, x: &[f64], y: &[f64], w: f64, seq: u64, ext: &[f64]) -> bool {
         let cap = self.capacity();
         if cap == 0 {
             return true;
@@ -105,6 +118,10 @@ impl SampleRing {
         row[..self.d].copy_from_slice(x);
         row[self.d..self.d + self.p].copy_from_slice(y);
         row[self.d + self.p] = w;
+        let extra = &mut row[self.d + self.p + 1..];
+        for (i, v) in extra.iter_mut().enumerate() {
+            *v = ext.get(i).copied().unwrap_or(0.0);
+        }
         self.seq[slot] = seq;
         if dropped {
             self.head = (self.head + 1) % cap;
@@ -124,6 +141,17 @@ impl SampleRing {
             row[self.d + self.p],
             self.seq[slot],
         )
+    }
+
+    /// The extra values of the k-th oldest entry.
+    pub(crate) fn extra(&self, k: usize) -> &[f64] {
+        let slot = (self.head + k) % self.capacity();
+        &self.data[slot * self.stride + self.d + self.p + 1..(slot + 1) * self.stride]
+    }
+
+    /// Extra values per entry.
+    pub(crate) fn n_extra(&self) -> usize {
+        self.extra
     }
 
     /// Remove the oldest entry.
@@ -189,6 +217,10 @@ pub struct Vbks {
     tmp_y: Vec<f64>,
     /// The latest `noise_var` passed to `update` (the caller's own noise, per output).
     pub(crate) last_noise_var: Vec<f64>,
+    /// Uncertainty injection (`drift` key), allocated at create.
+    pub(crate) drift: Option<Box<DriftState>>,
+    /// Scratch: stamp and noise of a queued sample (1 + p).
+    tmp_ext: Vec<f64>,
     pub(crate) worker: Worker,
 }
 
@@ -237,7 +269,13 @@ impl Vbks {
             phase: Phase::Collecting,
             buf_x: Vec::with_capacity(n * d),
             buf_y: Vec::with_capacity(n * p),
-            pending: SampleRing::new(cfg.pending_capacity, d, p),
+            // With drift a queued sample keeps its stamp and noise.
+            pending: SampleRing::with_extra(
+                cfg.pending_capacity,
+                d,
+                p,
+                if cfg.drift.is_some() { 1 + p } else { 0 },
+            ),
             fb_n: 0,
             fb_mean: vec![0.0; p],
             fb_m2: vec![0.0; p],
@@ -265,6 +303,10 @@ impl Vbks {
             tmp_x: vec![0.0; d],
             tmp_y: vec![0.0; p],
             last_noise_var: vec![0.0; p],
+            drift: cfg
+                .drift
+                .map(|drift| Box::new(DriftState::new(drift, cfg.drift_window, d, p, cfg.keep))),
+            tmp_ext: vec![0.0; 1 + p],
             worker,
             cfg,
         })
@@ -351,6 +393,53 @@ impl Vbks {
         self.phase
     }
 
+    /// With drift: block until a background rebuild that includes every sample seen so far
+    /// has been adopted, so each component's statistics are exactly the heteroscedastic
+    /// ones at the newest stamp (expired samples removed). For tests and tools, never the
+    /// control thread. Returns whether such a rebuild was adopted (false without drift,
+    /// before the ensemble is online, or if the rebuild failed).
+    pub fn sync_drift(&mut self) -> bool {
+        if self.phase != Phase::Online {
+            return false;
+        }
+        let mut before = None;
+        loop {
+            let Some(ds) = self.drift.as_deref_mut() else {
+                return false;
+            };
+            if ds.job.is_some() {
+                match before {
+                    Some(n) => return ds.counters.refreshes > n,
+                    None => {
+                        let n = ds.counters.refreshes;
+                        let Some(job) = ds.take_job() else {
+                            return false;
+                        };
+                        let seq_ref = job.seq_ref;
+                        match self.worker.try_send(Job::Refresh(job)) {
+                            Ok(()) => ds.sent(seq_ref),
+                            Err(Job::Refresh(job)) => {
+                                ds.job = Some(job);
+                                return false;
+                            }
+                            Err(_) => return false,
+                        }
+                        before = Some(n);
+                    }
+                }
+            }
+            match self.worker.recv() {
+                Some(r) => self.handle_reply(r),
+                None => return false,
+            }
+        }
+    }
+
+    /// Counters of the drift machinery (`None` without drift).
+    pub fn drift_counters(&self) -> Option<crate::inject::DriftCounters> {
+        self.drift.as_deref().map(|ds| ds.counters)
+    }
+
     fn handle_reply(&mut self, reply: Reply) {
         match reply {
             Reply::Ready(ready) => {
@@ -359,7 +448,11 @@ impl Vbks {
                     report,
                     belief_job,
                     refactor_jobs,
+                    refresh_job,
                 } = *ready;
+                if let (Some(ds), Some(job)) = (self.drift.as_deref_mut(), refresh_job) {
+                    ds.start_online(&ensemble, self.cfg.offline_samples, job);
+                }
                 ensemble.add_excess_noise = self.cfg.add_excess_noise;
                 ensemble.host_noise.copy_from_slice(&self.last_noise_var);
                 self.belief_theta = belief_job.belief.theta().to_vec();
@@ -382,6 +475,11 @@ impl Vbks {
                     self.counters.belief_refits += 1;
                 }
                 self.belief_job = Some(job);
+            }
+            Reply::Refreshed(job) => {
+                if let Some(ds) = self.drift.as_deref_mut() {
+                    ds.returned(job, self.ensemble.as_deref_mut());
+                }
             }
             Reply::Refactored(mut job) => {
                 let i = job.comp;
@@ -471,11 +569,41 @@ impl Vbks {
         Ok(())
     }
 
-    /// Fold one sample into the ensemble and schedule background work.
-    fn fold(&mut self, x: &[f64], y: &[f64], w: f64) {
+    /// Fold one sample (stamp `t`, caller noise `noise`) into the ensemble and schedule
+    /// background work.
+    fn fold(&mut self, x: &[f64], y: &[f64], w: f64, t: f64, noise: &[f64]) {
         let Some(e) = self.ensemble.as_deref_mut() else {
             return;
         };
+        if let Some(ds) = self.drift.as_deref_mut() {
+            // Drift path: `forgetting` is ignored (the drift model discounts instead).
+            ds.fold(e, x, y, t, noise);
+            self.counters.online_samples += 1;
+            if ds.due()
+                && let Some(job) = ds.take_job()
+            {
+                let seq_ref = job.seq_ref;
+                match self.worker.try_send(Job::Refresh(job)) {
+                    Ok(()) => ds.sent(seq_ref),
+                    Err(Job::Refresh(job)) => ds.job = Some(job),
+                    Err(_) => {}
+                }
+            }
+            self.since_belief += 1;
+            if self.cfg.belief_refit_every > 0
+                && self.since_belief >= self.cfg.belief_refit_every as u64
+                && e.len() > 1
+                && let Some(mut job) = self.belief_job.take()
+            {
+                ds.evidence(e, self.cfg.offline_samples, &mut job.ell);
+                match self.worker.try_send(Job::Belief(job)) {
+                    Ok(()) => self.since_belief = 0,
+                    Err(Job::Belief(job)) => self.belief_job = Some(job),
+                    Err(_) => {}
+                }
+            }
+            return;
+        }
         e.update(x, y, w, self.cfg.forgetting);
         self.counters.online_samples += 1;
         let seq = self.counters.online_samples;
@@ -570,6 +698,9 @@ impl OnlineModel for Vbks {
         self.take_failure()?;
         match self.phase {
             Phase::Collecting => {
+                if let Some(ds) = self.drift.as_deref_mut() {
+                    ds.collect(x, y, t_secs, noise_var);
+                }
                 self.buf_x.extend_from_slice(x);
                 self.buf_y.extend_from_slice(y);
                 self.observe_fallback(y);
@@ -579,15 +710,26 @@ impl OnlineModel for Vbks {
             }
             Phase::Offline | Phase::Failed => {
                 self.observe_fallback(y);
-                if self.phase == Phase::Offline && self.pending.push(x, y, 1.0, self.samples_seen) {
+                self.tmp_ext[0] = t_secs;
+                self.tmp_ext[1..].copy_from_slice(noise_var);
+                if self.phase == Phase::Offline
+                    && self
+                        .pending
+                        .push_ext(x, y, 1.0, self.samples_seen, &self.tmp_ext)
+                {
                     self.counters.pending_dropped += 1;
                 }
             }
             Phase::Online => {
                 if self.pending.len() == 0 {
-                    self.fold(x, y, 1.0);
+                    self.fold(x, y, 1.0, t_secs, noise_var);
                 } else {
-                    if self.pending.push(x, y, 1.0, self.samples_seen) {
+                    self.tmp_ext[0] = t_secs;
+                    self.tmp_ext[1..].copy_from_slice(noise_var);
+                    if self
+                        .pending
+                        .push_ext(x, y, 1.0, self.samples_seen, &self.tmp_ext)
+                    {
                         self.counters.pending_dropped += 1;
                     }
                     for _ in 0..self.cfg.catchup_per_update {
@@ -597,13 +739,23 @@ impl OnlineModel for Vbks {
                         // Move the scratch out so `fold` can borrow `self` (no allocation).
                         let mut tx = std::mem::take(&mut self.tmp_x);
                         let mut ty = std::mem::take(&mut self.tmp_y);
+                        let mut te = std::mem::take(&mut self.tmp_ext);
                         let (px, py, pw, _) = self.pending.get(0);
                         tx.copy_from_slice(px);
                         ty.copy_from_slice(py);
+                        // Without drift there are no extras: the stamp and noise of the
+                        // newest sample stand in (unused on that path).
+                        if self.pending.n_extra() == te.len() {
+                            te.copy_from_slice(self.pending.extra(0));
+                        } else {
+                            te[0] = t_secs;
+                            te[1..].copy_from_slice(noise_var);
+                        }
                         self.pending.pop_front();
-                        self.fold(&tx, &ty, pw);
+                        self.fold(&tx, &ty, pw, te[0], &te[1..]);
                         self.tmp_x = tx;
                         self.tmp_y = ty;
+                        self.tmp_ext = te;
                     }
                 }
             }
@@ -615,7 +767,10 @@ impl OnlineModel for Vbks {
         let stored = match self.phase {
             Phase::Collecting => (self.buf_x.len() / self.cfg.input_dim.max(1)) as u64,
             Phase::Offline | Phase::Failed => self.pending.len() as u64,
-            Phase::Online => self.counters.online_samples + self.cfg.offline_samples as u64,
+            Phase::Online => match self.drift.as_deref() {
+                Some(ds) => ds.window.len() as u64,
+                None => self.counters.online_samples + self.cfg.offline_samples as u64,
+            },
         };
         ModelStats {
             samples_seen: self.samples_seen,
@@ -624,6 +779,7 @@ impl OnlineModel for Vbks {
             memory_bytes: (8 * (self.buf_x.capacity() + self.buf_y.capacity())
                 + self.pending.memory_bytes()
                 + self.replay.memory_bytes()
+                + self.drift.as_ref().map_or(0, |ds| ds.memory_bytes())
                 + self.ensemble.as_ref().map_or(0, |e| e.memory_bytes()))
                 as u64,
         }

@@ -22,12 +22,13 @@ use crate::belief::Belief;
 use crate::component::Component;
 use crate::ensemble::Ensemble;
 use crate::expr::Expr;
+use crate::inject::{DriftCounters, DriftState, DriftTerms, Injection, Mirror, RefreshJob};
 use crate::kernel::KernelSpec;
 use crate::model::{Counters, Phase, SampleRing, Vbks};
 use crate::offline::{Checkpoint, KernelReport, OfflineReport};
 use crate::rng::Rng;
 use crate::scaler::Scaler;
-use crate::worker::{BeliefJob, RefactorJob, Worker};
+use crate::worker::{BeliefJob, Job, RefactorJob, Worker};
 
 const MAGIC: &[u8; 8] = b"GPNVBKS1";
 const FORMAT_VERSION: u32 = 1;
@@ -138,7 +139,93 @@ fn write_ring(w: &mut Writer, ring: &SampleRing) {
         y.iter().for_each(|&v| w.f64(v));
         w.f64(weight);
         w.u64(seq);
+        ring.extra(k).iter().for_each(|&v| w.f64(v));
     }
+}
+
+/// The configuration text a state is tied to. Without drift it is the text of the
+/// pre-drift format (the drift fields, last in the struct, left out), so states saved
+/// before the `drift` key existed still load.
+fn config_text(cfg: &crate::config::ValidConfig) -> String {
+    let text = format!("{cfg:?}");
+    if cfg.drift.is_none() {
+        let tail = format!(", drift: None, drift_window: {} }}", cfg.drift_window);
+        if let Some(head) = text.strip_suffix(&tail) {
+            return format!("{head} }}");
+        }
+    }
+    text
+}
+
+/// The drift section (after the rings, only with a `drift` key): the window's rows, the
+/// per-component drift terms and the clocks.
+fn write_drift(w: &mut Writer, ds: &DriftState) {
+    w.usize(ds.window.len());
+    for i in 0..ds.window.len() {
+        let (row, seq) = ds.window.raw(i);
+        row.iter().for_each(|&v| w.f64(v));
+        w.u64(seq);
+    }
+    w.usize(ds.terms.len());
+    for t in &ds.terms {
+        for v in [t.count, t.sum_ln_w, t.prequential, t.offline_weight] {
+            w.f64(v);
+        }
+    }
+    w.u64(ds.seq);
+    w.f64(ds.t_newest);
+    w.f64(ds.t_last_refresh);
+    let c = &ds.counters;
+    for v in [c.refreshes, c.refresh_failures, c.window_dropped] {
+        w.u64(v);
+    }
+}
+
+fn read_drift(r: &mut Reader<'_>, ds: &mut DriftState) -> Result<(), ModelError> {
+    let stride = ds.window.stride();
+    let n = r.len("drift window", 8 * (stride + 1))?;
+    if n > ds.window.capacity() {
+        return Err(corrupt("drift window"));
+    }
+    ds.window.clear();
+    let mut row = vec![0.0; stride];
+    let (d, p) = (ds.window.d(), ds.window.p());
+    for _ in 0..n {
+        for v in row.iter_mut() {
+            *v = r.f64("drift row")?;
+        }
+        let seq = r.u64("drift seq")?;
+        ds.window.push(
+            &row[..d],
+            &row[d..d + p],
+            row[d + p],
+            &row[d + p + 1..d + 2 * p + 1],
+            &row[d + 2 * p + 1..],
+            seq,
+        );
+    }
+    let k = r.len("drift terms", 32)?;
+    if k > ds.window.k() {
+        return Err(corrupt("drift terms"));
+    }
+    ds.terms.clear();
+    for _ in 0..k {
+        ds.terms.push(DriftTerms {
+            count: r.f64("drift terms")?,
+            sum_ln_w: r.f64("drift terms")?,
+            prequential: r.f64("drift terms")?,
+            offline_weight: r.f64("drift terms")?,
+        });
+    }
+    ds.seq = r.u64("drift seq")?;
+    ds.t_newest = r.f64("drift clock")?;
+    ds.t_last_refresh = r.f64("drift clock")?;
+    ds.counters = DriftCounters {
+        refreshes: r.u64("drift counters")?,
+        refresh_failures: r.u64("drift counters")?,
+        window_dropped: r.u64("drift counters")?,
+    };
+    Ok(())
 }
 
 fn read_ring(
@@ -147,7 +234,8 @@ fn read_ring(
     d: usize,
     p: usize,
 ) -> Result<(), ModelError> {
-    let n = r.len("ring", 8 * (d + p + 2))?;
+    let n = r.len("ring", 8 * (d + p + 2 + ring.n_extra()))?;
+    let mut ext = vec![0.0; ring.n_extra()];
     let mut x = vec![0.0; d];
     let mut y = vec![0.0; p];
     for _ in 0..n {
@@ -159,7 +247,10 @@ fn read_ring(
         }
         let weight = r.f64("ring w")?;
         let seq = r.u64("ring seq")?;
-        ring.push(&x, &y, weight, seq);
+        for v in ext.iter_mut() {
+            *v = r.f64("ring extra")?;
+        }
+        ring.push_ext(&x, &y, weight, seq, &ext);
     }
     Ok(())
 }
@@ -170,7 +261,7 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     let mut w = Writer::default();
     w.0.extend_from_slice(MAGIC);
     w.u32(FORMAT_VERSION);
-    w.str(&format!("{cfg:?}"));
+    w.str(&config_text(cfg));
     let phase = match model.phase {
         Phase::Collecting => 0u8,
         Phase::Online => 2u8,
@@ -205,6 +296,9 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     if phase == 0 {
         w.f64s(&model.buf_x);
         w.f64s(&model.buf_y);
+        if let Some(ds) = model.drift.as_deref() {
+            write_drift(&mut w, ds);
+        }
         return Ok(w.0);
     }
     let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) else {
@@ -262,6 +356,9 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     w.u64(model.since_belief);
     write_ring(&mut w, &model.pending);
     write_ring(&mut w, &model.replay);
+    if let Some(ds) = model.drift.as_deref() {
+        write_drift(&mut w, ds);
+    }
     Ok(w.0)
 }
 
@@ -279,7 +376,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             "state format version {version}, this plugin reads {FORMAT_VERSION}"
         )));
     }
-    if r.str("config")? != format!("{cfg:?}") {
+    if r.str("config")? != config_text(&cfg) {
         return Err(ModelError::Other(
             "the state was saved by a model with another configuration or dimensions".into(),
         ));
@@ -300,7 +397,15 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     };
     let worker = Worker::spawn(cfg.clone(), cfg.keep + 4)
         .map_err(|e| ModelError::Other(format!("cannot start the background thread: {e}")))?;
-    let mut pending = SampleRing::new(cfg.pending_capacity, d, p);
+    let mut pending = SampleRing::with_extra(
+        cfg.pending_capacity,
+        d,
+        p,
+        if cfg.drift.is_some() { 1 + p } else { 0 },
+    );
+    let mut drift = cfg
+        .drift
+        .map(|dr| Box::new(DriftState::new(dr, cfg.drift_window, d, p, cfg.keep)));
     let mut replay = SampleRing::new(
         if cfg.forgetting < 1.0 {
             cfg.replay_capacity
@@ -316,6 +421,9 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             let buf_y = r.f64s("buffered y")?;
             if buf_x.len() % d != 0 || buf_y.len() != buf_x.len() / d * p {
                 return Err(corrupt("buffered samples"));
+            }
+            if let Some(ds) = drift.as_deref_mut() {
+                read_drift(&mut r, ds)?;
             }
             if r.pos != bytes.len() {
                 return Err(corrupt("trailing bytes"));
@@ -409,6 +517,12 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             let since_belief = r.u64("since_belief")?;
             read_ring(&mut r, &mut pending, d, p)?;
             read_ring(&mut r, &mut replay, d, p)?;
+            if let Some(ds) = drift.as_deref_mut() {
+                read_drift(&mut r, ds)?;
+                if ds.terms.len() != k {
+                    return Err(corrupt("drift terms"));
+                }
+            }
             if r.pos != bytes.len() {
                 return Err(corrupt("trailing bytes"));
             }
@@ -431,6 +545,28 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             let mut ensemble = Ensemble::new(scaler, components, weights);
             ensemble.add_excess_noise = cfg.add_excess_noise;
             ensemble.host_noise.copy_from_slice(&last_noise_var);
+            if let Some(ds) = drift.as_deref_mut() {
+                // The new worker rebuilds its mirror from the whole window (reset).
+                let inj = Injection::new(ds.drift, &ensemble.scaler.y_scale);
+                ds.injection = Some(inj);
+                ds.job = Some(Box::new(RefreshJob::new(
+                    cfg.drift_window,
+                    d,
+                    p,
+                    cfg.keep,
+                    k,
+                    m,
+                )));
+                ds.reset = true;
+                if worker
+                    .try_send(Job::Mirror(Box::new(Mirror::new(inj, &ensemble))))
+                    .is_err()
+                {
+                    return Err(ModelError::Other(
+                        "load: cannot hand the drift mirror to the background thread".into(),
+                    ));
+                }
+            }
             model.ensemble = Some(Box::new(ensemble));
             model.report = Some(Box::new(OfflineReport {
                 kernels,
@@ -457,6 +593,7 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     model.counters = counters;
     model.pending = pending;
     model.replay = replay;
+    model.drift = drift;
     model.failure = None;
     model.failure_reported = false;
     model.worker = worker;

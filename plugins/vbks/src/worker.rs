@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use crate::belief::Belief;
 use crate::config::ValidConfig;
 use crate::ensemble::Ensemble;
+use crate::inject::{Injection, Mirror, RefreshJob};
 use crate::offline::{self, OfflineReport};
 use crate::rng::Rng;
 use crate::stats::{Factor, Stats};
@@ -65,12 +66,18 @@ pub(crate) struct Ready {
     pub report: OfflineReport,
     pub belief_job: Box<BeliefJob>,
     pub refactor_jobs: Vec<Option<Box<RefactorJob>>>,
+    /// With drift: the refresh job (the worker keeps the matching mirror).
+    pub refresh_job: Option<Box<RefreshJob>>,
 }
 
 pub(crate) enum Job {
     Offline(Box<OfflineJob>),
     Refactor(Box<RefactorJob>),
     Belief(Box<BeliefJob>),
+    /// A drift refresh (`inject.rs`).
+    Refresh(Box<RefreshJob>),
+    /// Install a drift mirror (after load).
+    Mirror(Box<Mirror>),
     Stop,
 }
 
@@ -79,6 +86,7 @@ pub(crate) enum Reply {
     Failed(String),
     Refactored(Box<RefactorJob>),
     Belief(Box<BeliefJob>),
+    Refreshed(Box<RefreshJob>),
 }
 
 /// Handle of the background thread.
@@ -145,9 +153,21 @@ impl Drop for Worker {
 }
 
 fn run(cfg: ValidConfig, jobs: Receiver<Job>, replies: SyncSender<Reply>, cancel: Arc<AtomicBool>) {
+    let mut mirror: Option<Box<Mirror>> = None;
     while let Ok(job) = jobs.recv() {
         let reply = match job {
             Job::Stop => return,
+            Job::Mirror(m) => {
+                mirror = Some(m);
+                continue;
+            }
+            Job::Refresh(mut job) => {
+                match mirror.as_deref_mut() {
+                    Some(m) => m.refresh(&mut job),
+                    None => job.ok = false,
+                }
+                Reply::Refreshed(job)
+            }
             Job::Offline(job) => {
                 let result = offline::run(&cfg, &job.x, &job.y, &cancel);
                 drop(job);
@@ -164,11 +184,25 @@ fn run(cfg: ValidConfig, jobs: Receiver<Job>, replies: SyncSender<Reply>, cancel
                             weights: sel.weights.clone(),
                             rng: sel.rng,
                         });
+                        let ensemble = Ensemble::new(sel.scaler, sel.components, sel.weights);
+                        let refresh_job = cfg.drift.map(|drift| {
+                            let inj = Injection::new(drift, &ensemble.scaler.y_scale);
+                            mirror = Some(Box::new(Mirror::new(inj, &ensemble)));
+                            Box::new(RefreshJob::new(
+                                cfg.drift_window,
+                                cfg.input_dim,
+                                p,
+                                cfg.keep,
+                                k,
+                                m,
+                            ))
+                        });
                         Reply::Ready(Box::new(Ready {
-                            ensemble: Ensemble::new(sel.scaler, sel.components, sel.weights),
+                            ensemble,
                             report: sel.report,
                             belief_job,
                             refactor_jobs,
+                            refresh_job,
                         }))
                     }
                     Err(offline::OfflineError::Cancelled) => return,

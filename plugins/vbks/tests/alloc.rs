@@ -1,7 +1,8 @@
 //! Steady-state `predict` and `update` allocate nothing on the calling thread (a counting
 //! allocator that counts only the test thread's allocations, so the model's own
 //! background thread — belief refits, refactorisations — may allocate freely), with 1 and
-//! 7 outputs, with and without forgetting, in mixture and single-component mode.
+//! 7 outputs, with and without forgetting, in mixture and single-component mode, and with
+//! each drift model (the rebuilds run on the background thread and are adopted here).
 #![allow(clippy::unwrap_used)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -86,6 +87,7 @@ fn check(p: usize, extra: serde_json::Value) {
         step(&mut m, k);
     }
     assert_eq!(m.phase(), Phase::Online);
+    let refreshes_before = m.drift_counters().map(|c| c.refreshes);
     COUNTING.with(|c| c.set(true));
     let before = ALLOCS.load(Ordering::Relaxed);
     for k in 400..1400 {
@@ -96,6 +98,17 @@ fn check(p: usize, extra: serde_json::Value) {
     assert_eq!(allocs, 0, "p = {p}, {extra}: {allocs} allocations");
     let c = m.counters();
     assert!(c.belief_refits > 0, "the background refits ran: {c:?}");
+    if let (Some(b), Some(d)) = (refreshes_before, m.drift_counters()) {
+        // The counted window adopted drift rebuilds (the path that swaps and replays).
+        assert!(
+            d.refreshes > b,
+            "drift rebuilds adopted while counting: {d:?}"
+        );
+        eprintln!(
+            "p = {p}, {extra}: {} rebuilds adopted while counting",
+            d.refreshes - b
+        );
+    }
 }
 
 #[test]
@@ -104,4 +117,22 @@ fn predict_and_update_allocate_nothing() {
     check(7, json!({}));
     check(2, json!({"forgetting": 0.99, "refactor_every": 20}));
     check(3, json!({"predict": 1}));
+}
+
+#[test]
+fn predict_and_update_allocate_nothing_with_drift() {
+    // The sample clock advances 1 ms per update: 1 s over the counted window, so these
+    // refresh rates send ~100 rebuilds through the background thread and adopt them.
+    check(
+        1,
+        json!({"drift": {"model": "quadratic", "kappa_per_s": 0.5, "refresh_hz": 100}}),
+    );
+    check(
+        3,
+        json!({"drift": {"model": "exponential", "tau_s": 0.2, "refresh_hz": 100}}),
+    );
+    check(
+        2,
+        json!({"drift": {"model": "linear", "q_per_s": 0.1, "refresh_hz": 50}, "forgetting": 0.99}),
+    );
 }
