@@ -6,7 +6,9 @@
 use std::sync::Mutex;
 
 use gp_node::control::{Tick, TickInput, TickOutput, TickResult};
-use gp_node::learn::{ChangeAction, Learner, ModelChange};
+use std::sync::mpsc::Receiver;
+
+use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
 use gp_node::sim::{SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
@@ -18,19 +20,30 @@ static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 // One test at a time: the counter is shared, the flag is per thread.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Runs warm + counted ticks of the default scenario with SkyGP-Dense learning; calls
-/// `during(k, learner)` before each counted tick. Returns the allocations on this thread
-/// in the counted ticks, the ticks that learned there, and the learner.
+/// What a counted run leaves behind.
+struct Counted {
+    allocations: usize,
+    learned: usize,
+    learner: Learner,
+    probe_offers: Option<Receiver<ProbeOffer>>,
+}
+
+/// Runs warm + counted ticks of the default scenario with SkyGP-Dense learning (probe
+/// offers planned by the worker when `probe`); calls `during(k, learner)` before each
+/// counted tick. Returns the allocations on this thread in the counted ticks, the ticks
+/// that learned there, the learner and the probe offers.
 fn run_counted(
     action: ChangeAction,
+    probe: bool,
     warm: usize,
     counted: usize,
     mut during: impl FnMut(usize, &mut Learner),
-) -> (usize, usize, Learner) {
+) -> Counted {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     params.control.supervisor.budget_micros = 1e9;
     params.learn.change.action = action;
+    params.learn.probe.enabled = probe;
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
     params.model.config["hyper"] =
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
@@ -39,6 +52,8 @@ fn run_counted(
     let factory = simulate::model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let hyper = params.model.config.get("hyper").cloned();
     let mut learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
+    let probe_offers = learner.offer_probes();
+    assert_eq!(probe_offers.is_some(), probe);
     let mut tick = Tick::new(&robot, &params.control).expect("tick");
     let mut sim = Simulator::new(&robot, &params.sim).expect("sim");
     let reference = &params.run.reference;
@@ -81,19 +96,44 @@ fn run_counted(
         tau.copy_from_slice(&out.u);
     }
     alloc_support::arm(false);
-    (alloc_support::allocations(), learned, learner)
+    Counted {
+        allocations: alloc_support::allocations(),
+        learned,
+        learner,
+        probe_offers,
+    }
 }
 
 #[test]
 fn a_warm_tick_allocates_nothing() {
     let counted = 2000;
-    let (allocations, learned, learner) = run_counted(ChangeAction::Drop, 3000, counted, |_, _| {});
+    let Counted {
+        allocations,
+        learned,
+        learner,
+        ..
+    } = run_counted(ChangeAction::Drop, false, 3000, counted, |_, _| {});
     assert!(
         learned > counted * 9 / 10,
         "the model ran in the counted ticks ({learned})"
     );
     assert_eq!(learner.changes(), 0, "a stationary stream is not a change");
     assert_eq!(allocations, 0, "allocations in {counted} warm ticks");
+}
+
+/// Announces a change at counted tick 100; from tick 500 simulated time waits for the
+/// worker's rebuild (a debug build re-identifies slowly).
+fn announce_at_100(k: usize, learner: &mut Learner) {
+    if k == 100 {
+        learner.announce_change();
+    }
+    let rebuilt = |l: &Learner| {
+        l.last_adoption()
+            .is_some_and(|a| a.change == ModelChange::Rebuild)
+    };
+    if k > 500 && !rebuilt(learner) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[test]
@@ -105,19 +145,11 @@ fn reacting_to_a_change_allocates_nothing_on_the_control_thread() {
         ChangeAction::Inject,
         ChangeAction::Reidentify,
     ] {
-        let (allocations, _, learner) = run_counted(action, 3000, 3000, |k, learner| {
-            if k == 100 {
-                learner.announce_change();
-            }
-            // Simulated time waits for the worker (a debug build re-identifies slowly).
-            let rebuilt = |l: &Learner| {
-                l.last_adoption()
-                    .is_some_and(|a| a.change == ModelChange::Rebuild)
-            };
-            if k > 500 && !rebuilt(learner) {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-        });
+        let Counted {
+            allocations,
+            learner,
+            ..
+        } = run_counted(action, false, 3000, 3000, announce_at_100);
         assert_eq!(learner.changes(), 1, "{action:?}");
         let adoption = learner.last_adoption().expect("a model was adopted");
         assert_eq!(adoption.change, ModelChange::Rebuild, "{action:?}");
@@ -128,5 +160,56 @@ fn reacting_to_a_change_allocates_nothing_on_the_control_thread() {
             allocations, 0,
             "{action:?}: allocations on the control thread"
         );
+    }
+}
+
+#[test]
+fn a_probe_is_planned_and_offered_off_the_control_thread_after_a_rebuild() {
+    let Counted {
+        allocations,
+        learner,
+        probe_offers,
+        ..
+    } = run_counted(ChangeAction::Drop, true, 3000, 1000, announce_at_100);
+    assert_eq!(allocations, 0, "allocations on the control thread");
+    let adoption = learner.last_adoption().expect("a model was adopted");
+    assert_eq!(adoption.change, ModelChange::Rebuild);
+    let offers = probe_offers.expect("probing is on");
+    // The offer is sent before the rebuilt model it was checked with is handed over.
+    let offer = offers.try_recv().expect("one offer after the rebuild");
+    assert!(offers.try_recv().is_err(), "one change, one offer");
+    // Announced at counted tick 100 = t 3.099 s (3000 warm ticks of 1 ms before).
+    assert!(
+        (offer.onset_secs - 3.099).abs() < 1.5e-3,
+        "{}",
+        offer.onset_secs
+    );
+    assert!(offer.t_secs >= offer.onset_secs);
+    let replay = learner.replay();
+    let at_change = (0..replay.len())
+        .filter_map(|i| replay.get(i))
+        .find(|s| s.t_secs == offer.t_secs)
+        .expect("the sample the probe starts from");
+    match offer.plan {
+        Ok(plan) => {
+            assert_eq!(plan.waypoints.len(), 4 + 2, "start, 4 stale poses, back");
+            assert_eq!(plan.waypoints.first(), plan.waypoints.last());
+            assert!(
+                plan.boundary_v.iter().all(|&v| v == 0.0),
+                "offered from rest"
+            );
+            assert!(plan.worst_effort_ratio > 0.0 && plan.worst_effort_ratio <= 0.8);
+            assert!(plan.checked > 100);
+            // The start is the pose of the newest sample when the change was handled.
+            assert_eq!(plan.waypoints[0], at_change.x[..7]);
+        }
+        // A refusal is an answer too, but only for a reason of the plan itself.
+        Err(refusal) => assert!(
+            matches!(
+                refusal,
+                ProbeRefusal::Effort { .. } | ProbeRefusal::JointLimit { .. }
+            ),
+            "{refusal}"
+        ),
     }
 }

@@ -1,8 +1,8 @@
 //! Operations issue, over DDS during a MuJoCo run: a Cyclone DDS peer (`ros_ops_peer.py`)
 //! gets and sets parameters (valid and refused sets), swaps SkyGP-Fast → SkyGP-Dense → back
-//! through the node's services in rmw_cyclonedds framing, saves and loads the model — while
-//! the MuJoCo driver runs the robot in lock-step; everything takes effect and the run
-//! completes.
+//! through the node's services in rmw_cyclonedds framing, saves and loads the model, announces
+//! a change and reads the probing trajectory the node offers — while the MuJoCo driver runs
+//! the robot in lock-step; everything takes effect and the run completes.
 
 mod ros_support;
 
@@ -22,6 +22,10 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
             ("service_framing: fast_dds", "service_framing: cyclone"),
             ("variant: dense", "variant: fast"),
             ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+            (
+                "enabled: false             # off: on a robot",
+                "enabled: true             # on: the test reads the offer",
+            ),
         ],
     );
     let params = params.to_str().expect("utf-8 path");
@@ -165,8 +169,30 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         "{after}"
     );
     assert_eq!(r["model_after"], "skygp");
+    assert_eq!(
+        step("announce change")["success"],
+        true,
+        "{}",
+        step("announce change")
+    );
     assert!(
-        summary["models_adopted"].as_u64().expect("adopted") >= 4,
-        "fit, 2 swaps, load"
+        summary["models_adopted"].as_u64().expect("adopted") >= 5,
+        "fit, 2 swaps, load, the rebuild after the change"
+    );
+    // The rebuild after the change is followed by exactly one probe outcome; a plan that
+    // passes the checks is on ~/probe_offer, whole and in the robot's joint names.
+    let offered = summary["probes_offered"].as_u64().expect("probes_offered");
+    let refused = summary["probes_refused"].as_u64().expect("probes_refused");
+    assert_eq!((offered, refused), (1, 0), "{summary}");
+    let offer = &r["probe_offer"];
+    let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+    assert_eq!(offer["joint_names"], serde_json::json!(joints), "{offer}");
+    assert_eq!(offer["points"], 6, "start, 4 stale poses, back: {offer}");
+    assert_eq!(offer["returns_to_start"], true);
+    assert_eq!(offer["finite"], true);
+    let duration = offer["duration_s"].as_f64().expect("duration");
+    assert!(
+        (duration - 7.5).abs() < 1e-6,
+        "5 segments of 1.5 s: {duration}"
     );
 }

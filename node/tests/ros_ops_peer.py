@@ -9,7 +9,9 @@ and `ros2 service call`, for node/tests/ros_ops.rs (while the MuJoCo driver runs
    a plugin that does not exist);
 3. the node's services with rmw_cyclonedds' framing (a 16-byte client header before the
    request): swap SkyGP-Fast → SkyGP-Dense → back to Fast, save the model, load it;
-4. reads the parameters back.
+4. reads the parameters back;
+5. announces a change (`~/announce_change`, Cyclone framing) and reads the probing
+   trajectory the node then offers on `~/probe_offer` (the test node has `learn.probe.enabled`).
 Prints a JSON report on stdout.
 """
 
@@ -32,7 +34,8 @@ from cyclonedds.sub import DataReader  # noqa: E402
 from cyclonedds.topic import Topic  # noqa: E402
 from cyclonedds.util import duration  # noqa: E402
 
-from gpn_mujoco.transport import use_localhost_only  # noqa: E402
+from gpn_mujoco.messages import JointTrajectory_  # noqa: E402
+from gpn_mujoco.transport import REFERENCE_QOS, use_localhost_only  # noqa: E402
 from ros_peer import ResidualEstimate_  # noqa: E402
 
 NODE = "gp_learning_node"
@@ -109,6 +112,13 @@ class PathRequest_Load(IdlStruct, typename="gp_learning_node_msgs::srv::dds_::Lo
     path: str = ""
 
 
+@dataclass
+class AnnounceChangeRequest_(IdlStruct, typename="gp_learning_node_msgs::srv::dds_::AnnounceChange_Request_"):
+    client: uint64 = 0
+    seq: int64 = 0
+    description: str = ""
+
+
 def response_type(name: str):
     @dataclass
     class Response(IdlStruct, typename=f"gp_learning_node_msgs::srv::dds_::{name}_Response_"):
@@ -177,12 +187,15 @@ def main():
     swap = Service(dp, "swap_model", SwapModelRequest_, response_type("SwapModel"), framed=True)
     save = Service(dp, "save_model", PathRequest_Save, response_type("SaveModel"), framed=True)
     load = Service(dp, "load_model", PathRequest_Load, response_type("LoadModel"), framed=True)
+    announce = Service(dp, "announce_change", AnnounceChangeRequest_, response_type("AnnounceChange"), framed=True)
+    offers = DataReader(dp, Topic(dp, f"rt/{NODE}/probe_offer", JointTrajectory_), qos=REFERENCE_QOS)
     out = {"steps": []}
 
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not all(s.ready() for s in (get_p, set_p, swap, save, load)):
+    services = (get_p, set_p, swap, save, load, announce)
+    while time.monotonic() < deadline and not all(s.ready() for s in services):
         time.sleep(0.05)
-    out["services_discovered"] = all(s.ready() for s in (get_p, set_p, swap, save, load))
+    out["services_discovered"] = all(s.ready() for s in services)
 
     # 1. the learned model is in use.
     model, deadline = "", time.monotonic() + 90
@@ -241,6 +254,25 @@ def main():
                 model = r.model
         time.sleep(0.05)
     out["model_after"] = model
+
+    # 5. a change announced: the node rebuilds its model and offers a probe (or logs why not).
+    r = announce.call(AnnounceChangeRequest_(description="test: payload picked up"))
+    step("announce change", success=r.success, message=r.message)
+    offer, deadline = None, time.monotonic() + 15
+    while time.monotonic() < deadline and offer is None:
+        for m in offers.take(N=10):
+            if isinstance(m, JointTrajectory_):
+                offer = m
+        time.sleep(0.05)
+    if offer is not None:
+        last = offer.points[-1].time_from_start if offer.points else None
+        out["probe_offer"] = {
+            "joint_names": list(offer.joint_names),
+            "points": len(offer.points),
+            "duration_s": last.sec + last.nanosec * 1e-9 if last else None,
+            "returns_to_start": bool(offer.points) and offer.points[0].positions == offer.points[-1].positions,
+            "finite": all(math.isfinite(x) for p in offer.points for x in p.positions + p.velocities),
+        }
     print(json.dumps(out))
 
 

@@ -129,7 +129,7 @@ fn table(s: &RunSummary) -> String {
         "node {} (domain {}), {:.1} s\n\
          joint states: {} received, {} refused, {} dropped in bursts, {} out of order, {} repeated\n\
          ticks: {} ({} on the learned law), {} commands published, {} watchdog trips\n\
-         model: {} samples learned, {} models adopted\n\
+         model: {} samples learned, {} models adopted, {} probes offered, {} refused\n\
          state in -> command out: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({} commands)\n\
          tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n",
         s.node,
@@ -146,6 +146,8 @@ fn table(s: &RunSummary) -> String {
         s.watchdog_trips,
         s.samples_learned,
         s.models_adopted,
+        s.probes_offered,
+        s.probes_refused,
         s.latency_us.p50,
         s.latency_us.p99,
         s.latency_us.max,

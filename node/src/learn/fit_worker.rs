@@ -13,6 +13,7 @@ use gpn_gp_core::hyperfit::{FitMode, FitOptions, fit};
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
+use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
 use super::standardize::Standardizer;
 
 /// Creates a model from its hyperparameters (the model config's `"hyper"` value: an array
@@ -151,6 +152,79 @@ pub(super) enum Injection {
     Reidentify { before_t: f64 },
 }
 
+impl Injection {
+    /// The change's onset: samples before it are the stale ones.
+    fn onset(self) -> f64 {
+        match self {
+            Injection::Jump { before_t, .. }
+            | Injection::Drop { before_t }
+            | Injection::Reidentify { before_t } => before_t,
+        }
+    }
+}
+
+/// What the worker needs to plan a probe after a rebuild, and where the offers go.
+pub(super) struct Prober {
+    pub robot: crate::robot::Model,
+    pub params: ProbeParams,
+    pub offers: SyncSender<ProbeOffer>,
+}
+
+/// What a probe is planned from, taken before the injection drops or corrects the samples.
+struct ProbeInput {
+    stale: Vec<f64>,
+    start_q: Vec<f64>,
+    t_secs: f64,
+    onset_secs: f64,
+}
+
+impl Prober {
+    fn input(&self, samples: &FitBuffers, onset_secs: f64) -> Option<ProbeInput> {
+        let n = samples.len();
+        let d = samples.x.len().checked_div(n)?;
+        let nv = self.robot.nv();
+        let last = n.checked_sub(1)?;
+        let rows = (0..n).map(|i| (samples.t_secs[i], &samples.x[i * d..(i + 1) * d]));
+        Some(ProbeInput {
+            stale: stale_poses(rows, nv, onset_secs, 10),
+            start_q: samples.x[last * d..last * d + nv].to_vec(),
+            t_secs: samples.t_secs[last],
+            onset_secs,
+        })
+    }
+
+    /// Plans from the newest pose, at rest, through the stale poses and back, checked with
+    /// the rebuilt model (whose σ is large where the data went stale, so the pessimistic
+    /// torque check is honest there), and offers the outcome. An offer nobody has taken yet
+    /// is kept; a newer one is then dropped.
+    fn offer(&self, input: ProbeInput, model: &mut dyn OnlineModel, standardizer: &Standardizer) {
+        let clock = Instant::now();
+        let nv = self.robot.nv();
+        let rest = vec![0.0; nv];
+        let start = ProbeStart {
+            q: &input.start_q,
+            v: &rest,
+            a: &rest,
+        };
+        let mut var = vec![0.0; nv];
+        let mut predict = |x: &[f64], mu: &mut [f64], sigma: &mut [f64]| {
+            model.predict(x, mu, &mut var).map_err(|e| e.to_string())?;
+            standardizer.inverse_mut(mu, &mut var);
+            for (s, v) in sigma.iter_mut().zip(&var) {
+                *s = v.max(0.0).sqrt();
+            }
+            Ok(())
+        };
+        let plan = plan_probe(&self.robot, start, &input.stale, &self.params, &mut predict);
+        let _ = self.offers.try_send(ProbeOffer {
+            t_secs: input.t_secs,
+            onset_secs: input.onset_secs,
+            plan,
+            plan_ms: clock.elapsed().as_secs_f64() * 1e3,
+        });
+    }
+}
+
 /// What the worker needs to re-identify a payload: the nominal robot and the payload body.
 pub(super) struct Reidentifier {
     pub robot: crate::robot::Model,
@@ -192,6 +266,8 @@ pub(super) enum Job {
     },
     Adopt(Box<ReadyModel>, u64),
     SetFactory(ModelFactory, u64),
+    /// Plan a probe after every rebuild from now on.
+    SetProber(Box<Prober>),
     Retire(Retired),
 }
 
@@ -217,6 +293,7 @@ struct WorkerState {
     factory: ModelFactory,
     current: Option<(serde_json::Value, Standardizer)>,
     reidentifier: Option<Reidentifier>,
+    prober: Option<Box<Prober>>,
 }
 
 impl WorkerState {
@@ -254,6 +331,9 @@ impl WorkerState {
                     ));
                 };
                 let mut reidentified_mass_kg = f64::NAN;
+                let probe_input = injection
+                    .zip(self.prober.as_ref())
+                    .and_then(|(injection, prober)| prober.input(&samples, injection.onset()));
                 if let Some(injection) = injection {
                     match apply_injection(&mut samples, injection, self.reidentifier.as_mut()) {
                         Ok(mass) => reidentified_mass_kg = mass,
@@ -274,19 +354,24 @@ impl WorkerState {
                     None => warm(&mut self.factory, &hyper, &standardizer, &samples),
                 };
                 Some(match built {
-                    Ok((model, secs)) => Reply::Ready(
-                        FitOutcome {
-                            model,
-                            standardizer,
-                            hyper,
-                            fit_secs: secs,
-                        },
-                        Some(samples),
-                        ReplyMeta {
-                            reidentified_mass_kg,
-                            ..meta(change, id)
-                        },
-                    ),
+                    Ok((mut model, secs)) => {
+                        if let (Some(prober), Some(input)) = (&self.prober, probe_input) {
+                            prober.offer(input, model.as_mut(), &standardizer);
+                        }
+                        Reply::Ready(
+                            FitOutcome {
+                                model,
+                                standardizer,
+                                hyper,
+                                fit_secs: secs,
+                            },
+                            Some(samples),
+                            ReplyMeta {
+                                reidentified_mass_kg,
+                                ..meta(change, id)
+                            },
+                        )
+                    }
                     Err(message) => Reply::Failed(message, Some(samples), meta(change, id)),
                 })
             }
@@ -307,6 +392,10 @@ impl WorkerState {
                     None,
                     meta(ModelChange::Load, id),
                 ))
+            }
+            Job::SetProber(prober) => {
+                self.prober = Some(prober);
+                None
             }
             Job::SetFactory(factory, id) => {
                 self.factory = factory;
@@ -330,6 +419,7 @@ impl FitWorker {
             factory,
             current,
             reidentifier,
+            prober: None,
         };
         let handle = std::thread::Builder::new()
             .name("gpn-fit".into())

@@ -29,7 +29,7 @@ use super::change::{
     ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum,
 };
 use super::fit_worker::{
-    FitBuffers, FitJob, FitWorker, HyperSharing, Injection, Job, ModelChange, ModelFactory,
+    FitBuffers, FitJob, FitWorker, HyperSharing, Injection, Job, ModelChange, ModelFactory, Prober,
     Reidentifier, Reply, ReplyMeta, Retired,
 };
 use super::gate::{Gate, GateCounts, GateParams, Rejection};
@@ -915,6 +915,28 @@ impl Learner {
         if let Some(injection) = injection {
             self.start_export(ExportPurpose::Rebuild { injection });
         }
+    }
+
+    /// With `learn.probe.enabled`: from now on the background worker plans a probe after
+    /// every rebuild that follows a change (not after `report`, which rebuilds nothing), with
+    /// the rebuilt model, and sends the outcome to the returned receiver (which keeps the
+    /// oldest unread offers; newer ones are dropped while it is full). None when probing is
+    /// off or the worker is gone. Not real-time: call before the loop starts.
+    pub fn offer_probes(&mut self) -> Option<std::sync::mpsc::Receiver<super::ProbeOffer>> {
+        if !self.params.probe.enabled {
+            return None;
+        }
+        let (offers, receiver) = std::sync::mpsc::sync_channel(4);
+        let prober = Prober {
+            robot: self.robot.clone(),
+            params: self.params.probe.clone(),
+            offers,
+        };
+        self.worker
+            .as_ref()?
+            .try_send(Job::SetProber(Box::new(prober)))
+            .ok()?;
+        Some(receiver)
     }
 
     /// Changes noticed since the last call (drain every tick). Real-time.

@@ -24,7 +24,10 @@ pub use gate::{Gate, GateCounts, GateParams, Rejection};
 pub use learner::{
     LearnCounts, LearnError, LearnParams, LearnPhase, Learner, ModelSnapshot, Observation,
 };
-pub use probe::{ProbeParams, ProbePlan, ProbeRefusal, ProbeStart, plan_probe, select_waypoints};
+pub use probe::{
+    ProbeOffer, ProbeParams, ProbePlan, ProbeRefusal, ProbeStart, plan_probe, select_waypoints,
+    stale_poses,
+};
 pub use replay::{ReplayBuffer, SampleRef};
 pub use standardize::Standardizer;
 pub use swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};

@@ -15,8 +15,10 @@
 //!   of its standard deviations) stays within `effort_fraction` of every effort limit.
 //!
 //! Planning is not real-time (it allocates and calls the model once per checked sample): run
-//! it off the control thread on a copy of the model or between runs. Off by default: a plan is
-//! offered, never executed on its own (`gp-node sim --probe` runs it in simulation).
+//! it off the control thread on a copy of the model or between runs. Off by default. In the
+//! ROS node the learning worker plans after each rebuild that follows a change, with the
+//! rebuilt model, and the node *offers* the plan ([`ProbeOffer`], `~/probe_offer`): it never
+//! runs on its own. `gp-node sim` runs it in place of the task (`simulate::probing`).
 
 use crate::robot::{Data, Model, rnea};
 
@@ -137,6 +139,35 @@ impl ProbePlan {
         };
         segment.sample(tau, q, qd, qdd);
     }
+}
+
+/// A probe planned off the control thread after a change, or why none could be.
+#[derive(Debug, Clone)]
+pub struct ProbeOffer {
+    /// Time of the newest sample when it was planned (the samples' clock), s.
+    pub t_secs: f64,
+    /// Onset of the change: the poses before it are the stale ones, s.
+    pub onset_secs: f64,
+    /// The checked plan, or why none is offered.
+    pub plan: Result<ProbePlan, ProbeRefusal>,
+    /// Wall time of planning and checking, ms.
+    pub plan_ms: f64,
+}
+
+/// Every `stride`-th pose (the first `nv` inputs) of the samples older than `before_t`,
+/// row-major: the stale poses a probe chooses its waypoints among. Samples are 1 ms apart at
+/// 1 kHz, so a stride of 10 loses nothing the selection kernel would see.
+pub fn stale_poses<'a>(
+    samples: impl Iterator<Item = (f64, &'a [f64])>,
+    nv: usize,
+    before_t: f64,
+    stride: usize,
+) -> Vec<f64> {
+    samples
+        .step_by(stride.max(1))
+        .filter(|(t, x)| *t < before_t && x.len() >= nv)
+        .flat_map(|(_, x)| x[..nv].iter().copied())
+        .collect()
 }
 
 /// Why no plan was offered.

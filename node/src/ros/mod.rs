@@ -17,6 +17,7 @@ pub mod latency;
 pub mod ops;
 pub mod param_schema;
 pub mod params;
+pub mod probe_offer;
 pub mod trajectory;
 pub mod watchdog;
 

@@ -17,7 +17,7 @@
 
 use std::cell::RefCell;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -106,6 +106,10 @@ pub struct RunSummary {
     pub samples_learned: u64,
     /// Models adopted.
     pub models_adopted: u64,
+    /// Probing trajectories offered on `~/probe_offer` (`learn.probe.enabled`).
+    pub probes_offered: u64,
+    /// Changes after which no safe probe was found.
+    pub probes_refused: u64,
     /// Joint state received → command published, µs.
     pub latency_us: LatencySummary,
     /// Tick execution time, µs.
@@ -154,8 +158,10 @@ pub fn run(
     let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let hyper = params.model.config.get("hyper").cloned();
     let tick = Tick::new(robot, &params.control).map_err(|e| RosError::Param(e.to_string()))?;
-    let learner = Learner::new(robot, params.learn.clone(), hyper, factory)
+    let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
         .map_err(|e| RosError::Param(e.to_string()))?;
+    // Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
+    let probe_offers = learner.offer_probes();
     let timeout = Duration::from_secs_f64(ros.watchdog_timeout_s);
     let control_loop = ControlLoop::new(
         tick,
@@ -224,6 +230,17 @@ pub fn run(
         transport.publisher("residual topic", &topics.residual, TopicQos::Reliable(10))?;
     let events_pub: Publisher<ChangeEvent> =
         transport.publisher("events topic", EVENTS_TOPIC, TopicQos::Reliable(10))?;
+    let probe_offer = match probe_offers {
+        Some(offers) => Some((
+            offers,
+            transport.publisher::<JointTrajectory>(
+                "probe offer topic",
+                PROBE_OFFER_TOPIC,
+                TopicQos::Latched,
+            )?,
+        )),
+        None => None,
+    };
     let payload_changed: Subscription<Empty> = transport.subscription(
         "payload_changed topic",
         PAYLOAD_CHANGED_TOPIC,
@@ -250,6 +267,14 @@ pub fn run(
         // A second handler cannot be installed (tests run several nodes in one process);
         // then only --duration stops this one.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+
+    let probes = Arc::new(ProbeCounts::default());
+    if let Some((offers, publisher)) = probe_offer {
+        let (stop, probes, joints) = (stop.clone(), probes.clone(), joints.clone());
+        spawn("gpn-ros-probe", move || {
+            offer_probes(&offers, &publisher, &joints, &stop, &probes);
+        })?;
     }
 
     let ingest = Arc::new(IngestCounters::default());
@@ -377,6 +402,8 @@ pub fn run(
         watchdog_trips: counters.watchdog_trips,
         samples_learned: counters.learn.learned,
         models_adopted: counters.adoptions,
+        probes_offered: probes.offered.load(Ordering::Relaxed),
+        probes_refused: probes.refused.load(Ordering::Relaxed),
         latency_us: LatencySummary::of(&published.latency),
         tick_us: LatencySummary::of(&published.tick_time),
     })
@@ -454,6 +481,44 @@ fn control_thread(mut control_loop: ControlLoop, ch: &Channels, stop: &AtomicBoo
     control_loop.counters()
 }
 
+/// Probe offers published and refusals logged.
+#[derive(Default)]
+struct ProbeCounts {
+    offered: AtomicU64,
+    refused: AtomicU64,
+}
+
+/// The probe thread: publishes each plan the learning worker offers and logs every outcome
+/// (a refusal is logged, not published). Ends at stop or when the learner is gone.
+fn offer_probes(
+    offers: &Receiver<crate::learn::ProbeOffer>,
+    publisher: &Publisher<JointTrajectory>,
+    joints: &[String],
+    stop: &AtomicBool,
+    counts: &ProbeCounts,
+) {
+    while !stop.load(Ordering::SeqCst) {
+        let offer = match offers.recv_timeout(Duration::from_millis(100)) {
+            Ok(offer) => offer,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        eprintln!("gp-node: {}", super::probe_offer::describe_offer(&offer));
+        match &offer.plan {
+            Ok(plan) => {
+                let msg = super::probe_offer::offer_message(plan, joints);
+                if let Err(e) = publisher.publish(msg) {
+                    eprintln!("gp-node: publishing the probe offer failed: {e:?}");
+                }
+                counts.offered.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                counts.refused.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), RosError> {
     std::thread::Builder::new()
         .name(name.into())
@@ -470,6 +535,7 @@ const SERVICE_RESET: &str = "~/reset_learning";
 const SERVICE_ANNOUNCE: &str = "~/announce_change";
 /// Change events out, and the "payload changed" signal in.
 const EVENTS_TOPIC: &str = "~/events";
+const PROBE_OFFER_TOPIC: &str = "~/probe_offer";
 const PAYLOAD_CHANGED_TOPIC: &str = "~/payload_changed";
 
 /// The node's service servers.

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crate::learn::{Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe};
+use crate::learn::{Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe, stale_poses};
 use crate::robot::Model;
 
 use super::reference::ReferenceParams;
@@ -76,14 +76,11 @@ impl<'a> ProbingReference<'a> {
         let nv = robot.nv();
         let (mut q, mut v, mut a) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
         self.sample(t, &mut q, &mut v, &mut a);
-        // Every 10th stale pose is plenty for the selection (samples are 1 ms apart).
         let replay = learner.replay();
-        let stale: Vec<f64> = (0..replay.len())
-            .step_by(10)
+        let samples = (0..replay.len())
             .filter_map(|i| replay.get(i))
-            .filter(|s| s.t_secs < onset_secs)
-            .flat_map(|s| s.x[..nv].to_vec())
-            .collect();
+            .map(|s| (s.t_secs, s.x));
+        let stale = stale_poses(samples, nv, onset_secs, 10);
         let mut variance = vec![0.0; nv];
         let mut predict = |x: &[f64], mu: &mut [f64], sigma: &mut [f64]| {
             learner
