@@ -4,52 +4,13 @@
 //! and 7 outputs, while the worker keeps rebuilding and publishing snapshots.
 #![allow(clippy::unwrap_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
 
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-fn counting() -> bool {
-    ON.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 fn check(p: usize) {
     let d = 5;
@@ -79,13 +40,13 @@ fn check(p: usize) {
     }
     m.wait_idle(Duration::from_secs(10));
     let version0 = m.snapshot().version;
-    ALLOCS.store(0, Ordering::Relaxed);
-    ON.with(|c| c.set(true));
+    gpn_alloc_count::reset();
+    gpn_alloc_count::arm(true);
     for k in 400..3400 {
         step(&mut m, k);
     }
-    ON.with(|c| c.set(false));
-    let allocs = ALLOCS.load(Ordering::Relaxed);
+    gpn_alloc_count::arm(false);
+    let allocs = gpn_alloc_count::allocations() + gpn_alloc_count::frees();
     m.wait_idle(Duration::from_secs(10));
     let mut probe_mu = vec![0.0; p];
     let mut probe_var = vec![0.0; p];

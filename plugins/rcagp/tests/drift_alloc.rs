@@ -5,52 +5,13 @@
 //! (refits off: they allocate by design). Counting allocator on the test thread only.
 #![allow(clippy::unwrap_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
 
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-fn counting() -> bool {
-    ON.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if counting() {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 const D: usize = 5;
 const P: usize = 7;
@@ -60,8 +21,8 @@ const P: usize = 7;
 fn run(m: &mut RcaGp, range: std::ops::Range<usize>, count: bool) -> usize {
     let (mut x, mut y, nv) = ([0.0; D], [0.0; P], [0.01; P]);
     let (mut mu, mut var) = ([0.0; P], [0.0; P]);
-    ALLOCS.store(0, Ordering::Relaxed);
-    ON.with(|c| c.set(count));
+    gpn_alloc_count::reset();
+    gpn_alloc_count::arm(count);
     for k in range {
         for (j, v) in x.iter_mut().enumerate() {
             *v = (k as f64 * 0.01 * (1.0 + j as f64)).sin();
@@ -74,8 +35,8 @@ fn run(m: &mut RcaGp, range: std::ops::Range<usize>, count: bool) -> usize {
         m.predict(&x, &mut mu, &mut var).unwrap();
         m.update(&x, &y, t, &nv).unwrap();
     }
-    ON.with(|c| c.set(false));
-    ALLOCS.load(Ordering::Relaxed)
+    gpn_alloc_count::arm(false);
+    gpn_alloc_count::allocations() + gpn_alloc_count::frees()
 }
 
 fn config(background: bool) -> serde_json::Value {

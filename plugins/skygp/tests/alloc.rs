@@ -4,38 +4,9 @@
 
 use gpn_gp_core::model::OnlineModel;
 use gpn_skygp::SkyGp;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 /// Deterministic pseudo-random inputs (xorshift), no allocation.
 struct Rng(u64);
@@ -80,13 +51,13 @@ fn check(variant: &str, preset: &str, p: usize, distinct_kernels: bool) {
     for k in 0..3000 {
         step(&mut gp, k, true);
     }
-    ALLOCS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
+    gpn_alloc_count::reset();
+    gpn_alloc_count::arm_all(true);
     for k in 3000..5000 {
         step(&mut gp, k, k % 7 != 0); // some updates without a preceding predict
     }
-    COUNTING.store(false, Ordering::SeqCst);
-    let n = ALLOCS.load(Ordering::SeqCst);
+    gpn_alloc_count::arm_all(false);
+    let n = gpn_alloc_count::allocations();
     assert_eq!(
         n, 0,
         "{variant}/{preset}, p = {p}, distinct = {distinct_kernels}: {n} allocations"

@@ -5,48 +5,12 @@
 //! each drift model (the rebuilds run on the background thread and are adopted here).
 #![allow(clippy::unwrap_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use gpn_gp_core::model::OnlineModel;
 use gpn_vbks::{Phase, Vbks};
 use serde_json::json;
 
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-fn note() {
-    // `try_with`: the thread-local may be gone while a thread shuts down.
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 struct Xorshift(u64);
 impl Xorshift {
@@ -88,8 +52,8 @@ fn check(p: usize, extra: serde_json::Value) {
     }
     assert_eq!(m.phase(), Phase::Online);
     let refreshes_before = m.drift_counters().map(|c| c.refreshes);
-    COUNTING.with(|c| c.set(true));
-    let before = ALLOCS.load(Ordering::Relaxed);
+    gpn_alloc_count::arm(true);
+    let before = gpn_alloc_count::allocations() + gpn_alloc_count::frees();
     for k in 400..1400 {
         step(&mut m, k);
     }
@@ -105,8 +69,8 @@ fn check(p: usize, extra: serde_json::Value) {
         step(&mut m, k);
         k += 1;
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
-    COUNTING.with(|c| c.set(false));
+    let allocs = (gpn_alloc_count::allocations() + gpn_alloc_count::frees()) - before;
+    gpn_alloc_count::arm(false);
     assert_eq!(allocs, 0, "p = {p}, {extra}: {allocs} allocations");
     let c = m.counters();
     assert!(c.belief_refits > 0, "the background refits ran: {c:?}");
