@@ -10,6 +10,7 @@ pub mod aggregate;
 pub mod bound;
 pub mod cholesky;
 pub mod drift;
+pub mod hyper_config;
 pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;

@@ -6,60 +6,18 @@
 use serde::Deserialize;
 
 use gpn_gp_core::drift::Drift;
+use gpn_gp_core::hyper_config::HYPER_MISSING;
 use gpn_gp_core::model::ModelError;
 
 use crate::kernel::KernelKind;
 use crate::weights::Beta;
 
-/// Hyperparameters of one output (standard deviations, the workspace-wide format).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HyperEntry {
-    /// Signal standard deviation σ_f.
-    pub sigma_f: f64,
-    /// Noise standard deviation σ_n.
-    pub sigma_n: f64,
-    /// ARD lengthscales (length d).
-    pub lengthscales: Vec<f64>,
-    /// Kernel name; must agree with the top-level `kernel` if given.
-    #[serde(default)]
-    pub kernel: Option<String>,
-}
+/// Hyperparameters of one output (`gpn_gp_core::hyper_config`); its `kernel` must agree
+/// with the top-level `kernel` if given.
+pub type HyperEntry = gpn_gp_core::hyper_config::HyperEntry<String>;
 
 /// The `hyper` key: one entry for every output, or one per output.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "serde_json::Value")]
-pub enum Hyper {
-    /// One object shared by all outputs.
-    Shared(HyperEntry),
-    /// An array of p objects.
-    PerOutput(Vec<HyperEntry>),
-}
-
-impl TryFrom<serde_json::Value> for Hyper {
-    type Error = String;
-
-    fn try_from(v: serde_json::Value) -> Result<Self, String> {
-        let entry = |i: Option<usize>, v: serde_json::Value| {
-            HyperEntry::deserialize(v).map_err(|e| match i {
-                Some(i) => format!("hyper[{i}]: {e}"),
-                None => format!("hyper: {e}"),
-            })
-        };
-        match v {
-            serde_json::Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, x)| entry(Some(i), x))
-                .collect::<Result<_, _>>()
-                .map(Hyper::PerOutput),
-            obj @ serde_json::Value::Object(_) => entry(None, obj).map(Hyper::Shared),
-            other => Err(format!(
-                "hyper must be an object {{sigma_f, sigma_n, lengthscales}} or an array of them, found {other}"
-            )),
-        }
-    }
-}
+pub type Hyper = gpn_gp_core::hyper_config::Hyper<String>;
 
 /// The `beta` key: a number or `"normalized"`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -214,23 +172,12 @@ impl Config {
                 "kernel \"{kernel_name}\" unknown; expected se, rbf, matern12, matern32 or matern52"
             ))
         })?;
-        let entries: Vec<&HyperEntry> = match &self.hyper {
-            None => {
-                return Err(bad(
-                    "key \"hyper\" missing; give {\"sigma_f\", \"sigma_n\", \"lengthscales\"} or an array of p such objects".into(),
-                ));
-            }
-            Some(Hyper::Shared(e)) => vec![e; p],
-            Some(Hyper::PerOutput(list)) => {
-                if list.len() != p {
-                    return Err(bad(format!(
-                        "hyper has {} entries, expected one per output ({p})",
-                        list.len()
-                    )));
-                }
-                list.iter().collect()
-            }
-        };
+        let entries: Vec<&HyperEntry> = self
+            .hyper
+            .as_ref()
+            .ok_or_else(|| bad(HYPER_MISSING.into()))?
+            .per_output(p)
+            .map_err(bad)?;
         let lengthscales = entries[0].lengthscales.clone();
         let (mut outputscale, mut noise_var) = (Vec::with_capacity(p), Vec::with_capacity(p));
         for (o, e) in entries.iter().enumerate() {

@@ -9,6 +9,8 @@ use gpn_gp_core::kernel::{ArdKernel, KernelKind};
 use gpn_gp_core::model::ModelError;
 use serde::Deserialize;
 
+use gpn_gp_core::hyper_config::HYPER_MISSING;
+
 /// SkyGP-Fast (never evicts data) or SkyGP-Dense (full experts may swap a point in).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -136,56 +138,12 @@ impl From<KernelName> for KernelKind {
     }
 }
 
-/// Hyperparameters of one output: σ_f and σ_n as standard deviations, one lengthscale per
-/// input, optionally its own kernel formula.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HyperEntry {
-    /// Signal standard deviation σ_f.
-    pub sigma_f: f64,
-    /// Noise standard deviation σ_n.
-    pub sigma_n: f64,
-    /// ARD lengthscales ℓ (length d).
-    pub lengthscales: Vec<f64>,
-    /// Kernel for this output; defaults to the top-level `kernel`.
-    #[serde(default)]
-    pub kernel: Option<KernelName>,
-}
+/// Hyperparameters of one output (`gpn_gp_core::hyper_config`), with its own kernel formula
+/// optionally (defaults to the top-level `kernel`).
+pub type HyperEntry = gpn_gp_core::hyper_config::HyperEntry<KernelName>;
 
 /// The `hyper` key: one entry shared by all outputs, or one per output.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "serde_json::Value")]
-pub enum Hyper {
-    /// One object for every output.
-    Shared(HyperEntry),
-    /// An array of p objects.
-    PerOutput(Vec<HyperEntry>),
-}
-
-impl TryFrom<serde_json::Value> for Hyper {
-    type Error = String;
-
-    fn try_from(v: serde_json::Value) -> Result<Self, String> {
-        let entry = |i: Option<usize>, v: serde_json::Value| {
-            HyperEntry::deserialize(v).map_err(|e| match i {
-                Some(i) => format!("hyper[{i}]: {e}"),
-                None => format!("hyper: {e}"),
-            })
-        };
-        match v {
-            serde_json::Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, x)| entry(Some(i), x))
-                .collect::<Result<_, _>>()
-                .map(Hyper::PerOutput),
-            obj @ serde_json::Value::Object(_) => entry(None, obj).map(Hyper::Shared),
-            other => Err(format!(
-                "hyper must be an object {{sigma_f, sigma_n, lengthscales}} or an array of them, found {other}"
-            )),
-        }
-    }
-}
+pub type Hyper = gpn_gp_core::hyper_config::Hyper<KernelName>;
 
 /// The raw configuration: every key optional; unset keys take the preset's value.
 /// Unknown keys are rejected.
@@ -376,23 +334,12 @@ impl Config {
 
     fn resolve_hyper(&self, d: usize, p: usize) -> Result<Vec<OutputHyper>, ModelError> {
         let default_kind = self.kernel.unwrap_or(KernelName::Se);
-        let entries: Vec<&HyperEntry> = match &self.hyper {
-            None => {
-                return Err(bad(
-                    "skygp: key \"hyper\" missing; give {\"sigma_f\", \"sigma_n\", \"lengthscales\"} or an array of p such objects".into(),
-                ));
-            }
-            Some(Hyper::Shared(e)) => vec![e; p],
-            Some(Hyper::PerOutput(list)) => {
-                if list.len() != p {
-                    return Err(bad(format!(
-                        "skygp: hyper has {} entries, expected one per output ({p})",
-                        list.len()
-                    )));
-                }
-                list.iter().collect()
-            }
-        };
+        let entries: Vec<&HyperEntry> = self
+            .hyper
+            .as_ref()
+            .ok_or_else(|| bad(format!("skygp: {HYPER_MISSING}")))?
+            .per_output(p)
+            .map_err(|e| bad(format!("skygp: {e}")))?;
         let mut out = Vec::with_capacity(p);
         for (o, e) in entries.into_iter().enumerate() {
             if e.lengthscales.len() != d {

@@ -11,30 +11,12 @@ use crate::grammar;
 use crate::local::LocalSettings;
 
 /// Hyperparameters of one output as the node and `gp-node eval` pass them (an ARD-SE
-/// fit, standard deviations, original units). Used only to seed initial values.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HyperEntry {
-    /// Signal standard deviation σ_f.
-    pub sigma_f: f64,
-    /// Noise standard deviation σ_n.
-    pub sigma_n: f64,
-    /// ARD lengthscales (length d).
-    pub lengthscales: Vec<f64>,
-    /// Kernel formula of the fit (accepted, not used).
-    #[serde(default)]
-    pub kernel: Option<String>,
-}
+/// fit, standard deviations, original units; `gpn_gp_core::hyper_config`; its `kernel` is
+/// accepted, not used). Used only to seed initial values.
+pub type HyperEntry = gpn_gp_core::hyper_config::HyperEntry<String>;
 
 /// The `hyper` key: one entry for all outputs or one per output.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Hyper {
-    /// Shared by the outputs.
-    Shared(HyperEntry),
-    /// One per output.
-    PerOutput(Vec<HyperEntry>),
-}
+pub type Hyper = gpn_gp_core::hyper_config::Hyper<String>;
 
 /// `kernels`: a named space or a list of expressions.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -427,14 +409,13 @@ impl Config {
         };
         let hyper = match &self.hyper {
             None => None,
-            Some(Hyper::Shared(h)) => Some(vec![h.clone(); p]),
-            Some(Hyper::PerOutput(list)) if list.len() == p => Some(list.clone()),
-            Some(Hyper::PerOutput(list)) => {
-                return Err(cfg_err(format!(
-                    "hyper has {} entries, expected 1 object or {p}",
-                    list.len()
-                )));
-            }
+            Some(h) => Some(
+                h.per_output(p)
+                    .map_err(cfg_err)?
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
         };
         if let Some(list) = &hyper {
             for (o, h) in list.iter().enumerate() {
