@@ -4,7 +4,7 @@
 //! evaluator, the control loop and the tests drive in-process crates and plugins the same way.
 
 /// Errors a streaming model reports to its caller.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
     /// A slice had the wrong length.
     #[error("{what}: expected length {expected}, found {found}")]
@@ -30,6 +30,27 @@ pub enum ModelError {
     /// Any other failure, with a message.
     #[error("{0}")]
     Other(String),
+}
+
+/// `Err(Dimension)` naming `what` unless `s` has `expected` entries.
+pub fn check_len(what: &'static str, s: &[f64], expected: usize) -> Result<(), ModelError> {
+    if s.len() == expected {
+        Ok(())
+    } else {
+        Err(ModelError::Dimension {
+            what,
+            expected,
+            found: s.len(),
+        })
+    }
+}
+
+/// `Err(NonFinite)` naming `what` and the first NaN or infinite entry of `s`, if any.
+pub fn check_finite(what: &'static str, s: &[f64]) -> Result<(), ModelError> {
+    match s.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(ModelError::NonFinite { what, index }),
+        None => Ok(()),
+    }
 }
 
 /// Counters a model reports (for eval tables, diagnostics and the ABI's `stats`).

@@ -2,6 +2,7 @@
 //! the spec's checklist items §8 #1–#3.
 
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
+use gpn_gp_core::model::ModelError;
 use gpn_gp_core::tvgp::TvgpError;
 use gpn_gp_core::tvgp::hetero_gp::{HeteroGp, merge_duplicates};
 use gpn_gp_core::tvgp::rng::SplitMix64;
@@ -140,15 +141,15 @@ fn empty_model_is_the_prior_and_bad_input_is_refused() {
     assert!(gp.is_empty());
     assert!(matches!(
         gp.fit(&[0.0], &[1.0], &[1.0]),
-        Err(TvgpError::Dimension { .. })
+        Err(TvgpError::Input(ModelError::Dimension { .. }))
     ));
     assert!(matches!(
         gp.fit(&[0.0, 0.0], &[1.0], &[1.0, 2.0]),
-        Err(TvgpError::Dimension { .. })
+        Err(TvgpError::Input(ModelError::Dimension { .. }))
     ));
     assert!(matches!(
         gp.fit(&[0.0, f64::NAN], &[1.0], &[1.0]),
-        Err(TvgpError::NonFinite { .. })
+        Err(TvgpError::Input(ModelError::NonFinite { .. }))
     ));
     assert!(matches!(
         gp.fit(&[0.0, 0.0], &[1.0], &[0.0]),
@@ -156,7 +157,7 @@ fn empty_model_is_the_prior_and_bad_input_is_refused() {
     ));
     assert!(matches!(
         gp.fit(&[0.0, 0.0], &[1.0], &[f64::INFINITY]),
-        Err(TvgpError::NonFinite { .. })
+        Err(TvgpError::Input(ModelError::NonFinite { .. }))
     ));
     assert!(merge_duplicates(&[0.0], &[1.0, 2.0], &[1.0, 1.0], 1, 0.0).is_err());
 }

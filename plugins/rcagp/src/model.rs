@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, check_finite, check_len};
 
 use crate::config::{Config, NoiseSource, ValidConfig, WeightCenter};
 use crate::persist::{self, Counters};
@@ -251,26 +251,7 @@ impl RcaGp {
 
     fn check_x(&self, x: &[f64]) -> Result<(), ModelError> {
         check_len("x", x, self.cfg.input_dim)?;
-        finite("x", x)
-    }
-}
-
-fn check_len(what: &'static str, s: &[f64], expected: usize) -> Result<(), ModelError> {
-    if s.len() == expected {
-        Ok(())
-    } else {
-        Err(ModelError::Dimension {
-            what,
-            expected,
-            found: s.len(),
-        })
-    }
-}
-
-fn finite(what: &'static str, s: &[f64]) -> Result<(), ModelError> {
-    match s.iter().position(|v| !v.is_finite()) {
-        Some(index) => Err(ModelError::NonFinite { what, index }),
-        None => Ok(()),
+        check_finite("x", x)
     }
 }
 
@@ -311,7 +292,7 @@ impl OnlineModel for RcaGp {
         let p = self.cfg.output_dim;
         self.check_x(x)?;
         check_len("y", y, p)?;
-        finite("y", y)?;
+        check_finite("y", y)?;
         check_len("noise_var", noise_var, p)?;
         if let Some(index) = noise_var.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
             return Err(ModelError::NonFinite {

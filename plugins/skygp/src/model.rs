@@ -8,7 +8,7 @@ use crate::pool::Pool;
 use crate::refresh::WorkerParams;
 use crate::runtime::DriftRuntime;
 use gpn_gp_core::cholesky::PackedCholesky;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, check_finite, check_len};
 
 /// What the last prediction computed, reused by the following update at the same x
 /// (spec §2.3 "optional cache", §2.4).
@@ -260,15 +260,8 @@ impl SkyGp {
     }
 
     fn check_x(&self, x: &[f64]) -> Result<(), ModelError> {
-        let d = self.cfg.input_dim;
-        if x.len() != d {
-            return Err(ModelError::Dimension {
-                what: "x",
-                expected: d,
-                found: x.len(),
-            });
-        }
-        finite("x", x)
+        check_len("x", x, self.cfg.input_dim)?;
+        check_finite("x", x)
     }
 
     pub(crate) fn check_drift_started(&self) -> Result<(), ModelError> {
@@ -279,22 +272,7 @@ impl SkyGp {
     }
 
     fn check_p(&self, what: &'static str, s: &[f64]) -> Result<(), ModelError> {
-        let p = self.cfg.output_dim;
-        if s.len() != p {
-            return Err(ModelError::Dimension {
-                what,
-                expected: p,
-                found: s.len(),
-            });
-        }
-        Ok(())
-    }
-}
-
-fn finite(what: &'static str, s: &[f64]) -> Result<(), ModelError> {
-    match s.iter().position(|v| !v.is_finite()) {
-        Some(index) => Err(ModelError::NonFinite { what, index }),
-        None => Ok(()),
+        check_len(what, s, self.cfg.output_dim)
     }
 }
 
@@ -330,7 +308,7 @@ impl OnlineModel for SkyGp {
     ) -> Result<(), ModelError> {
         self.check_x(x)?;
         self.check_p("y", y)?;
-        finite("y", y)?;
+        check_finite("y", y)?;
         self.check_p("noise_var", noise_var)?;
         if (self.cfg.decay_clock == DecayClock::Seconds || self.drift.is_some())
             && !t_secs.is_finite()
@@ -342,7 +320,7 @@ impl OnlineModel for SkyGp {
         }
         if self.drift.is_some() {
             self.check_drift_started()?;
-            finite("noise_var", noise_var)?;
+            check_finite("noise_var", noise_var)?;
             if noise_var.iter().any(|&v| v < 0.0) {
                 return Err(ModelError::Other("skygp: noise_var must be ≥ 0".into()));
             }

@@ -349,11 +349,11 @@ pub fn run<P: TimeVaryingProblem>(
 ) -> Result<RunLog> {
     let d = problem.dim();
     if config.kernel.dim() != d {
-        return Err(TvgpError::Dimension {
+        return Err(TvgpError::Input(crate::model::ModelError::Dimension {
             what: "kernel inputs",
             expected: d,
             found: config.kernel.dim(),
-        });
+        }));
     }
     if !config.grid_step.is_finite() || config.grid_step <= 0.0 || config.horizon == 0 {
         return Err(TvgpError::Config(

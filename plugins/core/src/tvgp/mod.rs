@@ -51,24 +51,9 @@ pub mod window;
 /// Errors of the bandit harness.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TvgpError {
-    /// Inconsistent lengths.
-    #[error("{what}: expected length {expected}, found {found}")]
-    Dimension {
-        /// Which argument.
-        what: &'static str,
-        /// Expected length.
-        expected: usize,
-        /// Length found.
-        found: usize,
-    },
-    /// A NaN or infinite value.
-    #[error("{what} contains a non-finite value at index {index}")]
-    NonFinite {
-        /// Which argument.
-        what: &'static str,
-        /// First offending index.
-        index: usize,
-    },
+    /// Inconsistent lengths or a NaN / infinite value (the streaming models' input errors).
+    #[error(transparent)]
+    Input(#[from] crate::model::ModelError),
     /// A noise variance that is not > 0.
     #[error("noise variance at index {index} must be > 0, found {value}")]
     BadVariance {
@@ -90,8 +75,5 @@ pub type Result<T> = std::result::Result<T, TvgpError>;
 
 /// Index of the first non-finite entry of `v`, as an error naming `what`.
 pub(crate) fn check_finite(what: &'static str, v: &[f64]) -> Result<()> {
-    match v.iter().position(|x| !x.is_finite()) {
-        Some(index) => Err(TvgpError::NonFinite { what, index }),
-        None => Ok(()),
-    }
+    Ok(crate::model::check_finite(what, v)?)
 }

@@ -200,11 +200,11 @@ pub fn fit_se_fixed_noise(
 ) -> Result<FittedHyper> {
     let n = y_raw.len();
     if n < 2 || x.len() != n {
-        return Err(TvgpError::Dimension {
+        return Err(TvgpError::Input(crate::model::ModelError::Dimension {
             what: "fitting data",
             expected: n.max(2),
             found: x.len(),
-        });
+        }));
     }
     let sd = noise_var.sqrt();
     let m0 = y_raw.iter().sum::<f64>() / n as f64;

@@ -109,11 +109,11 @@ impl<K: Kernel> TimeKernelGp<K> {
     pub fn push(&mut self, x: &[f64], y: f64, t: f64) -> Result<()> {
         let d = self.kernel.dim();
         if x.len() != d {
-            return Err(TvgpError::Dimension {
+            return Err(TvgpError::Input(crate::model::ModelError::Dimension {
                 what: "input",
                 expected: d,
                 found: x.len(),
-            });
+            }));
         }
         check_finite("input", x)?;
         check_finite("target", &[y, t])?;
