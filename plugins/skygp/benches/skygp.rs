@@ -14,11 +14,8 @@ use gpn_skygp::SkyGp;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-struct Stream {
-    x: Vec<Vec<f64>>,
-    y: Vec<f64>,
-    hyper: serde_json::Value,
-}
+mod common;
+use common::{Stream, synthetic};
 
 fn kin40k() -> Stream {
     let path = concat!(
@@ -47,35 +44,6 @@ fn kin40k() -> Stream {
         y: rows.iter().map(|r| r[8] - mean[8]).collect(),
         hyper: serde_json::json!({"sigma_f": 1.2074, "sigma_n": 0.082864, "lengthscales": ell}),
     }
-}
-
-fn synthetic(d: usize, p: usize) -> Stream {
-    let mut s = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
-    // A smooth trajectory-like stream: slowly varying phases plus noise.
-    let x: Vec<Vec<f64>> = (0..10_000)
-        .map(|k| {
-            (0..d)
-                .map(|j| (0.01 * k as f64 * (1.0 + 0.1 * j as f64)).sin() + 0.1 * next())
-                .collect()
-        })
-        .collect();
-    let y = x
-        .iter()
-        .map(|r| r.iter().take(4).map(|v| v.sin()).sum::<f64>())
-        .collect();
-    let entry = |o: usize| serde_json::json!({"sigma_f": 1.0 + 0.1 * o as f64, "sigma_n": 0.05, "lengthscales": vec![1.0 + 0.05 * o as f64; d]});
-    let hyper = if p == 1 {
-        entry(0)
-    } else {
-        serde_json::Value::Array((0..p).map(entry).collect())
-    };
-    Stream { x, y, hyper }
 }
 
 fn targets(y: f64, p: usize, out: &mut [f64]) {
