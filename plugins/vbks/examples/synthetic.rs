@@ -29,7 +29,14 @@ fn main() {
         cfg[k] = v;
     }
     let n: usize = cfg["offline_samples"].as_u64().unwrap_or(1000) as usize;
-    let (x, y) = synthetic::generate(which, n, seed);
+    // `target_noise_sd=S`: noisy D₁ targets (the spec leaves the noise level open, gap #16).
+    let (x, y) = match cfg
+        .as_object_mut()
+        .and_then(|o| o.remove("target_noise_sd"))
+    {
+        Some(sd) => synthetic::generate_noisy(which, n, seed, sd.as_f64().expect("a number")),
+        None => synthetic::generate(which, n, seed),
+    };
     let valid = gpn_vbks::Config::from_json(&cfg)
         .unwrap()
         .check(1, 1)

@@ -85,6 +85,12 @@ fn cholesky(a: &mut [f64], n: usize) {
 
 /// (x, y) of dataset `which` with `n` training points, from `seed`.
 pub fn generate(which: Which, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let noise_sd = if which == Which::C { 0.05 } else { 0.0 };
+    generate_noisy(which, n, seed, noise_sd)
+}
+
+/// As [`generate`], with N(0, `noise_sd`²) added to every target.
+pub fn generate_noisy(which: Which, n: usize, seed: u64, noise_sd: f64) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Uniform(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let n0 = 256;
     let x0: Vec<f64> = (0..n0).map(|_| -10.0 + 20.0 * rng.next()).collect();
@@ -117,7 +123,6 @@ pub fn generate(which: Which, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
         alpha[i] = (alpha[i] - s) / l[i * n0 + i];
     }
     let x: Vec<f64> = (0..n).map(|_| -10.0 + 20.0 * rng.next()).collect();
-    let noise_sd = if which == Which::C { 0.05 } else { 0.0 };
     let y: Vec<f64> = x
         .iter()
         .map(|&xi| {
