@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::{Rng, se};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin;
 use gpn_skygp::SkyGp;
@@ -44,27 +45,6 @@ impl Model {
             Model::Linear(q) => base + q * a,
             Model::Exponential(tau) => base * (a / tau).exp(),
         }
-    }
-}
-
-fn se(a: &[f64], b: &[f64], sf2: f64, ell: &[f64]) -> f64 {
-    sf2 * (-0.5
-        * a.iter()
-            .zip(b)
-            .zip(ell)
-            .map(|((x, y), l)| ((x - y) / l).powi(2))
-            .sum::<f64>())
-    .exp()
-}
-
-/// Deterministic uniform numbers in [−1, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 }
 

@@ -3,22 +3,14 @@
 //! refreshes are adopted, samples expire and experts retire.
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
+mod common;
+
+use common::Rng;
 use gpn_gp_core::model::OnlineModel;
 use gpn_skygp::SkyGp;
 
 #[global_allocator]
 static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
-
-/// Deterministic pseudo-random inputs (xorshift), no allocation.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
 
 fn check(variant: &str, p: usize, distinct_kernels: bool) {
     let d = 6;

@@ -2,19 +2,12 @@
 //! (factor, mean and variance to ~1e-10 relative).
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
+mod common;
+
+use common::se;
 use gpn_gp_core::model::OnlineModel;
 use gpn_skygp::SkyGp;
 use nalgebra::{DMatrix, DVector};
-
-fn se(a: &[f64], b: &[f64], sf2: f64, ell: &[f64]) -> f64 {
-    sf2 * (-0.5
-        * a.iter()
-            .zip(b)
-            .zip(ell)
-            .map(|((x, y), l)| ((x - y) / l).powi(2))
-            .sum::<f64>())
-    .exp()
-}
 
 #[test]
 fn rank_one_expert_equals_batch_gp() {

@@ -71,3 +71,27 @@ pub fn load(dataset: &str, file: &str) -> Stream {
 pub fn kin40k() -> Stream {
     load("kin40k", "kin40k.csv")
 }
+
+/// Deterministic uniform numbers in [−1, 1) (xorshift; no allocation, so the allocation
+/// tests can draw inside their counted sections).
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+/// The squared-exponential kernel σ_f²·exp(−½ Σ ((a − b)/ℓ)²), written out as the
+/// independent reference the exact-GP checks compare with.
+pub fn se(a: &[f64], b: &[f64], sf2: f64, ell: &[f64]) -> f64 {
+    sf2 * (-0.5
+        * a.iter()
+            .zip(b)
+            .zip(ell)
+            .map(|((x, y), l)| ((x - y) / l).powi(2))
+            .sum::<f64>())
+    .exp()
+}
