@@ -409,7 +409,6 @@ impl ControlLoop {
             *fb = all_nominal || !self.out.sigma[j].is_finite();
         }
         out.status = Some(status);
-        out.change = None;
         for notice in self.learner.take_change_notices() {
             out.change = Some(notice);
             self.counters.last_change = Some(notice);
