@@ -682,8 +682,8 @@ fn ops_thread(
     });
 }
 
-/// The events-topic message of a change.
-fn change_event(c: &crate::learn::ChangeNotice) -> ChangeEvent {
+/// The events-topic message of a change; `joints` name the detector's joint index.
+fn change_event(c: &crate::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
     use crate::learn::{ChangeAction, ChangeSource};
     ChangeEvent {
         header: Header {
@@ -695,7 +695,11 @@ fn change_event(c: &crate::learn::ChangeNotice) -> ChangeEvent {
             ChangeSource::Detected => "detected".into(),
             ChangeSource::Announced => "announced".into(),
         },
-        joint: String::new(),
+        joint: c
+            .joint
+            .and_then(|j| joints.get(j))
+            .cloned()
+            .unwrap_or_default(),
         action: match c.action {
             ChangeAction::Report => "report",
             ChangeAction::Inject => "inject",
@@ -942,7 +946,7 @@ impl Publisher_ {
 
     fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
         if let Some(change) = frame.change {
-            let _ = self.events.publish(change_event(&change));
+            let _ = self.events.publish(change_event(&change, &self.joints));
         }
         let commands = match frame.kind {
             OutKind::Tick => frame.status.is_some(),
@@ -1001,5 +1005,40 @@ impl Publisher_ {
                 .record(frame.received.elapsed().as_secs_f64() * 1e6);
         }
         let _ = self.residual.publish(msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{ChangeAction, ChangeNotice, ChangeSource};
+
+    #[test]
+    fn a_change_event_names_the_joint_whose_detector_fired() {
+        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+        let detected = ChangeNotice {
+            source: ChangeSource::Detected,
+            t_secs: 15.04,
+            onset_secs: 15.01,
+            joint: Some(3),
+            action: ChangeAction::Drop,
+        };
+        let e = change_event(&detected, &joints);
+        assert_eq!(
+            (e.source.as_str(), e.joint.as_str(), e.action.as_str()),
+            ("detected", "panda_joint4", "drop")
+        );
+        assert!(
+            (e.onset.sec, e.onset.nanosec) == (15, 10_000_000),
+            "{:?}",
+            e.onset
+        );
+        let announced = ChangeNotice {
+            source: ChangeSource::Announced,
+            joint: None,
+            ..detected
+        };
+        let e = change_event(&announced, &joints);
+        assert_eq!((e.source.as_str(), e.joint.as_str()), ("announced", ""));
     }
 }
