@@ -1,5 +1,5 @@
-//! The `/diagnostics` message of the node: three statuses (joint states, model, control)
-//! built from the loop's and the receive thread's counters. Published by the publish thread
+//! The `/diagnostics` message of the node: four statuses (joint states, model, control,
+//! dynamics) built from the loop's and the receive thread's counters. Published by the publish thread
 //! about once a second (ROS convention), never from the control thread.
 
 use gpn_msgs::builtin_interfaces::Time;
@@ -224,6 +224,7 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
         ],
     };
 
+    let last_change = c.last_change.map(|ch| crate::learn::describe_change(&ch));
     let (level, message) = match c.coverage {
         Some(cov) if cov < input.coverage_alarm => (
             DiagnosticStatus::WARN,
@@ -235,8 +236,8 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
         ),
         _ if c.changes > p.changes => (
             DiagnosticStatus::WARN,
-            c.last_change
-                .map(|ch| crate::learn::describe_change(&ch))
+            last_change
+                .clone()
                 .unwrap_or_else(|| "the dynamics changed".into()),
         ),
         Some(cov) => (
@@ -259,12 +260,7 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
                 c.coverage.map_or("-".to_owned(), |v| format!("{v:.4}")),
             ),
             kv("changes detected or announced", c.changes),
-            kv(
-                "last change",
-                c.last_change
-                    .map(|ch| crate::learn::describe_change(&ch))
-                    .unwrap_or_default(),
-            ),
+            kv("last change", last_change.unwrap_or_default()),
         ],
     };
 
@@ -274,5 +270,85 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
             frame_id: String::new(),
         },
         status: vec![joint_states, model, control, dynamics],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{ChangeAction, ChangeNotice, ChangeSource};
+
+    /// The "dynamics" status for `counters` against `previous`.
+    fn dynamics(counters: &LoopCounters, previous: &LoopCounters) -> DiagnosticStatus {
+        let (ingest, latency) = (IngestSnapshot::default(), LatencyHistogram::new());
+        let input = DiagnosticsInput {
+            node_name: "gp_learning_node",
+            robot: "panda",
+            model: "skygp",
+            mode: Mode::Control,
+            watchdog_action: WatchdogAction::HoldGravity,
+            watchdog_timeout_s: 0.1,
+            counters,
+            previous,
+            ingest: &ingest,
+            ingest_previous: &ingest,
+            last_rejection: None,
+            latency: &latency,
+            tick_time: &latency,
+            stamp: Time::default(),
+            coverage_alarm: 0.9,
+        };
+        diagnostics(&input)
+            .status
+            .into_iter()
+            .find(|s| s.name == "gp_learning_node: dynamics")
+            .expect("a dynamics status")
+    }
+
+    #[test]
+    fn the_dynamics_status_warns_on_low_coverage_and_on_a_new_change() {
+        let quiet = LoopCounters {
+            coverage: Some(0.96),
+            ..LoopCounters::default()
+        };
+        let s = dynamics(&quiet, &quiet);
+        assert_eq!(s.level, DiagnosticStatus::OK, "{}", s.message);
+        assert!(s.message.contains("96.0 %"), "{}", s.message);
+        assert_eq!(
+            dynamics(&LoopCounters::default(), &quiet).level,
+            DiagnosticStatus::OK
+        );
+
+        let drifting = LoopCounters {
+            coverage: Some(0.85),
+            ..quiet
+        };
+        let s = dynamics(&drifting, &quiet);
+        assert_eq!(s.level, DiagnosticStatus::WARN);
+        assert!(s.message.starts_with("drift suspected"), "{}", s.message);
+
+        let change = ChangeNotice {
+            source: ChangeSource::Announced,
+            t_secs: 15.0,
+            onset_secs: 15.0,
+            joint: None,
+            action: ChangeAction::Drop,
+        };
+        let changed = LoopCounters {
+            changes: 1,
+            last_change: Some(change),
+            ..quiet
+        };
+        let s = dynamics(&changed, &quiet);
+        assert_eq!(s.level, DiagnosticStatus::WARN);
+        assert!(s.message.contains("older samples dropped"), "{}", s.message);
+        let last = s
+            .values
+            .iter()
+            .find(|kv| kv.key == "last change")
+            .expect("value");
+        assert_eq!(last.value, s.message);
+        // Once reported, the same change no longer warns.
+        assert_eq!(dynamics(&changed, &changed).level, DiagnosticStatus::OK);
     }
 }
