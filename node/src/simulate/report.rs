@@ -100,45 +100,23 @@ pub struct AfterStep {
 impl AfterStep {
     /// Measures `log` around a step at `step_s`.
     pub fn new(log: &RunLog, step_s: f64) -> Self {
-        let (nv, n) = (log.nv, log.t_secs.len());
+        let n = log.t_secs.len();
         let tick = |t: f64| ((t / log.dt_secs).round().max(0.0) as usize).min(n);
         let step = tick(step_s);
-        let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
-        let rms_between = |a: usize, b: usize| {
-            rms((a..b).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
-        };
-        let pre_step_rms_rad = rms_between(tick(step_s - 5.0), step);
-        let windows_rad: Vec<f64> = (0..)
-            .map(|w| (step + w * per_window, (step + (w + 1) * per_window).min(n)))
-            .take_while(|(a, b)| a < b)
-            .map(|(a, b)| rms_between(a, b))
-            .collect();
+        let pre_step_rms_rad = tracking_rms(log, tick(step_s - 5.0), step);
+        let windows_rad = tracking_windows(log, step);
         let recovered_from = windows_rad
             .iter()
             .rposition(|w| *w > 2.0 * pre_step_rms_rad)
             .map_or(0, |last_above| last_above + 1);
         let recovery_s = (recovered_from < windows_rad.len()).then_some(recovered_from as f64);
-        let coverage_from = |from: usize| {
-            let (mut inside, mut total) = (0usize, 0usize);
-            for k in from..n {
-                for j in 0..nv {
-                    total += 1;
-                    let e = log.eta_cal_nm[k * nv + j];
-                    let err = log.true_residual_nm[k * nv + j] - log.mu_nm[k * nv + j];
-                    if e.is_finite() && err.abs() <= e {
-                        inside += 1;
-                    }
-                }
-            }
-            inside as f64 / total.max(1) as f64
-        };
         Self {
             step_s,
             pre_step_rms_rad,
             windows_rad,
             recovery_s,
-            bound_coverage: coverage_from(step),
-            bound_coverage_from_2s: coverage_from(tick(step_s + 2.0)),
+            bound_coverage: bound_coverage(log, &log.eta_cal_nm, step),
+            bound_coverage_from_2s: bound_coverage(log, &log.eta_cal_nm, tick(step_s + 2.0)),
         }
     }
 }
@@ -224,6 +202,45 @@ pub fn quantile(values: &mut [f64], level: f64) -> f64 {
     finite[lo] + (h - lo as f64) * (finite[hi] - finite[lo])
 }
 
+/// RMS tracking error over all joints in ticks `a..b`, rad.
+fn tracking_rms(log: &RunLog, a: usize, b: usize) -> f64 {
+    let nv = log.nv;
+    rms((a..b).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
+}
+
+/// RMS tracking error over all joints in consecutive 1 s windows from tick `from` to the
+/// end (the last one partial), rad.
+fn tracking_windows(log: &RunLog, from: usize) -> Vec<f64> {
+    let n = log.t_secs.len();
+    let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
+    (from..n)
+        .step_by(per_window)
+        .map(|a| tracking_rms(log, a, (a + per_window).min(n)))
+        .collect()
+}
+
+/// Fraction of (tick, joint) from tick `from` on with |true residual − μ| ≤ `eta` (NaN when
+/// there are none).
+fn bound_coverage(log: &RunLog, eta: &[f64], from: usize) -> f64 {
+    let (nv, n) = (log.nv, log.t_secs.len());
+    let (mut inside, mut total) = (0usize, 0usize);
+    for k in from..n {
+        for j in 0..nv {
+            total += 1;
+            let e = eta[k * nv + j];
+            let err = log.true_residual_nm[k * nv + j] - log.mu_nm[k * nv + j];
+            if e.is_finite() && err.abs() <= e {
+                inside += 1;
+            }
+        }
+    }
+    if total == 0 {
+        f64::NAN
+    } else {
+        inside as f64 / total as f64
+    }
+}
+
 fn tracking(log: &RunLog) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (nv, n) = (log.nv, log.t_secs.len());
     let half = n / 2;
@@ -237,14 +254,7 @@ fn tracking(log: &RunLog) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
                 .fold(0.0, f64::max)
         })
         .collect();
-    let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
-    let windows = (0..n.div_ceil(per_window))
-        .map(|w| {
-            rms((w * per_window..((w + 1) * per_window).min(n))
-                .flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
-        })
-        .collect();
-    (rms_j, max_j, windows)
+    (rms_j, max_j, tracking_windows(log, 0))
 }
 
 impl SimReport {
@@ -265,23 +275,7 @@ impl SimReport {
             |k: usize, j: usize| learned.true_residual_nm[k * nv + j] - learned.mu_nm[k * nv + j];
         let residual_rmse_nm = (0..nv).map(|j| rms((half..n).map(|k| err(k, j)))).collect();
         let residual_rmse_pooled_nm = rms((half..n).flat_map(|k| (0..nv).map(move |j| err(k, j))));
-        let coverage = |eta: &[f64]| {
-            let (mut inside, mut total) = (0usize, 0usize);
-            for k in half..n {
-                for j in 0..nv {
-                    total += 1;
-                    let e = eta[k * nv + j];
-                    if e.is_finite() && err(k, j).abs() <= e {
-                        inside += 1;
-                    }
-                }
-            }
-            if total == 0 {
-                f64::NAN
-            } else {
-                inside as f64 / total as f64
-            }
-        };
+        let coverage = |eta: &[f64]| bound_coverage(learned, eta, half);
         let median = |eta: &[f64]| quantile(&mut eta[half * nv..].to_vec(), 0.5);
         let mut ticks = learned.tick_micros.clone();
         Self {
