@@ -112,7 +112,8 @@ impl ProbePlan {
         self.segment_s * self.waypoints.len().saturating_sub(1) as f64
     }
 
-    /// Position, velocity and acceleration at `t` s from the start (held at the end).
+    /// Position, velocity and acceleration at `t` s from the start (held at the end). No
+    /// allocation: `gp-node sim` samples it every tick while a probe runs.
     pub fn sample(&self, t: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
         let segments = self.waypoints.len().saturating_sub(1);
         if segments == 0 {
@@ -121,20 +122,14 @@ impl ProbePlan {
         let t = t.clamp(0.0, self.duration_s());
         let k = ((t / self.segment_s).floor() as usize).min(segments - 1);
         let tau = t - k as f64 * self.segment_s;
-        let rest = vec_zero_like(&self.boundary_v);
-        let (v0, a0) = if k == 0 {
-            (&self.boundary_v[..], &self.boundary_a[..])
-        } else {
-            (&rest[..], &rest[..])
-        };
-        let (v1, a1) = if k + 1 == segments {
-            (&self.boundary_v[..], &self.boundary_a[..])
-        } else {
-            (&rest[..], &rest[..])
-        };
+        // Interior waypoints are visited at rest; the ends keep the paused reference's motion.
+        let boundary = (&self.boundary_v[..], &self.boundary_a[..]);
         let segment = Segment {
-            from: (&self.waypoints[k], v0, a0),
-            to: (&self.waypoints[k + 1], v1, a1),
+            from: (&self.waypoints[k], (k == 0).then_some(boundary)),
+            to: (
+                &self.waypoints[k + 1],
+                (k + 1 == segments).then_some(boundary),
+            ),
             duration: self.segment_s,
         };
         segment.sample(tau, q, qd, qdd);
@@ -317,14 +312,13 @@ fn check(
     Ok(())
 }
 
-fn vec_zero_like(v: &[f64]) -> Vec<f64> {
-    vec![0.0; v.len()]
-}
+/// Velocity and acceleration per joint at a segment's end (None: at rest).
+type Motion<'a> = Option<(&'a [f64], &'a [f64])>;
 
-/// A quintic between two states (position, velocity, acceleration per joint).
+/// A quintic between two states: position and motion per joint.
 struct Segment<'a> {
-    from: (&'a [f64], &'a [f64], &'a [f64]),
-    to: (&'a [f64], &'a [f64], &'a [f64]),
+    from: (&'a [f64], Motion<'a>),
+    to: (&'a [f64], Motion<'a>),
     duration: f64,
 }
 
@@ -333,21 +327,21 @@ impl Segment<'_> {
     fn sample(&self, tau: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
         let t = self.duration;
         let (t2, t3) = (t * t, t * t * t);
-        let (p0, v0, a0) = self.from;
-        let (p1, v1, a1) = self.to;
+        let (p0, m0) = self.from;
+        let (p1, m1) = self.to;
+        let motion =
+            |m: Option<(&[f64], &[f64])>, j: usize| m.map_or((0.0, 0.0), |(v, a)| (v[j], a[j]));
         for j in 0..q.len() {
+            let ((v0, a0), (v1, a1)) = (motion(m0, j), motion(m1, j));
             let dp = p1[j] - p0[j];
-            let c2 = 0.5 * a0[j];
-            let c3 = (20.0 * dp - (8.0 * v1[j] + 12.0 * v0[j]) * t - (3.0 * a0[j] - a1[j]) * t2)
-                / (2.0 * t3);
-            let c4 =
-                (-30.0 * dp + (14.0 * v1[j] + 16.0 * v0[j]) * t + (3.0 * a0[j] - 2.0 * a1[j]) * t2)
-                    / (2.0 * t3 * t);
-            let c5 =
-                (12.0 * dp - 6.0 * (v1[j] + v0[j]) * t - (a0[j] - a1[j]) * t2) / (2.0 * t3 * t2);
+            let c2 = 0.5 * a0;
+            let c3 = (20.0 * dp - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t2) / (2.0 * t3);
+            let c4 = (-30.0 * dp + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t2)
+                / (2.0 * t3 * t);
+            let c5 = (12.0 * dp - 6.0 * (v1 + v0) * t - (a0 - a1) * t2) / (2.0 * t3 * t2);
             let s = tau;
-            q[j] = p0[j] + s * (v0[j] + s * (c2 + s * (c3 + s * (c4 + s * c5))));
-            qd[j] = v0[j] + s * (2.0 * c2 + s * (3.0 * c3 + s * (4.0 * c4 + s * 5.0 * c5)));
+            q[j] = p0[j] + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))));
+            qd[j] = v0 + s * (2.0 * c2 + s * (3.0 * c3 + s * (4.0 * c4 + s * 5.0 * c5)));
             qdd[j] = 2.0 * c2 + s * (6.0 * c3 + s * (12.0 * c4 + s * 20.0 * c5));
         }
     }
