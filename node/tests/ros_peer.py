@@ -113,14 +113,17 @@ def main() -> None:
     states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
     wrong = DataWriter(dp, Topic(dp, "rt/joint_states", WrongJointState_), qos=STATE_QOS)
     commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=reliable)
-    residuals = DataReader(dp, Topic(dp, "rt/gp_learning_node/residual", ResidualEstimate_), qos=reliable)
+    # The residuals are polled only between steps, seconds apart: keep every one in between
+    # (with the 100-deep history three polls could see at most 300, the test's threshold).
+    deep = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(20000))
+    residuals = DataReader(dp, Topic(dp, "rt/gp_learning_node/residual", ResidualEstimate_), qos=deep)
     diagnostics = DataReader(dp, Topic(dp, "rt/diagnostics", DiagnosticArray_), qos=reliable)
 
     out = {"residuals": 0, "residual_bad": [], "diagnostic_levels": {}, "errors": []}
     seen_diag = []
 
     def poll_side_topics():
-        for r in residuals.take(N=1000):
+        for r in residuals.take(N=20000):
             if isinstance(r, ResidualEstimate_):
                 out["residuals"] += 1
                 ok = list(r.joint_names) == JOINTS and all(
