@@ -26,6 +26,10 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
                 "enabled: false             # off: on a robot",
                 "enabled: true             # on: the test reads the offer",
             ),
+            // Only the announced change may start a rebuild, so that exactly one probe
+            // outcome follows it: a CUSUM alarm on the MuJoCo run (a loaded CI machine saw
+            // one) would add a second.
+            ("detect: true ", "detect: false"),
         ],
     );
     let params = params.to_str().expect("utf-8 path");
