@@ -42,6 +42,69 @@ fn fails_with(o: &Output, needles: &[&str]) {
     }
 }
 
+/// `--predictions`: one row per predicted step in the data's units, from which the reported
+/// truth RMSE is recomputed.
+fn predictions_file_agrees_with_the_report(
+    data: &PathBuf,
+    hyper: &PathBuf,
+    report: &serde_json::Value,
+) {
+    let out = temp_file("predictions.csv", "");
+    let o = eval(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--inputs",
+        "x1..x2",
+        "--targets",
+        "y",
+        "--truth",
+        "f",
+        "--hyper",
+        hyper.to_str().unwrap(),
+        "--set",
+        "variant=dense",
+        "--predictions",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("step,mu_y,sigma_y,y,f"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 119, "every step but the first is predicted");
+    let source: Vec<Vec<f64>> = small_csv()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let mut sq = 0.0;
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row[0], (k + 1) as f64);
+        let line = &source[k + 1];
+        assert!((row[3] - line[2]).abs() < 1e-9, "target in the file's units");
+        assert!((row[4] - line[3]).abs() < 1e-9, "truth in the file's units");
+        assert!(row[2] >= 0.0);
+        sq += (row[4] - row[1]).powi(2);
+    }
+    let rmse = (sq / 119.0).sqrt();
+    let reported = report["truth_rmse"][0].as_f64().unwrap();
+    assert!(
+        (rmse - reported).abs() <= 1e-9 * reported.max(1.0),
+        "{rmse} vs {reported}"
+    );
+    std::fs::remove_file(out).unwrap();
+
+    let o = eval(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--predictions",
+        "/nonexistent-dir/p.csv",
+    ]);
+    fails_with(&o, &["cannot write predictions", "/nonexistent-dir/p.csv"]);
+}
+
 #[test]
 fn json_output_with_truth_and_hyper() {
     let data = temp_file("ok.csv", &small_csv());
@@ -91,6 +154,7 @@ fn json_output_with_truth_and_hyper() {
     assert_eq!(j["targets"][0], "y");
     let cov = j["bound_coverage"][0].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&cov));
+    predictions_file_agrees_with_the_report(&data, &hyper, &j);
 
     // Table output and the hyperparameter fit when none are given.
     let o = eval(&[

@@ -47,6 +47,7 @@ fn data() -> Dataset {
         inputs: Some("a,b".into()),
         targets: Some("y".into()),
         truth: Some("f".into()),
+        predict_inputs: None,
     };
     let mut d = Dataset::from_reader(s.as_bytes(), "mem", &sel).unwrap();
     d.center(Centering::WholeFile);
@@ -98,6 +99,7 @@ fn centring_after_contamination_moves_the_streamed_copy_with_the_clean_means() {
         inputs: Some("a,b".into()),
         targets: Some("y".into()),
         truth: None,
+        predict_inputs: None,
     };
     let text = "a,b,y\n1,2,3\n2,3,5\n3,4,8\n4,5,9\n";
     let mut d = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();

@@ -141,6 +141,7 @@ fn test_double_stream_metrics_and_json() {
         inputs: Some("t..b".into()),
         targets: Some("y1,4".into()),
         truth: Some("f1..f2".into()),
+        predict_inputs: None,
     };
     let mut data = Dataset::from_path(&path, &sel).unwrap();
     assert_eq!(data.input_names, ["t", "a", "b"]);
@@ -346,6 +347,7 @@ fn dataset_defaults_centring_and_errors() {
             truth: Some("a,f".into()),
             targets: Some("y".into()),
             inputs: Some("a".into()),
+            predict_inputs: None,
         },
     )
     .to_string();
@@ -468,4 +470,66 @@ fn rows_with_missing_values_are_left_out() {
     assert_eq!(data.y, vec![3.0, 8.0]);
     let bad = "a,y\ninf,1\n";
     assert!(Dataset::from_reader(bad.as_bytes(), "test", &ColumnSelection::default()).is_err());
+}
+
+/// Remembers the first input component of every predict and update call.
+#[derive(Default)]
+struct InputLog {
+    predicted_at: Vec<f64>,
+    learned_at: Vec<f64>,
+}
+
+impl OnlineModel for InputLog {
+    fn input_dim(&self) -> usize {
+        2
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        self.predicted_at.push(x[0]);
+        mean[0] = 0.0;
+        var[0] = 1.0;
+        Ok(())
+    }
+    fn update(&mut self, x: &[f64], _y: &[f64], _t: f64, _n: &[f64]) -> Result<(), ModelError> {
+        self.learned_at.push(x[0]);
+        Ok(())
+    }
+    fn stats(&self) -> ModelStats {
+        ModelStats::default()
+    }
+}
+
+#[test]
+fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
+    // The third row's prediction input is missing: the row is left out.
+    let text = "a,b,pa,pb,y\n1,10,100,1000,0.5\n2,20,200,2000,0.6\n3,30,nan,3000,0.7\n4,40,400,4000,0.8\n";
+    let sel = ColumnSelection {
+        inputs: Some("a,b".into()),
+        targets: Some("y".into()),
+        predict_inputs: Some("pa,pb".into()),
+        ..Default::default()
+    };
+    let data = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();
+    assert_eq!((data.len(), data.skipped_rows), (3, 1));
+    assert_eq!(data.input_names, ["a", "b"]);
+    let mut model = InputLog::default();
+    run_stream("log", &mut model, &data, &RunOptions::new(vec![0.01]), &mut |_| {}).unwrap();
+    assert_eq!(model.predicted_at, [200.0, 400.0], "step 0 is not predicted");
+    assert_eq!(model.learned_at, [1.0, 2.0, 4.0]);
+
+    // One prediction column per input, none shared with a target.
+    let err = |predict: &str| {
+        let sel = ColumnSelection {
+            predict_inputs: Some(predict.into()),
+            ..sel.clone()
+        };
+        Dataset::from_reader(text.as_bytes(), "mem", &sel)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err("pa").contains("1 columns but there are 2 inputs"), "{}", err("pa"));
+    assert!(err("pa,y").contains("both"), "{}", err("pa,y"));
+    assert!(err("pa,zz").contains("\"zz\""), "{}", err("pa,zz"));
 }

@@ -140,6 +140,7 @@ fn eval_gives_the_same_numbers_through_the_plugin_and_in_process() {
         inputs: Some("x1,x2".into()),
         targets: Some("y".into()),
         truth: Some("f".into()),
+        predict_inputs: None,
     };
     let mut data = Dataset::from_reader(csv(400).as_bytes(), "mem", &sel).expect("dataset");
     data.center(Centering::WholeFile);

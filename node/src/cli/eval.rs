@@ -12,6 +12,7 @@ use gp_node::eval::{
     contaminate::Contamination,
     dataset::{Centering, ColumnSelection, Dataset},
     plugins,
+    predictions::PredictionWriter,
     runner::{self, CalibrateOn, RunOptions},
 };
 use gp_node::model::SearchPath;
@@ -43,6 +44,12 @@ pub struct EvalArgs {
     /// Noise-free truth columns (COLS), one per target: adds truth RMSE and bound coverage.
     #[arg(long, value_name = "COLS")]
     pub truth: Option<String>,
+    /// Predict at these columns (COLS, one per input) instead of the inputs, which are then
+    /// only learned from. For a `gp-node sim --record` stream, `x_clean_0..` (the sample the
+    /// true state gives) with `--truth y_true_clean_0..` scores the model where the robot
+    /// was, not at a glitched measurement.
+    #[arg(long, value_name = "COLS", conflicts_with = "contaminate")]
+    pub predict_inputs: Option<String>,
     /// Hyperparameter file: `datasets.<NAME>.{sigma_f, sigma_n, lengthscales}` or a top-level
     /// `{sigma_f, sigma_n, lengthscales}`; merged into the config's "hyper".
     #[arg(long, value_name = "FILE")]
@@ -85,6 +92,10 @@ pub struct EvalArgs {
     /// Seed of the contamination.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "contaminate")]
     pub contaminate_seed: u64,
+    /// Also write every prediction to this CSV: `step`, then per target `mu_T`, `sigma_T`
+    /// (latent), `T` (the clean target) and the truth columns, in the data's units.
+    #[arg(long, value_name = "FILE.csv")]
+    pub predictions: Option<PathBuf>,
 }
 
 /// `--center` values.
@@ -136,6 +147,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         inputs: args.inputs.clone(),
         targets: args.targets.clone(),
         truth: args.truth.clone(),
+        predict_inputs: args.predict_inputs.clone(),
     };
     let mut data = Dataset::from_path(&args.data, &selection)?;
     if data.skipped_rows > 0 {
@@ -159,6 +171,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             summary.seed
         );
     }
+    // Opened before any fitting, so that a bad path fails at once.
+    let mut writer = match &args.predictions {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map(std::io::BufWriter::new)
+                .and_then(|file| PredictionWriter::new(file, &data))
+                .with_context(|| format!("cannot write predictions: {}", path.display()))?,
+        ),
+        None => None,
+    };
     let (d, p) = (data.input_dim(), data.output_dim());
 
     let mut cfg = config::load_config(args.config.as_deref())?;
@@ -211,10 +233,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         }
         bar
     };
-    let mut report = runner::run_stream(&args.plugin, &mut model, &data, &opts, &mut |done| {
-        bar.set_position(done as u64)
-    })?;
+    let mut write_error = None;
+    let mut report = runner::run_stream_observed(
+        &args.plugin,
+        &mut model,
+        &data,
+        &opts,
+        &mut |done| bar.set_position(done as u64),
+        &mut |step, mean, var| {
+            if let Some(w) = writer.as_mut().filter(|_| write_error.is_none()) {
+                let written = w.row(step, mean, var, data.y_row(step), data.truth_row(step));
+                write_error = written.err();
+            }
+        },
+    )?;
     bar.finish_and_clear();
+    if let (Some(w), Some(path)) = (writer, &args.predictions) {
+        let finished = match write_error {
+            Some(e) => Err(e),
+            None => w.finish().map(drop),
+        };
+        finished.with_context(|| format!("cannot write predictions: {}", path.display()))?;
+        eprintln!("eval: predictions written to {}", path.display());
+    }
     // The model's own diagnostics (e.g. VBKS's kernel belief), if it reports any.
     report.model_info = model
         .describe()

@@ -103,7 +103,7 @@ impl Contamination {
     pub fn apply(&self, data: &mut Dataset) -> Result<Summary, EvalError> {
         if data.x_update.is_some() || data.y_update.is_some() {
             return Err(EvalError::Config(
-                "the stream is already contaminated".into(),
+                "the stream already streams other inputs or targets to update (contaminated, or --predict-inputs)".into(),
             ));
         }
         let (n, d, p) = (data.len(), data.input_dim(), data.output_dim());
@@ -220,6 +220,7 @@ mod tests {
             inputs: Some("a,b".into()),
             targets: Some("y,z".into()),
             truth: None,
+            predict_inputs: None,
         };
         Dataset::from_reader(s.as_bytes(), "test", &sel).unwrap()
     }

@@ -20,6 +20,10 @@ pub struct ColumnSelection {
     pub targets: Option<String>,
     /// Optional noise-free truth columns, one per target, in target order.
     pub truth: Option<String>,
+    /// Optional columns to predict at instead of the inputs, one per input (e.g. the
+    /// learning sample formed from the true state of a recorded run); the inputs are then
+    /// only streamed to `update`.
+    pub predict_inputs: Option<String>,
 }
 
 /// How the stream is centred before it is streamed.
@@ -45,7 +49,8 @@ pub struct Dataset {
     pub target_names: Vec<String>,
     /// Truth column names (p, or empty).
     pub truth_names: Vec<String>,
-    /// Inputs, n×d row-major.
+    /// Inputs where the model predicts, n×d row-major (the `--predict-inputs` columns if
+    /// given, else the inputs).
     pub x: Vec<f64>,
     /// Targets, n×p row-major.
     pub y: Vec<f64>,
@@ -58,7 +63,7 @@ pub struct Dataset {
     /// Rows left out because a selected cell was `nan` (a missing value).
     pub skipped_rows: usize,
     /// Inputs streamed to the model's `update` when they differ from `x` (a focused
-    /// contamination), n×d.
+    /// contamination, or `--predict-inputs`), n×d.
     pub x_update: Option<Vec<f64>>,
     /// Targets streamed to the model's `update` when they differ from `y` (a
     /// contamination), n×p. `y` stays the clean reference of the metrics.
@@ -115,6 +120,17 @@ impl Dataset {
         if input_idx.is_empty() {
             return Err(EvalError::ColumnSpec("no input columns selected".into()));
         }
+        let predict_idx = match &sel.predict_inputs {
+            Some(spec) => resolve(spec, &header, "--predict-inputs")?,
+            None => Vec::new(),
+        };
+        if sel.predict_inputs.is_some() && predict_idx.len() != input_idx.len() {
+            return Err(EvalError::ColumnSpec(format!(
+                "--predict-inputs selects {} columns but there are {} inputs (one per input)",
+                predict_idx.len(),
+                input_idx.len()
+            )));
+        }
         if target_idx.is_empty() {
             return Err(EvalError::ColumnSpec("no target columns selected".into()));
         }
@@ -129,6 +145,8 @@ impl Dataset {
             (&input_idx, "input", &target_idx, "target"),
             (&input_idx, "input", &truth_idx, "truth"),
             (&target_idx, "target", &truth_idx, "truth"),
+            (&predict_idx, "prediction input", &target_idx, "target"),
+            (&predict_idx, "prediction input", &truth_idx, "truth"),
         ] {
             if let Some(i) = a.iter().find(|i| b.contains(i)) {
                 return Err(EvalError::ColumnSpec(format!(
@@ -139,7 +157,8 @@ impl Dataset {
         }
 
         let names = |idx: &[usize]| idx.iter().map(|&i| header[i].clone()).collect::<Vec<_>>();
-        let (mut x, mut y, mut truth) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut x, mut y, mut truth, mut x_predict) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut record = csv::StringRecord::new();
         let mut skipped_rows = 0;
         loop {
@@ -170,21 +189,24 @@ impl Dataset {
                 }
                 Ok(())
             };
-            let marks = (x.len(), y.len(), truth.len());
+            let marks = (x.len(), y.len(), truth.len(), x_predict.len());
             parse(&input_idx, &mut x)?;
             parse(&target_idx, &mut y)?;
             parse(&truth_idx, &mut truth)?;
+            parse(&predict_idx, &mut x_predict)?;
             // `nan` marks a missing value (e.g. a recorded tick without a learning sample):
             // the row is left out and counted.
             if x[marks.0..]
                 .iter()
                 .chain(&y[marks.1..])
                 .chain(&truth[marks.2..])
+                .chain(&x_predict[marks.3..])
                 .any(|v| v.is_nan())
             {
                 x.truncate(marks.0);
                 y.truncate(marks.1);
                 truth.truncate(marks.2);
+                x_predict.truncate(marks.3);
                 skipped_rows += 1;
             }
         }
@@ -194,6 +216,13 @@ impl Dataset {
             });
         }
         let (d, p) = (input_idx.len(), target_idx.len());
+        // Predicting elsewhere than the streamed inputs: `x` is where the model is asked,
+        // `x_update` what it learns from (as for a contaminated stream).
+        let (x, x_update) = if sel.predict_inputs.is_some() {
+            (x_predict, Some(x))
+        } else {
+            (x, None)
+        };
         Ok(Self {
             source: source.to_string(),
             input_names: names(&input_idx),
@@ -209,7 +238,7 @@ impl Dataset {
             input_offsets: vec![0.0; d],
             target_offsets: vec![0.0; p],
             skipped_rows,
-            x_update: None,
+            x_update,
             y_update: None,
             contamination: None,
         })

@@ -5,8 +5,9 @@
 //! ([`plugins`]), streams the data predict-then-update ([`runner`]) and reports accuracy
 //! (prequential SMSE/MSLL from `gpn_gp_core::metrics`), per-call timing, model counters and,
 //! with truth columns, the calibrated-bound coverage ([`report`]). A stream may be
-//! contaminated with outliers first ([`contaminate`]: only what `update` sees changes). It
-//! knows nothing of ROS; the control loop and the tests reuse it.
+//! contaminated with outliers first ([`contaminate`]: only what `update` sees changes), and
+//! every prediction written out ([`predictions`]). It knows nothing of ROS; the control loop
+//! and the tests reuse it.
 //!
 //! ```no_run
 //! use gp_node::eval::{config, dataset::{Centering, ColumnSelection, Dataset}, plugins, runner};
@@ -26,6 +27,7 @@ pub mod config;
 pub mod contaminate;
 pub mod dataset;
 pub mod plugins;
+pub mod predictions;
 pub mod report;
 pub mod runner;
 

@@ -82,6 +82,19 @@ pub fn run_stream(
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize),
 ) -> Result<EvalReport, EvalError> {
+    run_stream_observed(plugin, model, data, opts, progress, &mut |_, _, _| {})
+}
+
+/// [`run_stream`], calling `on_prediction(step, mean, var)` after every prediction (outside
+/// the timed calls), e.g. to write them out ([`super::predictions`]).
+pub fn run_stream_observed(
+    plugin: &str,
+    model: &mut dyn OnlineModel,
+    data: &Dataset,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(usize),
+    on_prediction: &mut dyn FnMut(usize, &[f64], &[f64]),
+) -> Result<EvalReport, EvalError> {
     let n = data.len();
     let d = data.input_dim();
     let p = data.output_dim();
@@ -135,6 +148,7 @@ pub fn run_stream(
                     source: e,
                 })?;
             predict_ns.push(elapsed_ns(t0));
+            on_prediction(i, &mean, &var);
             metrics
                 .push(y, Some((&mean, &var)))
                 .map_err(|e| EvalError::Prediction { step: i, source: e })?;
