@@ -83,7 +83,10 @@ fn predictions_file_agrees_with_the_report(
     for (k, row) in rows.iter().enumerate() {
         assert_eq!(row[0], (k + 1) as f64);
         let line = &source[k + 1];
-        assert!((row[3] - line[2]).abs() < 1e-9, "target in the file's units");
+        assert!(
+            (row[3] - line[2]).abs() < 1e-9,
+            "target in the file's units"
+        );
         assert!((row[4] - line[3]).abs() < 1e-9, "truth in the file's units");
         assert!(row[2] >= 0.0);
         sq += (row[4] - row[1]).powi(2);

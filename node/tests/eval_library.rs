@@ -504,7 +504,8 @@ impl OnlineModel for InputLog {
 #[test]
 fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
     // The third row's prediction input is missing: the row is left out.
-    let text = "a,b,pa,pb,y\n1,10,100,1000,0.5\n2,20,200,2000,0.6\n3,30,nan,3000,0.7\n4,40,400,4000,0.8\n";
+    let text =
+        "a,b,pa,pb,y\n1,10,100,1000,0.5\n2,20,200,2000,0.6\n3,30,nan,3000,0.7\n4,40,400,4000,0.8\n";
     let sel = ColumnSelection {
         inputs: Some("a,b".into()),
         targets: Some("y".into()),
@@ -515,8 +516,19 @@ fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
     assert_eq!((data.len(), data.skipped_rows), (3, 1));
     assert_eq!(data.input_names, ["a", "b"]);
     let mut model = InputLog::default();
-    run_stream("log", &mut model, &data, &RunOptions::new(vec![0.01]), &mut |_| {}).unwrap();
-    assert_eq!(model.predicted_at, [200.0, 400.0], "step 0 is not predicted");
+    run_stream(
+        "log",
+        &mut model,
+        &data,
+        &RunOptions::new(vec![0.01]),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        model.predicted_at,
+        [200.0, 400.0],
+        "step 0 is not predicted"
+    );
     assert_eq!(model.learned_at, [1.0, 2.0, 4.0]);
 
     // One prediction column per input, none shared with a target.
@@ -529,7 +541,11 @@ fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
             .unwrap_err()
             .to_string()
     };
-    assert!(err("pa").contains("1 columns but there are 2 inputs"), "{}", err("pa"));
+    assert!(
+        err("pa").contains("1 columns but there are 2 inputs"),
+        "{}",
+        err("pa")
+    );
     assert!(err("pa,y").contains("both"), "{}", err("pa,y"));
     assert!(err("pa,zz").contains("\"zz\""), "{}", err("pa,zz"));
 }

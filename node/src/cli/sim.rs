@@ -205,7 +205,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         )
     };
     let mut recorder = match &args.record {
-        Some(path) => Some(Recorder::create(path, robot.nv())?),
+        Some(path) => Some(Recorder::create(
+            path,
+            robot.nv(),
+            params.learn.accel.clone(),
+        )?),
         None => None,
     };
     let learned = simulate::run_with_viz(
