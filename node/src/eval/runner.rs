@@ -69,6 +69,9 @@ impl RunOptions {
     }
 }
 
+/// Called with (step, mean, latent variance) after every prediction.
+pub type PredictionObserver<'a> = dyn FnMut(usize, &[f64], &[f64]) + 'a;
+
 /// How often (in samples) the progress callback is called.
 pub const PROGRESS_EVERY: usize = 256;
 
@@ -93,7 +96,7 @@ pub fn run_stream_observed(
     data: &Dataset,
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize),
-    on_prediction: &mut dyn FnMut(usize, &[f64], &[f64]),
+    on_prediction: &mut PredictionObserver<'_>,
 ) -> Result<EvalReport, EvalError> {
     let n = data.len();
     let d = data.input_dim();
