@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn temp_file(name: &str, text: &str) -> PathBuf {
@@ -44,11 +44,7 @@ fn fails_with(o: &Output, needles: &[&str]) {
 
 /// `--predictions`: one row per predicted step in the data's units, from which the reported
 /// truth RMSE is recomputed.
-fn predictions_file_agrees_with_the_report(
-    data: &PathBuf,
-    hyper: &PathBuf,
-    report: &serde_json::Value,
-) {
+fn predictions_file_agrees_with_the_report(data: &Path, hyper: &Path, report: &serde_json::Value) {
     let out = temp_file("predictions.csv", "");
     let o = eval(&[
         "--data",
