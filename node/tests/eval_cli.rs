@@ -42,11 +42,13 @@ fn fails_with(o: &Output, needles: &[&str]) {
     }
 }
 
-/// `--predictions`: one row per predicted step in the data's units, from which the reported
-/// truth RMSE is recomputed.
-fn predictions_file_agrees_with_the_report(data: &Path, hyper: &Path, report: &serde_json::Value) {
-    let out = temp_file("predictions.csv", "");
-    let o = eval(&[
+/// SkyGP-Dense on `small_csv` with its truth column and the hyperparameters in `hyper`.
+fn dense_with_truth<'a>(data: &'a Path, hyper: &'a Path) -> Vec<&'a str> {
+    vec![
+        "--plugin",
+        "skygp",
+        "--set",
+        "variant=dense",
         "--data",
         data.to_str().unwrap(),
         "--inputs",
@@ -57,11 +59,16 @@ fn predictions_file_agrees_with_the_report(data: &Path, hyper: &Path, report: &s
         "f",
         "--hyper",
         hyper.to_str().unwrap(),
-        "--set",
-        "variant=dense",
-        "--predictions",
-        out.to_str().unwrap(),
-    ]);
+    ]
+}
+
+/// `--predictions`: one row per predicted step in the data's units, from which the reported
+/// truth RMSE is recomputed.
+fn predictions_file_agrees_with_the_report(data: &Path, hyper: &Path, report: &serde_json::Value) {
+    let out = temp_file("predictions.csv", "");
+    let mut args = dense_with_truth(data, hyper);
+    args.extend(["--predictions", out.to_str().unwrap()]);
+    let o = eval(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
     let mut lines = text.lines();
@@ -111,23 +118,9 @@ fn json_output_with_truth_and_hyper() {
         "hyper.json",
         r#"{"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.7]}"#,
     );
-    let o = eval(&[
-        "--plugin",
-        "skygp",
-        "--data",
-        data.to_str().unwrap(),
-        "--inputs",
-        "x1..x2",
-        "--targets",
-        "y",
-        "--truth",
-        "f",
-        "--hyper",
-        hyper.to_str().unwrap(),
-        "--json",
-        "--set",
-        "variant=dense",
-    ]);
+    let mut args = dense_with_truth(&data, &hyper);
+    args.push("--json");
+    let o = eval(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for key in [
