@@ -8,7 +8,9 @@ mod ros_support;
 
 use std::process::{Command, Stdio};
 
-use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+use ros_support::{
+    domain_id, params_file, python, repo_root, scratch, start_node, stop_node_with_log,
+};
 
 #[test]
 fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
@@ -67,7 +69,7 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         .output()
         .expect("run ros_ops_peer.py");
     let driver = driver.wait_with_output().expect("driver");
-    let summary = stop_node(node);
+    let (summary, log) = stop_node_with_log(node);
     assert!(
         peer.status.success(),
         "ros_ops_peer.py failed:\n{}",
@@ -188,6 +190,17 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
     let offered = summary["probes_offered"].as_u64().expect("probes_offered");
     let refused = summary["probes_refused"].as_u64().expect("probes_refused");
     assert_eq!((offered, refused), (1, 0), "{summary}");
+    // The node's log names the change and the offer.
+    assert!(
+        log.contains("dynamics changed at t = ")
+            && log.contains("announced: older samples dropped"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("probe offered on ~/probe_offer").count(),
+        1,
+        "{log}"
+    );
     let offer = &r["probe_offer"];
     let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
     assert_eq!(offer["joint_names"], serde_json::json!(joints), "{offer}");

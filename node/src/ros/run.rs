@@ -946,6 +946,9 @@ impl Publisher_ {
 
     fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
         if let Some(change) = frame.change {
+            // This thread, not the tick, writes the log: a change rebuilds the model and may
+            // discard data, which an operator should see without subscribing to ~/events.
+            eprintln!("gp-node: {}", crate::learn::describe_change(&change));
             let _ = self.events.publish(change_event(&change, &self.joints));
         }
         let commands = match frame.kind {

@@ -68,18 +68,27 @@ pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
     path
 }
 
-/// `gp-node run` with `args`, stdout piped (its `--json` summary), stderr inherited.
+/// `gp-node run` with `args`, stdout (its `--json` summary) and stderr (its log, a few lines
+/// per run) piped.
 pub fn start_node(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_gp-node"))
         .arg("run")
         .args(args)
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start gp-node run")
 }
 
-/// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary.
-pub fn stop_node(mut node: Child) -> serde_json::Value {
+/// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary; the log goes to
+/// the test's stderr.
+#[allow(dead_code)] // Not every test binary uses both.
+pub fn stop_node(node: Child) -> serde_json::Value {
+    stop_node_with_log(node).0
+}
+
+/// [`stop_node`], also returning the node's log.
+pub fn stop_node_with_log(mut node: Child) -> (serde_json::Value, String) {
     let _ = Command::new("kill")
         .args(["-INT", &node.id().to_string()])
         .status();
@@ -95,15 +104,18 @@ pub fn stop_node(mut node: Child) -> serde_json::Value {
         panic!("gp-node run did not stop within 20 s of SIGINT");
     }
     let out = node.wait_with_output().expect("node output");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    eprint!("{log}");
     assert!(
         out.status.success(),
         "gp-node run exited with {}",
         out.status
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let summary = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "node summary is not JSON ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         )
-    })
+    });
+    (summary, log)
 }
