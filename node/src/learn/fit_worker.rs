@@ -165,7 +165,7 @@ impl Injection {
 
 /// What the worker needs to plan a probe after a rebuild, and where the offers go.
 pub(super) struct Prober {
-    pub robot: crate::robot::Model,
+    pub robot: std::sync::Arc<crate::robot::Model>,
     pub params: ProbeParams,
     pub offers: SyncSender<ProbeOffer>,
 }
@@ -227,7 +227,7 @@ impl Prober {
 
 /// What the worker needs to re-identify a payload: the nominal robot and the payload body.
 pub(super) struct Reidentifier {
-    pub robot: crate::robot::Model,
+    pub robot: std::sync::Arc<crate::robot::Model>,
     pub data: crate::robot::Data,
     pub body: usize,
 }

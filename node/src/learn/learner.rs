@@ -194,7 +194,8 @@ struct Previous {
 pub struct Learner {
     nv: usize,
     params: LearnParams,
-    robot: Model,
+    /// The nominal robot, shared with the worker's re-identifier and prober (one copy).
+    robot: std::sync::Arc<Model>,
     data: Data,
     accel: AccelEstimator,
     gate: Gate,
@@ -358,6 +359,7 @@ impl Learner {
             ),
             None => (None, LearnPhase::Collecting, None),
         };
+        let shared_robot = std::sync::Arc::new(robot.clone());
         let reidentifier = robot
             .body_of_link(&params.change.payload_link)
             .and_then(|(body, _)| match body {
@@ -365,7 +367,7 @@ impl Learner {
                 crate::robot::BodyRef::World => None,
             })
             .map(|body| Reidentifier {
-                robot: robot.clone(),
+                robot: shared_robot.clone(),
                 data: Data::new(robot),
                 body,
             });
@@ -423,7 +425,7 @@ impl Learner {
             mu: vec![0.0; p],
             var: vec![0.0; p],
             data: Data::new(robot),
-            robot: robot.clone(),
+            robot: shared_robot,
             params,
         })
     }
