@@ -68,27 +68,44 @@ pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
     path
 }
 
-/// `gp-node run` with `args`, stdout (its `--json` summary) and stderr (its log, a few lines
-/// per run) piped.
-pub fn start_node(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_gp-node"))
+/// A running `gp-node run`: the process, and a thread collecting its log (stderr) as it is
+/// written, so that the node never waits on a full pipe.
+pub struct RunningNode {
+    child: Child,
+    log: std::thread::JoinHandle<String>,
+}
+
+/// `gp-node run` with `args`, stdout (its `--json` summary) piped, stderr (its log) read by a
+/// thread.
+pub fn start_node(args: &[&str]) -> RunningNode {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gp-node"))
         .arg("run")
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start gp-node run")
+        .expect("start gp-node run");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let log = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+    RunningNode { child, log }
 }
 
 /// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary; the log goes to
 /// the test's stderr.
-#[allow(dead_code)] // Not every test binary uses both.
-pub fn stop_node(node: Child) -> serde_json::Value {
+pub fn stop_node(node: RunningNode) -> serde_json::Value {
     stop_node_with_log(node).0
 }
 
 /// [`stop_node`], also returning the node's log.
-pub fn stop_node_with_log(mut node: Child) -> (serde_json::Value, String) {
+pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
+    let RunningNode {
+        child: mut node,
+        log,
+    } = node;
     let _ = Command::new("kill")
         .args(["-INT", &node.id().to_string()])
         .status();
@@ -104,7 +121,7 @@ pub fn stop_node_with_log(mut node: Child) -> (serde_json::Value, String) {
         panic!("gp-node run did not stop within 20 s of SIGINT");
     }
     let out = node.wait_with_output().expect("node output");
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    let log = log.join().expect("log reader");
     eprint!("{log}");
     assert!(
         out.status.success(),
