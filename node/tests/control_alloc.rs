@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use gp_node::control::{Tick, TickInput, TickOutput, TickResult};
+use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
 use std::sync::mpsc::Receiver;
 
 use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
@@ -41,7 +41,6 @@ fn run_counted(
 ) -> Counted {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
-    params.control.supervisor.budget_micros = 1e9;
     params.learn.change.action = action;
     params.learn.probe.enabled = probe;
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
@@ -54,7 +53,8 @@ fn run_counted(
     let mut learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
     let probe_offers = learner.offer_probes();
     assert_eq!(probe_offers.is_some(), probe);
-    let mut tick = Tick::new(&robot, &params.control).expect("tick");
+    // The simulated robot waits for the model: no overrun, however loaded the machine.
+    let mut tick = Tick::new(&robot, &params.control, BudgetClock::Simulated).expect("tick");
     let mut sim = Simulator::new(&robot, &params.sim).expect("sim");
     let reference = &params.run.reference;
     let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Instant;
 
-use gp_node::control::{Tick, TickInput, TickOutput};
+use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
 use gp_node::learn::{
-    Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest,
-    SwapSource,
+    CancelOutcome, Finished, Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome,
+    SwapRefusal, SwapRequest, SwapSource,
 };
 use gp_node::model::{ModelFile, SearchPath};
 use gp_node::sim::{SimState, Simulator};
@@ -96,7 +96,7 @@ impl Rig {
         let (mut q, mut qd, mut qdd) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
         params.run.reference.sample(0.0, &mut q, &mut qd, &mut qdd);
         Self {
-            tick: Tick::new(&robot, &params.control).expect("tick"),
+            tick: Tick::new(&robot, &params.control, BudgetClock::Simulated).expect("tick"),
             sim: Simulator::new(&robot, &params.sim).expect("sim"),
             state: SimState {
                 t_secs: 0.0,
@@ -249,6 +249,83 @@ fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_
         "a model was dropped on the control thread"
     );
     eprintln!("{swaps} swaps; {refused_busy} requests found the learner busy");
+}
+
+/// A probe factory that takes 50 ms to build (a cancel then surely finds it on the worker).
+fn slow_probe_factory(id: u64, drops: &Arc<Mutex<Vec<(u64, ThreadId)>>>) -> ModelFactory {
+    let mut inner = probe_factory(id, drops);
+    Box::new(move |hyper| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        inner(hyper)
+    })
+}
+
+fn predicted(rig: &mut Rig) -> f64 {
+    let (mut mean, mut var) = ([0.0; 7], [0.0; 7]);
+    rig.learner
+        .predict(&[0.0; 21], &mut mean, &mut var)
+        .expect("predict");
+    mean[0]
+}
+
+/// Issue 16: a swap is adopted or cancelled, never both. A cancel while the replay buffer
+/// is copied, or while the worker builds, means the model never changes; the worker goes
+/// back to the plugin in use (a later rebuild uses it); a finished change says how it ended.
+#[test]
+fn a_cancelled_swap_is_never_adopted_and_the_worker_keeps_the_plugin_in_use() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let mut rig = Rig::new(probe_factory(1, &drops), hyper());
+    rig.warm(2500);
+    let request = |id: u64, factory: ModelFactory| SwapRequest {
+        id,
+        source: SwapSource::Warm(factory),
+    };
+
+    rig.learner
+        .request_swap(request(1, probe_factory(2, &drops)))
+        .map_err(|(_, why)| why)
+        .expect("accepted");
+    assert_eq!(rig.learner.cancel_swap(1), CancelOutcome::Cancelled);
+
+    rig.learner
+        .request_swap(request(2, slow_probe_factory(3, &drops)))
+        .map_err(|(_, why)| why)
+        .expect("accepted after the first cancel");
+    while !rig.learner.background_busy() {
+        assert!(!rig.step());
+    }
+    assert_eq!(rig.learner.cancel_swap(2), CancelOutcome::Cancelled);
+    for _ in 0..3000 {
+        assert!(!rig.step(), "a cancelled swap was adopted");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for _ in 0..100 {
+        assert!(!rig.step(), "a cancelled swap was adopted");
+    }
+    assert!(rig.learner.take_events().next().is_none());
+    assert_eq!(predicted(&mut rig), 1.0);
+
+    rig.learner.reset(true, 3).expect("reset");
+    let event = rig.until_event(100_000).expect("a fresh model");
+    assert!(matches!(event.outcome, SwapOutcome::Adopted { .. }));
+    assert_eq!(
+        predicted(&mut rig),
+        1.0,
+        "the rebuild used the cancelled swap's plugin"
+    );
+
+    rig.learner
+        .request_swap(request(4, probe_factory(4, &drops)))
+        .map_err(|(_, why)| why)
+        .expect("accepted");
+    let event = rig.until_event(100_000).expect("adopted");
+    assert!(matches!(event.outcome, SwapOutcome::Adopted { .. }));
+    assert_eq!(predicted(&mut rig), 4.0);
+    assert_eq!(
+        rig.learner.cancel_swap(4),
+        CancelOutcome::Finished(Finished::Adopted)
+    );
+    assert_eq!(rig.learner.cancel_swap(99), CancelOutcome::Unknown);
 }
 
 fn failing_factory(message: &'static str) -> ModelFactory {

@@ -334,15 +334,24 @@ fn names_resolve_in_search_order() {
             ),
         ]
     );
-    // A name with a path separator is a path.
+    // A path is not a name: refused, even to a file that is a plugin on the search path;
+    // the error says which directory to put on the search path and which name to pass.
     let direct = first.join(format!("{prefix}model{suffix}"));
-    assert_eq!(
-        Plugin::find(&direct.display().to_string(), &SearchPath::default())
-            .expect("path")
-            .info()
-            .name,
-        "slow"
-    );
+    for search in [&SearchPath::default(), &cli_first] {
+        let err =
+            Plugin::find(&direct.display().to_string(), search).expect_err("a path is refused");
+        assert!(matches!(err, HostError::InvalidName { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!(
+                "put {} on --plugin-path or GPN_PLUGIN_PATH and pass the name \"model\"",
+                first.display()
+            )),
+            "{message}"
+        );
+    }
+    let err = Plugin::find("../model", &cli_first).expect_err("`..` is refused");
+    assert!(matches!(err, HostError::InvalidName { .. }), "{err:?}");
 }
 
 #[test]

@@ -4,12 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use gp_node::control::Tick;
+use gp_node::control::{BudgetClock, Tick};
 use gp_node::learn::{Learner, ModelFactory};
 use gp_node::robot::Model;
 use gp_node::ros::{
     ControlLoop, Handled, JointStateReader, Mode, OutFrame, OutKind, Reference, Rejection,
-    StateFrame, TorqueSource, Trajectory, Watchdog, WatchdogAction,
+    StampRefusal, StateFrame, TorqueSource, Trajectory, Watchdog, WatchdogAction,
 };
 use gp_node::sim::{SimState, Simulator};
 use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
@@ -64,7 +64,7 @@ fn make_loop(
     factory: ModelFactory,
     t0: Instant,
 ) -> ControlLoop {
-    let tick = Tick::new(robot, &p.control).expect("tick");
+    let tick = Tick::new(robot, &p.control, BudgetClock::Wall).expect("tick");
     let learner = Learner::new(robot, p.learn.clone(), Some(serde_json::json!({})), factory)
         .expect("learner");
     ControlLoop::new(
@@ -203,7 +203,7 @@ fn messages_by_name_and_a_trajectory_reference_close_the_loop() {
     let c = control.counters();
     assert!(c.tracking_trajectory);
     assert_eq!(c.ticks, 4000);
-    assert_eq!((c.out_of_order, c.repeated, c.bad_input), (0, 0, 0));
+    assert_eq!((c.repeated, c.bad_input), (0, 0));
 }
 
 /// Without the model the same loop tracks worse: the learned part matters (a check that the
@@ -359,7 +359,7 @@ impl Bench {
 const POSE: [f64; 7] = [0.1, -0.7, 0.05, -2.3, 0.0, 1.6, 0.8];
 
 #[test]
-fn out_of_order_stamps_are_dropped_and_repeated_ones_repeat_the_command() {
+fn out_of_order_stamps_are_refused_and_repeated_ones_repeat_the_command() {
     let mut b = Bench::new(Mode::Control);
     assert!(matches!(
         b.send(&b.state(5.000, &POSE), 0.000),
@@ -379,13 +379,86 @@ fn out_of_order_stamps_are_dropped_and_repeated_ones_repeat_the_command() {
     );
     assert_eq!(b.out.kind, OutKind::Republish);
     assert_eq!(b.out.u, last);
-    // Older stamp: dropped.
-    assert_eq!(
-        b.send(&b.state(4.5, &shifted), 0.003),
-        Some(Handled::Dropped)
-    );
+    // Older stamp: refused by the reader's stamp clock.
+    let at = b.at(0.003);
+    assert!(matches!(
+        b.reader
+            .read(&b.state(4.5, &shifted), None, at, &mut b.frame),
+        Err(Rejection::StampClock(StampRefusal::OutOfOrder { .. }))
+    ));
     let c = b.control.counters();
-    assert_eq!((c.ticks, c.repeated, c.out_of_order), (2, 1, 1));
+    assert_eq!((c.ticks, c.repeated), (2, 1));
+}
+
+/// Ticks of a 1 kHz stream of stamps `t0 + k ms` for k in `ks`, received on time.
+fn stream_ticks(b: &mut Bench, t0: f64, ks: std::ops::Range<usize>) -> usize {
+    ks.filter(|&k| {
+        let t = k as f64 * 1e-3;
+        matches!(b.send(&b.state(t0 + t, &POSE), t), Some(Handled::Ticked(_)))
+    })
+    .count()
+}
+
+/// Issue 16: a far-future stamp (sec = 2³¹−1) used to latch the ordering, so that every
+/// later valid state was dropped and the node sat in gravity hold.
+#[test]
+fn a_far_future_stamp_is_refused_and_later_states_still_tick() {
+    let mut b = Bench::new(Mode::Control);
+    assert_eq!(stream_ticks(&mut b, 1.7e9, 0..100), 100);
+    let mut far = b.state(0.0, &POSE);
+    far.header.stamp = Time {
+        sec: i32::MAX,
+        nanosec: 0,
+    };
+    assert_eq!(b.send(&far, 0.1), None, "the far-future state is refused");
+    assert_eq!(stream_ticks(&mut b, 1.7e9, 101..2000), 1899);
+    assert_eq!(b.control.counters().ticks, 1999);
+    assert_eq!(b.reader.stamp_resyncs(), 0);
+}
+
+/// Issue 16: a zero stamp among epoch stamps, and a stream whose first message is unstamped
+/// and whose later ones carry simulated time, tick every state.
+#[test]
+fn zero_stamps_are_unstamped_for_that_message_only() {
+    let mut b = Bench::new(Mode::Control);
+    assert_eq!(stream_ticks(&mut b, 1.7e9, 0..100), 100);
+    let unstamped = b.state(0.0, &POSE);
+    assert!(matches!(b.send(&unstamped, 0.1), Some(Handled::Ticked(_))));
+    assert_eq!(stream_ticks(&mut b, 1.7e9, 101..1000), 899);
+
+    let mut b = Bench::new(Mode::Control);
+    assert!(matches!(b.send(&unstamped, 0.5), Some(Handled::Ticked(_))));
+    // Simulated time from 1 s (behind the receipt-based time of the first message).
+    let ticks = (1..1000)
+        .filter(|&k| {
+            let t = 1.0 + k as f64 * 1e-3;
+            let wall = 0.5 + k as f64 * 1e-3;
+            matches!(b.send(&b.state(t, &POSE), wall), Some(Handled::Ticked(_)))
+        })
+        .count();
+    assert_eq!(ticks, 999);
+    let c = b.control.counters();
+    assert_eq!((c.ticks, c.watchdog_trips), (1000, 0));
+}
+
+/// After a jump of the sender's clock (a simulation reset) the loop recovers within a few
+/// messages, and the node's timeline does not jump back.
+#[test]
+fn a_jumped_sender_clock_is_followed_after_a_few_messages() {
+    let mut b = Bench::new(Mode::Control);
+    assert_eq!(stream_ticks(&mut b, 100.0, 0..500), 500);
+    let before = b.frame.t_secs;
+    let ticks = (500..1000)
+        .filter(|&k| {
+            let wall = k as f64 * 1e-3;
+            let t = (k - 500) as f64 * 1e-3 + 1.0;
+            matches!(b.send(&b.state(t, &POSE), wall), Some(Handled::Ticked(_)))
+        })
+        .count();
+    assert_eq!(ticks, 498, "two refused, then re-synchronised");
+    assert_eq!(b.reader.stamp_resyncs(), 1);
+    assert!(b.frame.t_secs > before, "{} after {before}", b.frame.t_secs);
+    assert!((b.frame.stamp_secs - 1.499).abs() < 1e-9);
 }
 
 /// A silent publisher (or only refused messages): after the timeout the safe output is
@@ -486,8 +559,11 @@ fn hostile_streams_never_produce_a_bad_command() {
             }
         }
     }
+    // Each 5 s jump of the stamps within 5 ms of receipt time is implausible: the jumped
+    // state and the next one are refused, the third re-synchronises the clock.
+    assert_eq!(b.reader.stamp_resyncs(), 500);
     assert!(
-        published > 3000,
+        published >= 3000,
         "most valid states were handled ({published})"
     );
 }

@@ -1,8 +1,9 @@
 //! Operations issue, over DDS during a MuJoCo run: a Cyclone DDS peer (`ros_ops_peer.py`)
 //! gets and sets parameters (valid and refused sets), swaps SkyGP-Fast → SkyGP-Dense → back
-//! through the node's services in rmw_cyclonedds framing, saves and loads the model, announces
-//! a change and reads the probing trajectory the node offers — while the MuJoCo driver runs
-//! the robot in lock-step; everything takes effect and the run completes.
+//! through the node's services in rmw_cyclonedds framing, saves and loads the model by name
+//! inside `ros.model_dir` (an absolute path and `..` are refused), announces a change and
+//! reads the probing trajectory the node offers — while the MuJoCo driver runs the robot in
+//! lock-step; everything takes effect and the run completes.
 
 mod ros_support;
 
@@ -18,10 +19,15 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         return;
     };
     let dir = scratch("ros_ops");
+    // The node creates the model directory on the first save.
+    let models = dir.join("models");
+    let _ = std::fs::remove_dir_all(&models);
+    let model_dir = format!("model_dir: {:?}", models.to_string_lossy());
     let params = params_file(
         &dir,
         &[
             ("service_framing: fast_dds", "service_framing: cyclone"),
+            ("model_dir: \"\"", &model_dir),
             ("variant: dense", "variant: fast"),
             ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
             (
@@ -60,12 +66,12 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the MuJoCo driver");
-    let model_file = dir.join("model.gpnmodel");
-    let _ = std::fs::remove_file(&model_file);
+    let escaped = dir.join("escaped.gpnmodel");
+    let _ = std::fs::remove_file(&escaped);
     let peer = Command::new(&python)
         .arg(repo_root().join("node/tests/ros_ops_peer.py"))
         .arg(&domain)
-        .arg(&model_file)
+        .arg(&models)
         .output()
         .expect("run ros_ops_peer.py");
     let driver = driver.wait_with_output().expect("driver");
@@ -152,10 +158,47 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         );
     }
     assert_eq!(step("swap to a missing plugin (refused)")["success"], false);
+    // A plugin is a name on the search path, never a path from the network.
+    let s = step("swap to a plugin path (refused)");
+    assert_eq!(s["success"], false, "{s}");
+    assert!(
+        s["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not by path, and only in the plugin directories"),
+        "{s}"
+    );
     assert_eq!(step("save")["success"], true, "{}", step("save"));
     assert_eq!(step("save")["exists"], true);
     assert_eq!(step("load")["success"], true, "{}", step("load"));
     assert_eq!(step("load a missing file (refused)")["success"], false);
+    assert!(
+        models.join("model.gpnmodel").is_file(),
+        "saved inside the model directory"
+    );
+    // A path from the network is confined to ros.model_dir: an absolute path (even to the
+    // file just saved) and `..` are refused, naming the directory; nothing is written outside.
+    for (refused, why) in [
+        (
+            "load an absolute path (refused)",
+            "absolute paths are not allowed",
+        ),
+        ("save to .. (refused)", "\"..\" is not allowed"),
+    ] {
+        let s = step(refused);
+        assert_eq!(s["success"], false, "{s}");
+        let message = s["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(why)
+                && message.contains(&*models.to_string_lossy())
+                && message.contains("ros.model_dir"),
+            "{s}"
+        );
+    }
+    assert!(
+        !escaped.exists(),
+        "nothing written outside the model directory"
+    );
     let after = &step("get after")["values"];
     assert_eq!(
         after["control.kd_per_s"],

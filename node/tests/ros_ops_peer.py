@@ -1,14 +1,18 @@
 """Operates a running `gp-node run` from a Cyclone DDS peer, as a user would with `ros2 param`
 and `ros2 service call`, for node/tests/ros_ops.rs (while the MuJoCo driver runs the robot):
 
-    ros_ops_peer.py DOMAIN_ID MODEL_FILE
+    ros_ops_peer.py DOMAIN_ID MODEL_DIR
+
+(MODEL_DIR: the node's `ros.model_dir`; the services are given names inside it.)
 
 1. waits until the node's learned model is in use (its ~/residual names a model);
 2. parameters (rcl_interfaces services, the framing ros2-client uses for them: no request
    header, as rmw_fastrtps): get, a valid set, and refused sets (out of range, read-only,
    a plugin that does not exist);
 3. the node's services with rmw_cyclonedds' framing (a 16-byte client header before the
-   request): swap SkyGP-Fast → SkyGP-Dense → back to Fast, save the model, load it;
+   request): swap SkyGP-Fast → SkyGP-Dense → back to Fast, save the model, load it (by
+   name inside the model directory), and paths (a plugin path; model files outside the
+   directory: absolute, `..`) refused;
 4. reads the parameters back;
 5. announces a change (`~/announce_change`, Cyclone framing) and reads the probing
    trajectory the node then offers on `~/probe_offer` (the test node has `learn.probe.enabled`).
@@ -178,7 +182,7 @@ def value_repr(v: ParameterValue_):
 
 def main():
     domain = int(sys.argv[1])
-    model_file = sys.argv[2]
+    model_dir = pathlib.Path(sys.argv[2])
     use_localhost_only()
     dp = DomainParticipant(domain)
     residuals = DataReader(dp, Topic(dp, f"rt/{NODE}/residual", ResidualEstimate_), qos=RELIABLE)
@@ -237,12 +241,18 @@ def main():
         step(f"swap to skygp {variant}", success=r.success, message=r.message)
     r = swap.call(SwapModelRequest_(plugin="no_such_plugin", config_json="{}"))
     step("swap to a missing plugin (refused)", success=r.success, message=r.message)
-    r = save.call(PathRequest_Save(path=model_file))
-    step("save", success=r.success, message=r.message, exists=pathlib.Path(model_file).exists())
-    r = load.call(PathRequest_Load(path=model_file))
+    r = swap.call(SwapModelRequest_(plugin="/tmp/libgpn_skygp.so", config_json="{}"))
+    step("swap to a plugin path (refused)", success=r.success, message=r.message)
+    r = save.call(PathRequest_Save(path="model.gpnmodel"))
+    step("save", success=r.success, message=r.message, exists=(model_dir / "model.gpnmodel").exists())
+    r = load.call(PathRequest_Load(path="model.gpnmodel"))
     step("load", success=r.success, message=r.message)
-    r = load.call(PathRequest_Load(path=model_file + ".missing"))
+    r = load.call(PathRequest_Load(path="model.gpnmodel.missing"))
     step("load a missing file (refused)", success=r.success, message=r.message)
+    r = load.call(PathRequest_Load(path=str((model_dir / "model.gpnmodel").resolve())))
+    step("load an absolute path (refused)", success=r.success, message=r.message)
+    r = save.call(PathRequest_Save(path="../escaped.gpnmodel"))
+    step("save to .. (refused)", success=r.success, message=r.message)
 
     # 4. read back; the residual names the model again.
     reply = get_p.call(GetParametersRequest_(names=names))

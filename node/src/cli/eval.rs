@@ -22,7 +22,8 @@ use gp_node::model::SearchPath;
 #[command(after_long_help = AFTER_HELP)]
 pub struct EvalArgs {
     /// Model plugin name, looked up as lib<NAME>.so, <NAME>.so or libgpn_<NAME>.so in the
-    /// --plugin-path directories, then $GPN_PLUGIN_PATH, then beside the executable.
+    /// --plugin-path directories, then $GPN_PLUGIN_PATH, then beside the executable; a path
+    /// is refused (put its directory on --plugin-path and pass the name).
     #[arg(long, default_value = "skygp")]
     pub plugin: String,
     /// Directory to search for model plugins before the others (repeatable; each value may

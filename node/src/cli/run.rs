@@ -30,7 +30,9 @@ pub struct RunArgs {
     /// DDS domain (overrides `ros.domain_id`; default `$ROS_DOMAIN_ID`, else 0).
     #[arg(long)]
     domain_id: Option<u16>,
-    /// Model plugin (overrides `model.plugin`).
+    /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
+    /// libgpn_<NAME>.so in $GPN_PLUGIN_PATH, then beside the executable; a path is refused
+    /// (put its directory on GPN_PLUGIN_PATH and pass the name).
     #[arg(long)]
     plugin: Option<String>,
     /// Run the nominal computed-torque law only (no learned residual in the law; the
@@ -88,11 +90,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         params.control.use_model = false;
     }
     if let Some(d) = args.duration {
-        anyhow::ensure!(
-            d.is_finite() && d > 0.0,
-            "--duration must be > 0 s, got {d}"
-        );
+        gp_node::ros::param_ranges::check_value("run.duration_s", d)
+            .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
     }
+    params
+        .check_ranges()
+        .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
     let robot = simulate::load_robot(&params)?;
     eprintln!(
         "gp-node run: {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use gp_node::ros::param_ranges::check_value;
 use gp_node::simulate::{
     self, DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams, Recorder, Scenario, SimReport,
 };
@@ -23,7 +24,9 @@ pub struct SimArgs {
     /// Scenario applied on top of the parameters.
     #[arg(long, value_enum, default_value_t = Scenario::Default)]
     scenario: Scenario,
-    /// Model plugin (overrides `model.plugin`).
+    /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
+    /// libgpn_<NAME>.so in $GPN_PLUGIN_PATH, then beside the executable; a path is refused
+    /// (put its directory on GPN_PLUGIN_PATH and pass the name).
     #[arg(long)]
     plugin: Option<String>,
     /// Run duration, s (overrides `run.duration_s`).
@@ -144,20 +147,15 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         params.model.plugin = plugin;
     }
     if let Some(duration) = args.duration {
-        anyhow::ensure!(
-            duration.is_finite() && duration > 0.0,
-            "--duration must be > 0 s, got {duration}"
-        );
+        check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
         params.run.duration_s = duration;
     }
     if args.realtime {
         params.run.realtime = true;
     }
     if let Some(every) = args.swap_every {
-        anyhow::ensure!(
-            every.is_finite() && every > 0.0,
-            "--swap-every must be > 0 s, got {every}"
-        );
+        anyhow::ensure!(every > 0.0, "--swap-every must be > 0 s, got {every}");
+        check_value("run.swap_every_s", every).map_err(|e| anyhow::anyhow!("--swap-every: {e}"))?;
         params.run.swap_every_s = every;
     }
     if !args.swap_to.is_empty() {
@@ -174,6 +172,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         params.run.announce_changes = true;
     }
     args.scenario.apply(&mut params);
+    params
+        .check_ranges()
+        .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
     let robot = simulate::load_robot(&params)?;
     let show = !args.json && std::io::stderr().is_terminal();
     let mut viz = match &viz_target {

@@ -4,10 +4,15 @@
 //! Boundary: a plain function of (measured state, reference, learner) → command. Knows the
 //! nominal robot model and the learner; nothing of transport (ROS, the simulator).
 //!
+//! The supervisor judges the model's work against its budget on a [`BudgetClock`] chosen by
+//! whoever builds the [`Tick`]: the wall clock on a robot (`gp-node run`), simulated time in
+//! `gp-node sim`, where the simulated robot waits for the model so that no decision depends
+//! on the machine's load. The tick's wall time is measured and reported either way.
+//!
 //! ```no_run
 //! # use gp_node::{control::*, learn::*, robot::Model};
 //! # fn demo(robot: &Model, learner: &mut Learner) -> Result<(), ControlError> {
-//! let mut tick = Tick::new(robot, &ControlParams::default())?;
+//! let mut tick = Tick::new(robot, &ControlParams::default(), BudgetClock::Wall)?;
 //! let mut out = TickOutput::new(robot.nv());
 //! let (q, v, tau) = (vec![0.0; 7], vec![0.0; 7], vec![0.0; 7]);
 //! let input = TickInput { t_secs: 0.0, q: &q, v: &v, tau: &tau, q_d: &q, qd_d: &v, qdd_d: &v };
@@ -17,12 +22,14 @@
 //! ```
 
 mod bounds;
+mod budget_clock;
 mod law;
 mod params;
 mod supervisor;
 mod tick;
 
 pub use bounds::TheoremBound;
+pub use budget_clock::BudgetClock;
 pub use law::{ControlLaw, Gains};
 pub use params::{BoundParams, ControlParams, SupervisorParams};
 pub use supervisor::{Fallback, Supervisor, SupervisorCounts};

@@ -73,12 +73,29 @@ pub struct ControlParams {
     /// but command the nominal law — a learn-only run in the loop, e.g. to record a stream on
     /// the nominal law's trajectory).
     pub apply_residual: bool,
-    /// The command saturates at this fraction of each joint's URDF effort limit, in (0, 1].
+    /// The command saturates at this fraction of each joint's effort limit, in (0, 1].
     pub effort_limit_fraction: f64,
+    /// Effort limits, N·m (N for prismatic joints), replacing the URDF's: one value for every
+    /// movable joint or one per movable joint (joint order), each finite and > 0. Empty: the
+    /// URDF's `<limit effort>`, which every movable joint must then have. Applied when the
+    /// robot model is loaded (`simulate::load_robot`), so a change needs a restart.
+    pub effort_limits_nm: JointValues,
     /// Error-bound constants.
     pub bound: BoundParams,
     /// Supervisor.
     pub supervisor: SupervisorParams,
+}
+
+impl ControlParams {
+    /// [`ControlParams::effort_limits_nm`] as the robot loader takes it
+    /// ([`Model::from_urdf_file_with_effort_limits`](crate::robot::Model::from_urdf_file_with_effort_limits)):
+    /// empty (the URDF's), one value (every joint) or one per joint.
+    pub fn given_effort_limits_nm(&self) -> &[f64] {
+        match &self.effort_limits_nm {
+            JointValues::All(value) => std::slice::from_ref(value),
+            JointValues::Each(values) => values,
+        }
+    }
 }
 
 impl Default for ControlParams {
@@ -90,6 +107,7 @@ impl Default for ControlParams {
             use_model: true,
             apply_residual: true,
             effort_limit_fraction: 1.0,
+            effort_limits_nm: JointValues::Each(Vec::new()),
             bound: BoundParams::default(),
             supervisor: SupervisorParams::default(),
         }

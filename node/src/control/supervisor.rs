@@ -2,7 +2,9 @@
 //!
 //! Falls back to the nominal law (μ = 0) when there is no model, when the model returns an
 //! error, when an output is non-finite (that joint only), or when the model's work in the
-//! tick overran its budget. After `max_consecutive_faults` faults in a row the model is
+//! tick overran its budget (measured by the caller on the tick's
+//! [`BudgetClock`](super::BudgetClock): wall time on a robot, simulated time in the
+//! simulator). After `max_consecutive_faults` faults in a row the model is
 //! quarantined for `quarantine_ticks` ticks (neither learning nor predicting), then tried
 //! again. Every decision is counted for diagnostics. Real-time: plain counters.
 
@@ -81,7 +83,8 @@ impl Supervisor {
     }
 
     /// Records the outcome of a tick in which the model was called; returns the fallback
-    /// to apply, if any. `non_finite` says some outputs were replaced by μ = 0.
+    /// to apply, if any. `non_finite` says some outputs were replaced by μ = 0;
+    /// `elapsed_micros` is the model's work on the tick's budget clock.
     pub fn judge(
         &mut self,
         errored: bool,

@@ -5,12 +5,20 @@
 //! interval that just ended (`observe`); tracking errors and q̈_cmd; predict the residual at
 //! x* = [q, q̇, q̈_cmd] under the supervisor; the law; the bounds.
 //!
+//! Time: the tick measures its own and the model's wall time ([`TickStatus`]) for latency
+//! statistics, always. Whether the model's work overran `supervisor.budget_micros` is judged
+//! on the tick's [`BudgetClock`], chosen by whoever builds it: [`BudgetClock::Wall`] on a
+//! robot (`gp-node run`), [`BudgetClock::Simulated`] in `gp-node sim`, where the simulated
+//! robot waits for the model, its work costs no simulated time, and the supervisor's
+//! decisions (so the run) are the same under any CPU load.
+//!
 //! Real-time: no allocation, lock or I/O (every buffer is in [`TickOutput`] or the tick).
 
 use std::time::Instant;
 
 use super::ControlError;
 use super::bounds::TheoremBound;
+use super::budget_clock::BudgetClock;
 use super::law::ControlLaw;
 use super::params::ControlParams;
 use super::params::SupervisorParams;
@@ -105,7 +113,8 @@ pub struct TickStatus {
     pub result: TickResult,
     /// Wall time of the whole tick, µs.
     pub exec_micros: f64,
-    /// Wall time of the model's work (learn + predict), µs.
+    /// Wall time of the model's work (learn + predict), µs (measured whatever the
+    /// [`BudgetClock`]; the budget is judged on that clock).
     pub model_micros: f64,
     /// Stamp difference to the previous tick, s (0 on the first).
     pub period_secs: f64,
@@ -121,6 +130,7 @@ pub struct Tick {
     law: ControlLaw,
     bound: TheoremBound,
     supervisor: Supervisor,
+    budget_clock: BudgetClock,
     use_model: bool,
     apply_residual: bool,
     /// μ = 0, for a tick that does not apply the residual.
@@ -131,8 +141,14 @@ pub struct Tick {
 }
 
 impl Tick {
-    /// A tick for `robot` with these parameters.
-    pub fn new(robot: &Model, params: &ControlParams) -> Result<Self, ControlError> {
+    /// A tick for `robot` with these parameters; the supervisor charges the model's work to
+    /// its budget on `budget_clock` (the wall clock on a robot, simulated time in a simulator
+    /// whose robot waits for the model).
+    pub fn new(
+        robot: &Model,
+        params: &ControlParams,
+        budget_clock: BudgetClock,
+    ) -> Result<Self, ControlError> {
         let law = ControlLaw::new(robot, params)?;
         let bound = TheoremBound::new(robot, &params.bound, law.gains().tracking_factor())?;
         Ok(Self {
@@ -140,6 +156,7 @@ impl Tick {
             law,
             bound,
             supervisor: Supervisor::new(params.supervisor.clone()),
+            budget_clock,
             use_model: params.use_model,
             apply_residual: params.apply_residual,
             zeros: vec![0.0; robot.nv()],
@@ -186,6 +203,11 @@ impl Tick {
     /// Real-time.
     pub fn set_supervisor(&mut self, params: &SupervisorParams) {
         self.supervisor.set_params(params);
+    }
+
+    /// The clock the supervisor's budget is judged on.
+    pub fn budget_clock(&self) -> BudgetClock {
+        self.budget_clock
     }
 
     /// Supervisor counters.
@@ -275,12 +297,16 @@ impl Tick {
                             out.var[j] = f64::NAN;
                         }
                     }
-                    let elapsed = model_start.elapsed().as_secs_f64() * 1e6;
-                    self.supervisor.judge(false, non_finite, elapsed)
+                    let work = self
+                        .budget_clock
+                        .work_micros(model_start.elapsed().as_secs_f64() * 1e6);
+                    self.supervisor.judge(false, non_finite, work)
                 }
                 Err(_) => {
-                    let elapsed = model_start.elapsed().as_secs_f64() * 1e6;
-                    self.supervisor.judge(true, false, elapsed)
+                    let work = self
+                        .budget_clock
+                        .work_micros(model_start.elapsed().as_secs_f64() * 1e6);
+                    self.supervisor.judge(true, false, work)
                 }
             }
         } else {

@@ -5,7 +5,8 @@
 //! executable's directory, where cargo builds `libgpn_skygp.so` next to `gp-node`), the
 //! library's ABI is checked, and the model comes back as a [`PluginModel`] driven through
 //! the `OnlineModel` trait like any in-process crate. There is no in-process fallback: a
-//! name that is not found is an error listing the plugins that are.
+//! name that is not found is an error listing the plugins that are. A name is never a path:
+//! one is refused (names may come from the network; see [`SearchPath::find`]).
 //!
 //! [`PluginModel`]: crate::model::PluginModel
 

@@ -241,6 +241,7 @@ pub(super) struct Retired {
     pub standardizer: Option<Standardizer>,
     pub hyper: Option<serde_json::Value>,
     pub message: Option<String>,
+    pub factory: Option<ModelFactory>,
 }
 
 /// A model built elsewhere (a loaded file), to be adopted as it is.
@@ -266,6 +267,9 @@ pub(super) enum Job {
     },
     Adopt(Box<ReadyModel>, u64),
     SetFactory(ModelFactory, u64),
+    /// The caller's change `id` was cancelled: undo what handling it changed here (the
+    /// factory and the hyperparameters in use), so a later rebuild uses the old ones.
+    Cancel(u64),
     /// Plan a probe after every rebuild from now on.
     SetProber(Box<Prober>),
     Retire(Retired),
@@ -287,16 +291,35 @@ pub(super) struct FitWorker {
     handle: Option<JoinHandle<()>>,
 }
 
+/// What a caller's change replaced on the worker.
+struct Undo {
+    id: u64,
+    factory: Option<ModelFactory>,
+    current: Option<(serde_json::Value, Standardizer)>,
+}
+
 /// The worker's side: the factory in use and the hyperparameters and output map of the
 /// model in use (a swap reuses them).
 struct WorkerState {
     factory: ModelFactory,
     current: Option<(serde_json::Value, Standardizer)>,
+    /// What the last caller's change replaced here, until a later one replaces it.
+    undo: Option<Undo>,
     reidentifier: Option<Reidentifier>,
     prober: Option<Box<Prober>>,
 }
 
 impl WorkerState {
+    /// Remembers what the caller's change `id` is about to replace (the factory, if it
+    /// replaces it, and the hyperparameters in use), for [`Job::Cancel`].
+    fn remember(&mut self, id: u64, factory: Option<ModelFactory>) {
+        self.undo = Some(Undo {
+            id,
+            factory,
+            current: self.current.clone(),
+        });
+    }
+
     fn handle(&mut self, job: Job) -> Option<Reply> {
         let meta = |change, id| ReplyMeta {
             change,
@@ -346,8 +369,10 @@ impl WorkerState {
                     Some(mut new) => {
                         let built = warm(&mut new, &hyper, &standardizer, &samples);
                         if built.is_ok() {
-                            // The old factory is dropped here, with its library handle.
-                            self.factory = new;
+                            // The old factory is kept until a cancel or the next change
+                            // (then dropped here, with its library handle).
+                            let old = std::mem::replace(&mut self.factory, new);
+                            self.remember(id, Some(old));
                         }
                         built
                     }
@@ -381,6 +406,7 @@ impl WorkerState {
                     standardizer,
                     hyper,
                 } = *ready;
+                self.remember(id, None);
                 self.current = Some((hyper.clone(), standardizer.clone()));
                 Some(Reply::Ready(
                     FitOutcome {
@@ -398,8 +424,18 @@ impl WorkerState {
                 None
             }
             Job::SetFactory(factory, id) => {
-                self.factory = factory;
+                let old = std::mem::replace(&mut self.factory, factory);
+                self.remember(id, Some(old));
                 Some(Reply::FactorySet(meta(ModelChange::FactorySet, id)))
+            }
+            Job::Cancel(id) => {
+                if let Some(undo) = self.undo.take_if(|u| u.id == id) {
+                    if let Some(factory) = undo.factory {
+                        self.factory = factory;
+                    }
+                    self.current = undo.current;
+                }
+                None
             }
         }
     }
@@ -418,6 +454,7 @@ impl FitWorker {
         let mut state = WorkerState {
             factory,
             current,
+            undo: None,
             reidentifier,
             prober: None,
         };

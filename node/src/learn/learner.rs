@@ -35,7 +35,9 @@ use super::fit_worker::{
 use super::gate::{Gate, GateCounts, GateParams, Rejection};
 use super::replay::ReplayBuffer;
 use super::standardize::Standardizer;
-use super::swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
+use super::swap::{
+    CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+};
 use crate::robot::{Data, Model, crba, rnea};
 
 /// Settings of the learning pipeline.
@@ -237,6 +239,14 @@ pub struct Learner {
     last_adoption: Option<ReplyMeta>,
     /// A ready model (a loaded file) is on its way through the worker.
     pending_adopt: bool,
+    /// The caller's change (swap, load, plugin for the first fit) in progress.
+    user_change: Option<u64>,
+    /// That change was cancelled: its result is retired, never adopted.
+    cancelled: Option<u64>,
+    /// A cancelled change whose undo still has to reach the worker.
+    undo_pending: Option<u64>,
+    /// The last caller's change that finished, and how.
+    finished: Option<(u64, Finished)>,
     /// Hyperparameters were given in the config: never refitted.
     hyper_fixed: bool,
     /// Change detection.
@@ -412,6 +422,10 @@ impl Learner {
             events: Vec::with_capacity(EVENT_CAPACITY),
             last_adoption: None,
             pending_adopt: false,
+            user_change: None,
+            cancelled: None,
+            undo_pending: None,
+            finished: None,
             hyper_fixed,
             cusum: Cusum::new(p),
             coverage: CoverageMonitor::new(params.change.coverage_window),
@@ -658,6 +672,8 @@ impl Learner {
             || self.fit_buffers.is_none()
             || self.pending.is_some()
             || self.pending_adopt
+            || self.cancelled.is_some()
+            || self.undo_pending.is_some()
     }
 
     /// Asks for a model change (a swap warmed on the replay buffer, or a ready model).
@@ -680,6 +696,7 @@ impl Learner {
         let job = match request.source {
             SwapSource::Warm(factory) if self.model.is_some() => {
                 self.start_export(ExportPurpose::Swap { factory, id });
+                self.user_change = Some(id);
                 return Ok(());
             }
             SwapSource::Warm(factory) => Job::SetFactory(factory, id),
@@ -689,9 +706,70 @@ impl Learner {
         match worker.try_send(job) {
             Ok(()) => {
                 self.pending_adopt = adopting;
+                self.user_change = Some(id);
                 Ok(())
             }
             Err(job) => Err((give_back(job), SwapRefusal::Busy)),
+        }
+    }
+
+    /// Cancels the caller's change `id` if it is still in progress: it will never be
+    /// adopted (a result that arrives later is retired off the control thread, and the
+    /// worker goes back to the plugin and hyperparameters in use). Otherwise says how it
+    /// finished. Real-time.
+    pub fn cancel_swap(&mut self, id: u64) -> CancelOutcome {
+        if self.user_change != Some(id) {
+            return match self.finished {
+                Some((done, how)) if done == id => CancelOutcome::Finished(how),
+                _ => CancelOutcome::Unknown,
+            };
+        }
+        self.user_change = None;
+        if let Some(export) = self
+            .export
+            .take_if(|e| matches!(e.purpose, ExportPurpose::Swap { id: own, .. } if own == id))
+        {
+            // Still copying the replay buffer: nothing reached the worker yet.
+            if let ExportPurpose::Swap { factory, .. } = export.purpose {
+                self.retire(Retired {
+                    factory: Some(factory),
+                    ..Retired::default()
+                });
+            }
+        } else {
+            self.cancelled = Some(id);
+        }
+        CancelOutcome::Cancelled
+    }
+
+    /// Whether the reply for `meta` answers a cancelled change.
+    fn is_cancelled(&self, meta: &ReplyMeta) -> bool {
+        meta.id != 0 && self.cancelled == Some(meta.id)
+    }
+
+    /// Retires a cancelled change's result and tells the worker to undo it.
+    fn drop_cancelled(&mut self, meta: &ReplyMeta, retired: Retired) {
+        self.cancelled = None;
+        if meta.change == ModelChange::Load {
+            self.pending_adopt = false;
+        }
+        self.retire(retired);
+        self.undo_pending = Some(meta.id);
+        self.send_undo();
+    }
+
+    fn send_undo(&mut self) {
+        if let (Some(id), Some(worker)) = (self.undo_pending, self.worker.as_ref())
+            && worker.try_send(Job::Cancel(id)).is_ok()
+        {
+            self.undo_pending = None;
+        }
+    }
+
+    fn finish(&mut self, meta: &ReplyMeta, how: Finished) {
+        if meta.id != 0 && self.user_change == Some(meta.id) {
+            self.user_change = None;
+            self.finished = Some((meta.id, how));
         }
     }
 
@@ -987,6 +1065,7 @@ impl Learner {
     /// hyperparameters and output map go back to the worker to be dropped there. Real-time:
     /// no allocation, no waiting.
     pub fn poll(&mut self) -> bool {
+        self.send_undo();
         self.react_to_change();
         self.advance_export();
         let Some(reply) = self
@@ -1001,6 +1080,19 @@ impl Learner {
                 if let Some(buffers) = buffers {
                     self.fit_buffers = Some(buffers);
                 }
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(
+                        &meta,
+                        Retired {
+                            model: Some(outcome.model),
+                            standardizer: Some(outcome.standardizer),
+                            hyper: Some(outcome.hyper),
+                            ..Retired::default()
+                        },
+                    );
+                    return false;
+                }
+                self.finish(&meta, Finished::Adopted);
                 if meta.change == ModelChange::Load {
                     self.pending_adopt = false;
                 }
@@ -1038,6 +1130,17 @@ impl Learner {
                 if let Some(buffers) = buffers {
                     self.fit_buffers = Some(buffers);
                 }
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(
+                        &meta,
+                        Retired {
+                            message: Some(message),
+                            ..Retired::default()
+                        },
+                    );
+                    return false;
+                }
+                self.finish(&meta, Finished::Failed);
                 if meta.change == ModelChange::Load {
                     self.pending_adopt = false;
                 }
@@ -1065,6 +1168,11 @@ impl Learner {
                 false
             }
             Reply::FactorySet(meta) => {
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(&meta, Retired::default());
+                    return false;
+                }
+                self.finish(&meta, Finished::FactorySet);
                 self.push_event(SwapEvent {
                     id: meta.id,
                     change: meta.change,

@@ -30,4 +30,6 @@ pub use probe::{
 };
 pub use replay::{ReplayBuffer, SampleRef};
 pub use standardize::Standardizer;
-pub use swap::{SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
+pub use swap::{
+    CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+};

@@ -72,3 +72,25 @@ pub struct SwapEvent {
     /// The result.
     pub outcome: SwapOutcome,
 }
+
+/// How a caller's change ended, as far as the learner knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// The new model runs.
+    Adopted,
+    /// No model existed yet: the plugin is used for the first fit.
+    FactorySet,
+    /// Building it failed; the old model runs.
+    Failed,
+}
+
+/// The answer to a cancel ([`crate::learn::Learner::cancel_swap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// It was still in progress and will never be adopted; the old model runs on.
+    Cancelled,
+    /// It had already ended this way.
+    Finished(Finished),
+    /// The learner knows no such change (refused at once, or an older one).
+    Unknown,
+}

@@ -29,6 +29,15 @@ pub enum HostError {
         /// Plugin-like files found on the search path.
         available: Vec<Available>,
     },
+    /// The name is not a plugin name (empty, a path, `..`, a character outside
+    /// `[A-Za-z0-9_.-]`): plugins are found by name on the search path only.
+    #[error("plugin name \"{name}\" is refused: {reason}")]
+    InvalidName {
+        /// The name asked for.
+        name: String,
+        /// Why it is refused, and what to do instead.
+        reason: String,
+    },
     /// The dynamic loader refused the file (not a shared library, missing dependency…).
     #[error("cannot load plugin \"{name}\": {source}: {path}")]
     Load {

@@ -8,9 +8,13 @@
 //! (u64) and the plugin's opaque state bytes. A file of another format version, of a plugin
 //! version other than the one installed, or for other dimensions is refused with a message
 //! saying which.
+//!
+//! [`ModelDir`] confines file names that come from elsewhere (the node's save and load
+//! services) to one directory: a name is a file name or a relative path without `..`,
+//! resolved inside the directory, and symbolic links that lead out of it are refused.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::learn::{ModelSnapshot, ReadyModel, Standardizer};
 
@@ -110,6 +114,17 @@ pub enum ModelFileError {
         /// The file.
         path: PathBuf,
     },
+    /// A name given to a [`ModelDir`] that is not inside it (absolute, with `..`, empty,
+    /// or through a symbolic link that leads out).
+    #[error("model file \"{name}\" is refused: {reason}; give a file name (or a relative path without \"..\") inside the model directory: {}", dir.display())]
+    OutsideModelDir {
+        /// The name asked for.
+        name: String,
+        /// Why it is refused.
+        reason: String,
+        /// The model directory.
+        dir: PathBuf,
+    },
     /// The plugin could not be found or loaded.
     #[error(transparent)]
     Host(#[from] HostError),
@@ -125,6 +140,128 @@ pub enum ModelFileError {
         /// The file.
         path: PathBuf,
     },
+}
+
+/// The one directory model files named by a caller that is not trusted with the file system
+/// (the node's save and load services) are read from and written to.
+///
+/// A name is a file name, or a relative path whose components are plain names (`.` is
+/// ignored), joined to the directory. Absolute paths and `..` are refused before anything
+/// is touched; then the resolved file (load) or the folder it goes in (save) is made
+/// canonical and must lie inside the canonical directory, so that a symbolic link inside
+/// the directory cannot lead out of it. The directory itself may be a symbolic link: its
+/// target is the directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelDir {
+    dir: PathBuf,
+}
+
+impl ModelDir {
+    /// The model directory `dir` (relative: to the current directory; created on the first
+    /// save).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The directory as configured.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn refuse(&self, name: &str, reason: impl Into<String>) -> ModelFileError {
+        ModelFileError::OutsideModelDir {
+            name: name.to_owned(),
+            reason: reason.into(),
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// `name` joined to the directory, once its form is checked (not canonical yet).
+    fn join(&self, name: &str) -> Result<PathBuf, ModelFileError> {
+        if name.trim().is_empty() {
+            return Err(self.refuse(name, "the name is empty"));
+        }
+        let mut relative = PathBuf::new();
+        for component in Path::new(name).components() {
+            match component {
+                Component::Normal(part) => relative.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    return Err(self.refuse(name, "\"..\" is not allowed in the name"));
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(self.refuse(name, "absolute paths are not allowed"));
+                }
+            }
+        }
+        if relative.file_name().is_none() {
+            return Err(self.refuse(name, "the name names no file"));
+        }
+        Ok(self.dir.join(relative))
+    }
+
+    /// The canonical directory; `action` names what needed it in the error.
+    fn canonical_dir(&self, action: &'static str) -> Result<PathBuf, ModelFileError> {
+        self.dir.canonicalize().map_err(|error| ModelFileError::Io {
+            action,
+            error,
+            path: self.dir.clone(),
+        })
+    }
+
+    /// The file `name` names, to read: it must exist, and its canonical path (all symbolic
+    /// links followed) must lie inside the directory. Returns that canonical path.
+    pub fn resolve_for_load(&self, name: &str) -> Result<PathBuf, ModelFileError> {
+        let joined = self.join(name)?;
+        let dir = self.canonical_dir("opening the model directory")?;
+        let file = joined.canonicalize().map_err(|error| ModelFileError::Io {
+            action: "reading",
+            error,
+            path: joined.clone(),
+        })?;
+        if !file.starts_with(&dir) {
+            return Err(self.refuse(
+                name,
+                format!(
+                    "it leads out of the model directory (to {})",
+                    file.display()
+                ),
+            ));
+        }
+        Ok(file)
+    }
+
+    /// The file `name` names, to write: the directory is created if missing; the folder
+    /// the file goes in must exist and lie inside the directory once made canonical (a
+    /// file of that name that is a symbolic link is replaced, not followed: see
+    /// [`ModelFile::write_atomic`]). Returns the canonical folder joined with the file name.
+    pub fn resolve_for_save(&self, name: &str) -> Result<PathBuf, ModelFileError> {
+        let joined = self.join(name)?;
+        std::fs::create_dir_all(&self.dir).map_err(|error| ModelFileError::Io {
+            action: "creating the model directory",
+            error,
+            path: self.dir.clone(),
+        })?;
+        let dir = self.canonical_dir("opening the model directory")?;
+        let (Some(parent), Some(file_name)) = (joined.parent(), joined.file_name()) else {
+            return Err(self.refuse(name, "the name names no file"));
+        };
+        let folder = parent.canonicalize().map_err(|error| ModelFileError::Io {
+            action: "opening the folder to write in",
+            error,
+            path: parent.to_owned(),
+        })?;
+        if !folder.starts_with(&dir) {
+            return Err(self.refuse(
+                name,
+                format!(
+                    "its folder leads out of the model directory (to {})",
+                    folder.display()
+                ),
+            ));
+        }
+        Ok(folder.join(file_name))
+    }
 }
 
 impl ModelFile {
@@ -207,7 +344,8 @@ impl ModelFile {
     }
 
     /// Writes the file atomically: a temporary file in the same folder, flushed to disk,
-    /// renamed over `path`.
+    /// renamed over `path` (which replaces a symbolic link at `path` rather than writing
+    /// where it points).
     pub fn write_atomic(&self, path: &Path) -> Result<(), ModelFileError> {
         let io = |action, error| ModelFileError::Io {
             action,
@@ -222,7 +360,13 @@ impl ModelFile {
         tmp_name.push(format!(".tmp-{}", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
         let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
+            // A fresh file: a stale temporary (or a symbolic link in its place) is removed,
+            // never written through.
+            let _ = std::fs::remove_file(&tmp);
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
             file.write_all(&self.to_bytes())?;
             file.sync_all()?;
             std::fs::rename(&tmp, path)
@@ -299,5 +443,163 @@ impl ModelFile {
             standardizer,
             hyper: h.hyper.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("gpn-model-dir-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    fn a_file() -> ModelFile {
+        ModelFile {
+            header: ModelFileHeader {
+                plugin: "skygp".into(),
+                plugin_version: "1.2.3".into(),
+                config: serde_json::json!({"variant": "fast"}),
+                hyper: serde_json::json!({"sigma_f": 1.0}),
+                output_mean: vec![0.5],
+                output_std: vec![2.0],
+                input_dim: 3,
+                output_dim: 1,
+                samples_seen: 42,
+            },
+            state: vec![1, 2, 3, 4],
+        }
+    }
+
+    fn refusal(result: Result<PathBuf, ModelFileError>) -> String {
+        match result {
+            Err(e @ ModelFileError::OutsideModelDir { .. }) => e.to_string(),
+            other => panic!("must be refused as outside the model directory: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_name_saves_and_loads_back_and_the_directory_is_created() {
+        let root = scratch("roundtrip");
+        let models = ModelDir::new(root.join("not/yet/there"));
+        let path = models.resolve_for_save("arm.gpnmodel").expect("save path");
+        assert!(root.join("not/yet/there").is_dir(), "created on save");
+        assert!(
+            path.ends_with("not/yet/there/arm.gpnmodel"),
+            "{}",
+            path.display()
+        );
+        let file = a_file();
+        file.write_atomic(&path).expect("write");
+        let back = ModelFile::read(&models.resolve_for_load("arm.gpnmodel").expect("load path"))
+            .expect("read");
+        assert_eq!(back.header, file.header);
+        assert_eq!(back.state, file.state);
+        // `./name` and an existing subfolder are inside too.
+        assert_eq!(models.resolve_for_load("./arm.gpnmodel").expect("./"), path);
+        std::fs::create_dir(root.join("not/yet/there/runs")).expect("mkdir");
+        let nested = models
+            .resolve_for_save("runs/arm.gpnmodel")
+            .expect("nested");
+        file.write_atomic(&nested).expect("write nested");
+        assert!(models.resolve_for_load("runs/arm.gpnmodel").is_ok());
+        // A missing subfolder is not created, a missing file is an I/O error naming it.
+        let err = models
+            .resolve_for_save("nope/arm.gpnmodel")
+            .expect_err("no folder");
+        assert!(matches!(err, ModelFileError::Io { .. }), "{err:?}");
+        let err = models
+            .resolve_for_load("missing.gpnmodel")
+            .expect_err("missing");
+        assert!(err.to_string().contains("missing.gpnmodel"), "{err}");
+    }
+
+    #[test]
+    fn absolute_paths_dots_and_empty_names_are_refused_naming_the_directory() {
+        let root = scratch("refused");
+        let models = ModelDir::new(root.join("models"));
+        let outside = root.join("outside.gpnmodel");
+        a_file().write_atomic(&outside).expect("write outside");
+        let absolute = outside.display().to_string();
+        let message = refusal(models.resolve_for_load(&absolute));
+        assert!(
+            message.contains("absolute paths are not allowed"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(&format!(
+                "inside the model directory: {}",
+                root.join("models").display()
+            )),
+            "{message}"
+        );
+        assert!(refusal(models.resolve_for_save(&absolute)).contains("absolute"));
+        let dots = "\"..\" is not allowed in the name";
+        for name in ["../outside.gpnmodel", "a/../../outside.gpnmodel", ".."] {
+            assert!(
+                refusal(models.resolve_for_load(name)).contains(dots),
+                "{name}"
+            );
+            assert!(
+                refusal(models.resolve_for_save(name)).contains(dots),
+                "{name}"
+            );
+        }
+        assert!(refusal(models.resolve_for_save("")).contains("the name is empty"));
+        assert!(refusal(models.resolve_for_save("  ")).contains("the name is empty"));
+        assert!(refusal(models.resolve_for_save(".")).contains("names no file"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_out_of_the_directory_are_refused() {
+        use std::os::unix::fs::symlink;
+        let root = scratch("symlinks");
+        let models_path = root.join("models");
+        std::fs::create_dir(&models_path).expect("mkdir");
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir(&elsewhere).expect("mkdir");
+        let secret = elsewhere.join("secret.gpnmodel");
+        a_file().write_atomic(&secret).expect("write");
+        symlink(&elsewhere, models_path.join("out")).expect("dir link");
+        symlink(&secret, models_path.join("leak.gpnmodel")).expect("file link");
+        let models = ModelDir::new(&models_path);
+        let message = refusal(models.resolve_for_load("leak.gpnmodel"));
+        assert!(
+            message.contains("leads out of the model directory"),
+            "{message}"
+        );
+        assert!(refusal(models.resolve_for_load("out/secret.gpnmodel")).contains("leads out"));
+        assert!(refusal(models.resolve_for_save("out/new.gpnmodel")).contains("leads out"));
+        assert!(!elsewhere.join("new.gpnmodel").exists());
+        // Saving over a link inside the directory replaces the link, never its target.
+        let target = models.resolve_for_save("leak.gpnmodel").expect("inside");
+        let mut other = a_file();
+        other.header.samples_seen = 7;
+        other.write_atomic(&target).expect("write");
+        assert_eq!(
+            ModelFile::read(&secret).expect("read").header.samples_seen,
+            42
+        );
+        assert!(
+            !std::fs::symlink_metadata(&target)
+                .expect("meta")
+                .is_symlink()
+        );
+        // A link inside the directory to a file inside it is fine, and the directory
+        // itself may be a link.
+        symlink(&target, models_path.join("alias.gpnmodel")).expect("link");
+        assert_eq!(
+            models.resolve_for_load("alias.gpnmodel").expect("alias"),
+            target
+        );
+        let linked_dir = root.join("models-link");
+        symlink(&models_path, &linked_dir).expect("link the dir");
+        let via_link = ModelDir::new(&linked_dir);
+        assert!(via_link.resolve_for_load("leak.gpnmodel").is_ok());
+        assert!(refusal(via_link.resolve_for_load("out/secret.gpnmodel")).contains("leads out"));
     }
 }

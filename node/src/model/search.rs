@@ -12,8 +12,16 @@
 //!
 //! In each directory, the name `NAME` matches, in this order, `libNAME.so`, `NAME.so` and
 //! `libgpn_NAME.so` (the prefix and suffix are the platform's, `std::env::consts::DLL_*`);
-//! the last lets `skygp` find the crate `gpn_skygp`. A name containing a path separator is
-//! taken as a path to the file itself.
+//! the last lets `skygp` find the crate `gpn_skygp`.
+//!
+//! A plugin is named, never given by path: names may come from the network (`model.plugin`,
+//! `~/swap_model`, a model file's header), and loading a library runs its code with the
+//! node's privileges, so only files inside the search path's directories are ever opened. A
+//! name is non-empty ASCII letters, digits, `_`, `-` and `.`, does not start with `.` and
+//! holds no `..`; anything else — a path in particular — is refused
+//! ([`HostError::InvalidName`]), with the directory to put on `--plugin-path` or
+//! `GPN_PLUGIN_PATH` when it was a path. ([`Plugin::open`](super::Plugin::open) still opens
+//! a file by path, for local code that chose the file itself.)
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -103,9 +111,12 @@ impl SearchPath {
         ]
     }
 
-    /// The file the plugin `name` resolves to. A missing name's error lists what is
-    /// [available](SearchPath::available) and where it looked.
+    /// The file the plugin `name` resolves to, always inside one of the directories. A name
+    /// that is not a plain name (see `check_name`) is refused before any file is looked
+    /// at; a missing name's error lists what is [available](SearchPath::available) and
+    /// where it looked.
     pub fn find(&self, name: &str) -> Result<PathBuf> {
+        check_name(name)?;
         self.resolve(name).ok_or_else(|| HostError::NotFound {
             name: name.to_string(),
             searched: self.dirs.clone(),
@@ -113,11 +124,8 @@ impl SearchPath {
         })
     }
 
+    /// `name` (already checked, or taken from a file name) in the directories.
     fn resolve(&self, name: &str) -> Option<PathBuf> {
-        if name.contains(std::path::is_separator) {
-            let path = PathBuf::from(name);
-            return path.is_file().then_some(path);
-        }
         if name.is_empty() {
             return None;
         }
@@ -162,6 +170,45 @@ impl SearchPath {
         }
         found
     }
+}
+
+/// Checks that `name` is a plugin name and not a path: non-empty, ASCII letters, digits,
+/// `_`, `-` and `.` only, not starting with `.` and without `..`. The error of a path says
+/// which directory to put on the search path and which name to pass instead.
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    let refuse = |reason: String| {
+        Err(HostError::InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if name.is_empty() {
+        return refuse("the name is empty".into());
+    }
+    let path = Path::new(name);
+    if name.contains(std::path::is_separator) || path.is_absolute() {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| "its directory".to_string(), |d| d.display().to_string());
+        let file = name_of_path(path);
+        return refuse(format!(
+            "plugins are found by name, not by path, and only in the plugin directories: \
+             put {dir} on --plugin-path or {ENV_VAR} and pass the name \"{file}\""
+        ));
+    }
+    if name.starts_with('.') || name.contains("..") {
+        return refuse("a name must not start with '.' or contain \"..\"".into());
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return refuse(format!(
+            "{bad:?} is not allowed in a plugin name (letters, digits, '_', '-' and '.')"
+        ));
+    }
+    Ok(())
 }
 
 /// The plugin name of a file name: `libfoo.so` → `foo`, `foo.so` → `foo`; `None` for other
@@ -233,5 +280,93 @@ mod tests {
         let hashed = format!("{DLL_PREFIX}serde_derive-0123abcd{DLL_SUFFIX}");
         assert_eq!(name_of_file(&hashed), None);
         assert_eq!(name_of_file("README.md"), None);
+    }
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("gpn-search-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+
+    fn refused(name: &str) -> String {
+        match SearchPath::default().find(name) {
+            Err(e @ HostError::InvalidName { .. }) => e.to_string(),
+            other => panic!("{name:?} must be refused as a name, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_path_is_refused_with_the_directory_and_name_to_use() {
+        let dir = scratch("path");
+        let file = dir.join(format!("{DLL_PREFIX}real{DLL_SUFFIX}"));
+        std::fs::write(&file, b"not loaded").expect("write");
+        // The file exists, but a path is never opened.
+        let message = refused(&file.display().to_string());
+        assert!(message.contains("not by path"), "{message}");
+        assert!(
+            message.contains(&format!(
+                "put {} on --plugin-path or GPN_PLUGIN_PATH",
+                dir.display()
+            )),
+            "{message}"
+        );
+        assert!(message.contains("pass the name \"real\""), "{message}");
+        // Even when the path is inside a searched directory.
+        let search = SearchPath::from_dirs([dir.clone()]);
+        assert!(matches!(
+            search.find(&file.display().to_string()),
+            Err(HostError::InvalidName { .. })
+        ));
+        assert_eq!(search.find("real").expect("by name"), file);
+    }
+
+    #[test]
+    fn relative_paths_dots_empty_and_odd_characters_are_refused() {
+        let message = refused("../x");
+        assert!(message.contains("not by path"), "{message}");
+        assert!(refused("a/b").contains("put a on --plugin-path"));
+        assert!(refused("").contains("empty"));
+        assert!(refused("..").contains(".."));
+        assert!(refused("a..b").contains(".."));
+        assert!(refused(".hidden").contains("'.'"));
+        assert!(refused("a b").contains("' '"));
+        assert!(refused("a\\b").contains("'\\\\'"));
+        assert!(refused("x\0y").contains("not allowed"));
+        for ok in ["skygp", "gpn_skygp", "rls_c", "my-model.v2"] {
+            assert!(check_name(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn a_name_resolves_inside_the_directories_or_lists_where_it_looked() {
+        let first = scratch("resolve-a");
+        let second = scratch("resolve-b");
+        let file = second.join(format!("{DLL_PREFIX}gpn_model{DLL_SUFFIX}"));
+        std::fs::write(&file, b"not loaded").expect("write");
+        let search = SearchPath::from_dirs([first.clone(), second.clone()]);
+        assert_eq!(search.find("model").expect("found"), file);
+        assert_eq!(search.find("gpn_model").expect("found"), file);
+        let err = search.find("other").expect_err("not there");
+        let HostError::NotFound {
+            searched,
+            available,
+            ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(searched, &[first.clone(), second.clone()]);
+        assert_eq!(available.len(), 1);
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!(
+                "searched: {}:{}",
+                first.display(),
+                second.display()
+            )),
+            "{message}"
+        );
+        assert!(message.contains("model ("), "{message}");
     }
 }

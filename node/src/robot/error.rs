@@ -50,6 +50,51 @@ pub enum RobotError {
         /// The URDF file.
         file: String,
     },
+    /// The text is larger than the loader accepts (see the `urdf` module doc).
+    #[error("the URDF is larger than {limit_bytes} bytes (the loader's limit), in {file}")]
+    TooLarge {
+        /// The largest accepted size, bytes.
+        limit_bytes: usize,
+        /// The URDF file.
+        file: String,
+    },
+    /// Elements nested deeper than the loader accepts (the XML parsers recurse once per level).
+    #[error(
+        "<{element}> at line {line} is nested more than {limit} elements deep (the loader's \
+         limit; a URDF needs fewer than 10), in {file}"
+    )]
+    TooDeep {
+        /// The first element past the limit.
+        element: String,
+        /// Its line (1-based).
+        line: usize,
+        /// The deepest accepted nesting.
+        limit: usize,
+        /// The URDF file.
+        file: String,
+    },
+    /// A movable joint has no usable effort limit (missing, ≤ 0, infinite or NaN) and the
+    /// loader was asked to require one
+    /// ([`Model::from_urdf_file_with_effort_limits`](super::Model::from_urdf_file_with_effort_limits)).
+    /// The message says how to give the limits instead: the node's parameter
+    /// `control.effort_limits_nm`.
+    #[error(
+        "joint '{joint}' <limit>: no usable effort limit ({found}){}; a movable joint needs a \
+         finite effort > 0 (N·m, N for a prismatic joint) in the URDF, or give the limits as the \
+         parameter control.effort_limits_nm (one value for all movable joints or one per \
+         movable joint, N·m), in {file}",
+        also(.others)
+    )]
+    NoEffortLimit {
+        /// The first movable joint (in joint order) without a usable effort limit.
+        joint: String,
+        /// What the file gives, e.g. `effort="-30" is negative`.
+        found: String,
+        /// The other movable joints without one.
+        others: Vec<String>,
+        /// The URDF file.
+        file: String,
+    },
     /// The robot has no `<link>`.
     #[error("robot has no <link> element, in {file}")]
     NoLinks {
@@ -273,6 +318,15 @@ fn chain(names: &[String]) -> String {
         .map(|n| format!("'{n}'"))
         .collect::<Vec<_>>()
         .join(" -> ")
+}
+
+fn also(others: &[String]) -> String {
+    if others.is_empty() {
+        String::new()
+    } else {
+        let noun = if others.len() == 1 { "joint" } else { "joints" };
+        format!(", nor on {noun} {}", quoted(others))
+    }
 }
 
 fn quoted(names: &[String]) -> String {

@@ -9,6 +9,23 @@
 //!   `<child link>`, `<origin xyz rpy>` (rotation `Rz(y)·Ry(p)·Rx(r)`), `<axis xyz>`
 //!   (normalised; default `1 0 0`), and `<limit lower upper velocity effort>`, which is
 //!   stored in [`Model::limits`](super::Model::limits) but does not change the dynamics.
+//!   Limits on fixed joints are ignored (descriptions often carry `effort="0"` there).
+//!
+//! Effort limits of movable joints, by entry point ([`EffortLimits`]):
+//! - [`Model::from_urdf_file`](super::Model::from_urdf_file) and `from_urdf_str` (dynamics
+//!   only): a usable `effort` (finite, > 0) is stored; a missing, zero, negative or infinite
+//!   one is stored as "none" (`+∞`); NaN is an error.
+//! - [`Model::from_urdf_file_with_effort_limits`](super::Model::from_urdf_file_with_effort_limits)
+//!   and `from_urdf_str_with_effort_limits` (anything that commands torques): with no values
+//!   given, every movable joint must have a usable `effort`, else [`RobotError::NoEffortLimit`]
+//!   names the joint. Given values (the node's `control.effort_limits_nm`: one for every
+//!   movable joint, or one per movable joint in joint order, each finite and > 0) replace the
+//!   URDF's, which may then be missing.
+//!
+//! Before any parsing, text longer than [`MAX_URDF_BYTES`] (64 MiB) or with elements nested
+//! deeper than [`MAX_URDF_DEPTH`] (256; a URDF needs fewer than 10) is refused: the XML
+//! parsers below urdf-rs recurse once per level, and a file nested 20 000 deep would overflow
+//! the stack and abort the process.
 //!
 //! Fixed joints merge their child link into the parent's body: frames are composed and the
 //! inertia is moved into the body frame and added (Featherstone 2008 §2.13 and §4.2). Links
@@ -40,13 +57,49 @@ use super::model::{
 };
 use super::spatial::{RigidInertia, Transform, rotation_from_rpy};
 
+/// The largest URDF text accepted, bytes (64 MiB; the Panda's is 20 kB).
+pub(crate) const MAX_URDF_BYTES: usize = 64 << 20;
+
+/// The deepest element nesting accepted (a URDF needs fewer than 10 levels). The XML parsers
+/// below urdf-rs recurse once per level: 256 levels parse in a 256 KiB stack, 4 000 overflow
+/// a test thread's 2 MiB.
+pub(crate) const MAX_URDF_DEPTH: usize = 256;
+
+/// Where the effort limits of the movable joints come from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum EffortLimits<'a> {
+    /// The URDF's where usable (finite, > 0), else none (`+∞`): enough for dynamics.
+    Optional,
+    /// The URDF's; a movable joint without a usable one is an error.
+    Required,
+    /// These: one value for every movable joint, or one per movable joint in joint order
+    /// (N·m, N for prismatic joints); the URDF's are not read.
+    Given(&'a [f64]),
+}
+
+impl<'a> EffortLimits<'a> {
+    /// Required from the URDF when `values` is empty, else given.
+    pub(crate) fn required_unless_given(values: &'a [f64]) -> Self {
+        if values.is_empty() {
+            Self::Required
+        } else {
+            Self::Given(values)
+        }
+    }
+}
+
 /// Parses URDF text and builds the model; `file` names the source in errors.
-pub(crate) fn model_from_urdf_str(xml: &str, file: &str) -> Result<Model> {
+pub(crate) fn model_from_urdf_str(
+    xml: &str,
+    file: &str,
+    effort_limits: EffortLimits<'_>,
+) -> Result<Model> {
+    check_size_and_depth(xml, file)?;
     let robot = urdf_rs::read_from_string(xml)
         .map_err(|e| super::urdf_diagnose::explain(xml, file, &e.to_string()))?;
     // urdf-rs accepts any root element name.
     match super::urdf_diagnose::root_element_name(xml) {
-        Some("robot") => build_model(&robot, file),
+        Some("robot") => build_model(&robot, file, effort_limits),
         other => Err(RobotError::InvalidElement {
             element: format!("<{}>", other.unwrap_or("")),
             message: "the root element must be <robot>".into(),
@@ -55,7 +108,82 @@ pub(crate) fn model_from_urdf_str(xml: &str, file: &str) -> Result<Model> {
     }
 }
 
-fn build_model(robot: &Robot, file: &str) -> Result<Model> {
+/// Refuses text longer than [`MAX_URDF_BYTES`] or nested deeper than [`MAX_URDF_DEPTH`],
+/// before a recursive parser sees it. Counts start and end tags, skipping comments, CDATA,
+/// processing instructions, declarations and quoted attribute values; text it cannot follow
+/// (an unterminated tag) is left for the parser to report.
+fn check_size_and_depth(xml: &str, file: &str) -> Result<()> {
+    if xml.len() > MAX_URDF_BYTES {
+        return Err(RobotError::TooLarge {
+            limit_bytes: MAX_URDF_BYTES,
+            file: file.to_owned(),
+        });
+    }
+    let mut depth = 0usize;
+    let mut at = 0usize;
+    while let Some(offset) = xml[at..].find('<') {
+        let start = at + offset;
+        let rest = &xml[start..];
+        // Byte index just past `end`, searched from `from` within `rest`.
+        let past =
+            |from: usize, end: &str| rest[from..].find(end).map(|k| start + from + k + end.len());
+        let next = if rest.starts_with("<!--") {
+            past(4, "-->")
+        } else if rest.starts_with("<![CDATA[") {
+            past(9, "]]>")
+        } else if rest.starts_with("<?") {
+            past(2, "?>")
+        } else if rest.starts_with("<!") {
+            past(2, ">")
+        } else if rest.starts_with("</") {
+            depth = depth.saturating_sub(1);
+            past(2, ">")
+        } else {
+            let Some(end) = start_tag_end(rest) else {
+                return Ok(());
+            };
+            if !rest[..end].trim_end().ends_with('/') {
+                depth += 1;
+                if depth > MAX_URDF_DEPTH {
+                    let name = &rest[1..end];
+                    let name_end = name
+                        .find(|c: char| c.is_whitespace() || c == '/')
+                        .unwrap_or(name.len());
+                    return Err(RobotError::TooDeep {
+                        element: name[..name_end].to_owned(),
+                        line: xml[..start].matches('\n').count() + 1,
+                        limit: MAX_URDF_DEPTH,
+                        file: file.to_owned(),
+                    });
+                }
+            }
+            Some(start + end + 1)
+        };
+        match next {
+            Some(next) => at = next,
+            None => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// The index of the `>` closing the start tag at the beginning of `tag`, skipping quoted
+/// attribute values.
+fn start_tag_end(tag: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    for (i, c) in tag.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '>') => return Some(i),
+            (None, _) => {}
+        }
+    }
+    None
+}
+
+fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Result<Model> {
     let links = &robot.links;
     let joints = &robot.joints;
     if links.is_empty() {
@@ -141,6 +269,8 @@ fn build_model(robot: &Robot, file: &str) -> Result<Model> {
     let mut bodies: Vec<Body> = Vec::new();
     let mut joint_names: Vec<String> = Vec::new();
     let mut limits: Vec<JointLimits> = Vec::new();
+    // (joint, what is wrong) of each movable joint without a usable URDF effort limit.
+    let mut unusable_effort: Vec<(String, String)> = Vec::new();
     let mut stack: Vec<usize> = child_joints[root].iter().rev().copied().collect();
     while let Some(j) = stack.pop() {
         let joint = &joints[j];
@@ -181,7 +311,12 @@ fn build_model(robot: &Robot, file: &str) -> Result<Model> {
                     link_name: links[child].name.clone(),
                 });
                 joint_names.push(joint.name.clone());
-                limits.push(joint_limits(joint, joint_type, file)?);
+                let (joint_limits, effort_problem) =
+                    joint_limits(joint, joint_type, effort_limits, file)?;
+                limits.push(joint_limits);
+                if let Some(problem) = effort_problem {
+                    unusable_effort.push((joint.name.clone(), problem));
+                }
                 LinkFrame {
                     body: BodyRef::Body(index),
                     body_from_link: Transform::IDENTITY,
@@ -224,6 +359,21 @@ fn build_model(robot: &Robot, file: &str) -> Result<Model> {
         if let Some(p) = bodies[i].parent {
             subtree_mass[p] += subtree_mass[i];
         }
+    }
+
+    match effort_limits {
+        EffortLimits::Optional => {}
+        EffortLimits::Required => {
+            if let Some(((joint, found), others)) = unusable_effort.split_first() {
+                return Err(RobotError::NoEffortLimit {
+                    joint: joint.clone(),
+                    found: found.clone(),
+                    others: others.iter().map(|(name, _)| name.clone()).collect(),
+                    file: file.to_owned(),
+                });
+            }
+        }
+        EffortLimits::Given(values) => set_effort_limits(&mut limits, values, &joint_names, file)?,
     }
 
     let nv = bodies.len();
@@ -326,15 +476,24 @@ fn joint_axis(joint: &Joint, file: &str) -> Result<nalgebra::Vector3<f64>> {
     }
 }
 
-fn joint_limits(joint: &Joint, joint_type: JointType, file: &str) -> Result<JointLimits> {
+/// The limits of a movable joint, and what is wrong with its effort limit if it is not
+/// usable (missing, ≤ 0, infinite or NaN; stored as `+∞`). A NaN effort is an error only when
+/// effort limits are optional (elsewhere the caller reports it or does not read it).
+fn joint_limits(
+    joint: &Joint,
+    joint_type: JointType,
+    effort_limits: EffortLimits<'_>,
+    file: &str,
+) -> Result<(JointLimits, Option<String>)> {
     let l = &joint.limit;
+    let effort_nan_is_error = matches!(effort_limits, EffortLimits::Optional);
     for (value, attribute) in [
         (l.lower, "lower"),
         (l.upper, "upper"),
         (l.velocity, "velocity"),
         (l.effort, "effort"),
     ] {
-        if value.is_nan() {
+        if value.is_nan() && (attribute != "effort" || effort_nan_is_error) {
             return Err(RobotError::NonFinite {
                 element: format!("joint '{}' <limit>", joint.name),
                 attribute,
@@ -347,12 +506,76 @@ fn joint_limits(joint: &Joint, joint_type: JointType, file: &str) -> Result<Join
         JointType::Continuous => (f64::NEG_INFINITY, f64::INFINITY),
         JointType::Revolute | JointType::Prismatic => (l.lower, l.upper),
     };
-    Ok(JointLimits {
+    let effort = l.effort;
+    let effort_problem = if effort.is_nan() {
+        Some("effort is not a number".to_owned())
+    } else if effort == f64::INFINITY {
+        Some("effort is infinite, or missing in URDF ≥ 1.2".to_owned())
+    } else if effort == 0.0 {
+        Some("effort is 0 or missing, or the joint has no <limit>".to_owned())
+    } else if effort < 0.0 {
+        Some(format!("effort=\"{effort}\" is negative"))
+    } else {
+        None
+    };
+    let limits = JointLimits {
         position_lower,
         position_upper,
         velocity: none_if_not_positive(l.velocity),
-        effort: none_if_not_positive(l.effort),
-    })
+        effort: if effort_problem.is_some() {
+            f64::INFINITY
+        } else {
+            effort
+        },
+    };
+    Ok((limits, effort_problem))
+}
+
+/// Replaces the effort limits by `values`: one for every joint, or one per joint in joint
+/// order; each finite and > 0. Errors name the node's parameter `control.effort_limits_nm`,
+/// which is where these values come from.
+fn set_effort_limits(
+    limits: &mut [JointLimits],
+    values: &[f64],
+    joint_names: &[String],
+    file: &str,
+) -> Result<()> {
+    const KEY: &str = "control.effort_limits_nm";
+    let nv = limits.len();
+    if values.len() != 1 && values.len() != nv {
+        return Err(RobotError::InvalidArgument {
+            argument: KEY.to_owned(),
+            reason: format!(
+                "expected one value (every movable joint) or {nv} (one per movable joint: {}), \
+                 found {}",
+                joint_names
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                values.len()
+            ),
+            file: file.to_owned(),
+        });
+    }
+    for (j, limit) in limits.iter_mut().enumerate() {
+        let k = if values.len() == 1 { 0 } else { j };
+        let value = values[k];
+        if !(value.is_finite() && value > 0.0) {
+            let argument = if values.len() == 1 {
+                KEY.to_owned()
+            } else {
+                format!("{KEY}[{k}] (joint '{}')", joint_names[k])
+            };
+            return Err(RobotError::InvalidArgument {
+                argument,
+                reason: format!("{value} N·m must be finite and > 0"),
+                file: file.to_owned(),
+            });
+        }
+        limit.effort = value;
+    }
+    Ok(())
 }
 
 /// A link's inertia in the link frame, after checking it is physical.

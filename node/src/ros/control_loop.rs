@@ -3,10 +3,10 @@
 //! adapter (`transport`) feeds it and publishes what it returns, and tests drive it
 //! directly.
 //!
-//! Per frame: a stamp older than the last one is dropped (out of order); the same stamp
-//! again republishes the last command without ticking (a lock-step driver re-sending a state
-//! it got no answer to); otherwise the watchdog is fed, the reference sampled and the tick
-//! run. In learn mode the query point is the measured state (reference = measurement, q̈_d =
+//! Per frame (timed by the stream's [`super::StampClock`], which refuses out-of-order and
+//! implausible stamps before they get here): a repeated stamp republishes the last command
+//! without ticking (a lock-step driver re-sending a state it got no answer to); a new one
+//! feeds the watchdog, samples the reference and runs the tick. In learn mode the query point is the measured state (reference = measurement, q̈_d =
 //! the latest q̈ estimate, one tick old), so μ estimates the residual acting now, and no
 //! command is produced. Real-time: no allocation, lock or I/O after construction.
 
@@ -16,6 +16,7 @@ use gpn_gp_core::model::ModelStats;
 
 use super::joint_state::{StateFrame, TorqueOrigin};
 use super::params::{Mode, WatchdogAction};
+use super::stamp_clock::Timing;
 use super::trajectory::{Reference, Trajectory};
 use super::watchdog::{Watchdog, WatchdogVerdict};
 use crate::control::{
@@ -23,8 +24,8 @@ use crate::control::{
     TickStatus,
 };
 use crate::learn::{
-    ChangeNotice, GateParams, LearnCounts, LearnPhase, Learner, ModelSnapshot, SwapEvent,
-    SwapRefusal, SwapRequest,
+    CancelOutcome, ChangeNotice, GateParams, LearnCounts, LearnPhase, Learner, ModelSnapshot,
+    SwapEvent, SwapRefusal, SwapRequest,
 };
 
 /// What an [`OutFrame`] asks the publisher to do.
@@ -47,8 +48,6 @@ pub struct LoopCounters {
     pub learned_ticks: u64,
     /// Ticks the tick refused as bad input.
     pub bad_input: u64,
-    /// Frames dropped for an older stamp.
-    pub out_of_order: u64,
     /// Frames with the last stamp again.
     pub repeated: u64,
     /// Safe outputs published by the watchdog.
@@ -82,8 +81,11 @@ pub struct LoopCounters {
 pub struct OutFrame {
     /// What to do.
     pub kind: OutKind,
-    /// Stamp of the joint state answered, s (for `Safe`: of the last good one).
+    /// Time of the joint state answered on the node's timeline, s (for `Safe`: of the last
+    /// good one).
     pub t_secs: f64,
+    /// Its stamp on the sender's clock, s.
+    pub stamp_secs: f64,
     /// When that joint state was received (in → out latency).
     pub received: Instant,
     /// Command, N·m (model joint order).
@@ -121,6 +123,7 @@ impl OutFrame {
         Self {
             kind: OutKind::Tick,
             t_secs: 0.0,
+            stamp_secs: 0.0,
             received: Instant::now(),
             u: z(),
             mu: z(),
@@ -144,6 +147,7 @@ impl OutFrame {
     pub fn copy_from(&mut self, other: &OutFrame) {
         self.kind = other.kind;
         self.t_secs = other.t_secs;
+        self.stamp_secs = other.stamp_secs;
         self.received = other.received;
         self.u.copy_from_slice(&other.u);
         self.mu.copy_from_slice(&other.mu);
@@ -165,6 +169,11 @@ impl OutFrame {
 pub enum ControlCommand {
     /// Change the model (a swap or a loaded model).
     Swap(SwapRequest),
+    /// Cancel the model change `id` if it is still in progress (its caller gave up).
+    CancelSwap {
+        /// The change's id.
+        id: u64,
+    },
     /// Forget what was learned.
     Reset {
         /// Keep the hyperparameters (a fresh model) or fit them again.
@@ -231,6 +240,13 @@ pub enum ControlReply {
     },
     /// The law that was replaced, to be dropped off the control thread.
     OldLaw(Box<ControlLaw>),
+    /// What became of a cancelled model change.
+    SwapCancel {
+        /// The change's id.
+        id: u64,
+        /// Cancelled, or how it had already ended.
+        outcome: CancelOutcome,
+    },
 }
 
 /// What happened to a frame.
@@ -240,8 +256,6 @@ pub enum Handled {
     Ticked(TickStatus),
     /// Same stamp as the last tick: the out frame repeats the last command.
     Repeated,
-    /// Older than the last tick: nothing to publish.
-    Dropped,
 }
 
 /// The loop.
@@ -257,6 +271,8 @@ pub struct ControlLoop {
     last_u: Vec<f64>,
     has_command: bool,
     last_t: Option<f64>,
+    /// The stamp clock's shift at the last state (sender's stamps → node time).
+    shift_secs: f64,
     qdd_now: Vec<f64>,
     counters: LoopCounters,
 }
@@ -283,6 +299,7 @@ impl ControlLoop {
             last_u: vec![0.0; nv],
             has_command: false,
             last_t: None,
+            shift_secs: 0.0,
             qdd_now: vec![0.0; nv],
             counters: LoopCounters::default(),
         }
@@ -320,26 +337,21 @@ impl ControlLoop {
 
     /// Switches the reference to `trajectory` at the last tick's time; returns the previous
     /// one for dropping off the control thread.
-    pub fn switch_reference(&mut self, trajectory: Box<Trajectory>) -> Option<Box<Trajectory>> {
+    pub fn switch_reference(&mut self, mut trajectory: Box<Trajectory>) -> Option<Box<Trajectory>> {
+        trajectory.shift_start(-self.shift_secs);
         self.reference.switch(trajectory)
     }
 
     /// Handles one joint-state frame received at `now`, writing what to publish into `out`.
     pub fn on_state(&mut self, frame: &StateFrame, now: Instant, out: &mut OutFrame) -> Handled {
-        match self.last_t {
-            Some(t) if frame.t_secs < t => {
-                self.counters.out_of_order += 1;
-                return Handled::Dropped;
-            }
-            Some(t) if frame.t_secs == t => {
-                self.counters.repeated += 1;
-                self.fill_common(frame, out);
-                out.kind = OutKind::Republish;
-                out.u.copy_from_slice(&self.last_u);
-                return Handled::Repeated;
-            }
-            _ => {}
+        if frame.timing == Timing::Repeat {
+            self.counters.repeated += 1;
+            self.fill_common(frame, out);
+            out.kind = OutKind::Republish;
+            out.u.copy_from_slice(&self.last_u);
+            return Handled::Repeated;
         }
+        self.shift_secs = frame.shift_secs;
         self.watchdog.feed(now);
         match frame.tau_origin {
             TorqueOrigin::Given => self.tau.copy_from_slice(&frame.tau),
@@ -422,6 +434,7 @@ impl ControlLoop {
     fn fill_common(&self, frame: &StateFrame, out: &mut OutFrame) {
         out.change = None;
         out.t_secs = frame.t_secs;
+        out.stamp_secs = frame.stamp_secs;
         out.received = frame.received;
         out.q.copy_from_slice(&frame.q);
         out.status = None;
@@ -438,6 +451,10 @@ impl ControlLoop {
                     Err((request, why)) => Some(ControlReply::Refused { id, request, why }),
                 }
             }
+            ControlCommand::CancelSwap { id } => Some(ControlReply::SwapCancel {
+                id,
+                outcome: self.learner.cancel_swap(id),
+            }),
             ControlCommand::Reset {
                 keep_hyperparameters,
                 id,
@@ -507,6 +524,7 @@ impl ControlLoop {
         out.kind = OutKind::Safe;
         out.change = None;
         out.t_secs = self.last_t.unwrap_or(0.0);
+        out.stamp_secs = out.t_secs + self.shift_secs;
         out.received = now;
         out.u.copy_from_slice(&self.out.u);
         out.status = None;

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::joint_state::Rejection;
+use super::stamp_clock::StampRefusal;
 
 /// Atomic counters (the receive thread writes, the publish thread reads).
 #[derive(Debug, Default)]
@@ -20,6 +21,12 @@ pub struct IngestCounters {
     pub rejected_non_finite: AtomicU64,
     /// Refused for a malformed stamp.
     pub rejected_stamp: AtomicU64,
+    /// Refused for a stamp older than the last one.
+    pub rejected_out_of_order: AtomicU64,
+    /// Refused for a stamp far beyond the predicted one.
+    pub rejected_implausible_stamp: AtomicU64,
+    /// Times the stamp clock re-synchronised (the sender's clock jumped).
+    pub stamp_resyncs: AtomicU64,
     /// Refused for lack of a torque (learn mode).
     pub rejected_no_torque: AtomicU64,
     /// Messages the transport could not decode.
@@ -52,6 +59,12 @@ pub struct IngestSnapshot {
     /// See [`IngestCounters`].
     pub rejected_stamp: u64,
     /// See [`IngestCounters`].
+    pub rejected_out_of_order: u64,
+    /// See [`IngestCounters`].
+    pub rejected_implausible_stamp: u64,
+    /// See [`IngestCounters`].
+    pub stamp_resyncs: u64,
+    /// See [`IngestCounters`].
     pub rejected_no_torque: u64,
     /// See [`IngestCounters`].
     pub decode_errors: u64,
@@ -75,6 +88,8 @@ impl IngestSnapshot {
             + self.rejected_duplicate_joint
             + self.rejected_non_finite
             + self.rejected_stamp
+            + self.rejected_out_of_order
+            + self.rejected_implausible_stamp
             + self.rejected_no_torque
     }
 }
@@ -92,6 +107,10 @@ impl IngestCounters {
             Rejection::DuplicateJoint(_) => &self.rejected_duplicate_joint,
             Rejection::NonFinite { .. } => &self.rejected_non_finite,
             Rejection::Stamp(_) => &self.rejected_stamp,
+            Rejection::StampClock(StampRefusal::OutOfOrder { .. }) => &self.rejected_out_of_order,
+            Rejection::StampClock(StampRefusal::Implausible { .. }) => {
+                &self.rejected_implausible_stamp
+            }
             Rejection::NoTorque => &self.rejected_no_torque,
         });
     }
@@ -111,6 +130,9 @@ impl IngestCounters {
             rejected_duplicate_joint: r(&self.rejected_duplicate_joint),
             rejected_non_finite: r(&self.rejected_non_finite),
             rejected_stamp: r(&self.rejected_stamp),
+            rejected_out_of_order: r(&self.rejected_out_of_order),
+            rejected_implausible_stamp: r(&self.rejected_implausible_stamp),
+            stamp_resyncs: r(&self.stamp_resyncs),
             rejected_no_torque: r(&self.rejected_no_torque),
             decode_errors: r(&self.decode_errors),
             dropped_busy: r(&self.dropped_busy),

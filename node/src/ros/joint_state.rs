@@ -4,14 +4,17 @@
 //! Rules (ROS convention where there is one): every joint of the model must be present
 //! exactly once; extra names (a gripper's, another arm's) are ignored and counted; `position`
 //! and `velocity` must be as long as `name`; `effort` may be empty (then the commanded torque
-//! is used) or as long as `name`; every value used must be finite; a zero stamp means
-//! "unstamped" and the receipt time is used instead.
+//! is used) or as long as `name`; every value used must be finite. Stamps go through the
+//! stream's [`StampClock`]: out-of-order and implausible stamps are refused, a zero stamp
+//! means "unstamped" for that message, and the frame's time is on the node's continuous
+//! timeline.
 
 use std::time::Instant;
 
 use gpn_msgs::sensor_msgs::JointState;
 
 use super::params::TorqueSource;
+use super::stamp_clock::{StampClock, StampParams, StampRefusal, Timing};
 
 /// Why a joint-state message was refused (the robot keeps its last command; the watchdog
 /// acts if no valid message follows).
@@ -44,6 +47,9 @@ pub enum Rejection {
     /// The stamp's nanoseconds are out of range.
     #[error("joint_states: stamp nanosec {0} is not below 10^9")]
     Stamp(u32),
+    /// The stamp is older than the last one, or implausibly far beyond the prediction.
+    #[error(transparent)]
+    StampClock(#[from] StampRefusal),
     /// No torque is known for the learning sample (learn mode before the other
     /// controller's first command, with no efforts in the message).
     #[error("joint_states: no effort in the message and no commanded torque yet")]
@@ -59,6 +65,8 @@ impl Rejection {
             Rejection::DuplicateJoint(_) => "duplicate_joint",
             Rejection::NonFinite { .. } => "non_finite",
             Rejection::Stamp(_) => "stamp",
+            Rejection::StampClock(StampRefusal::OutOfOrder { .. }) => "out_of_order",
+            Rejection::StampClock(StampRefusal::Implausible { .. }) => "implausible_stamp",
             Rejection::NoTorque => "no_torque",
         }
     }
@@ -76,8 +84,15 @@ pub enum TorqueOrigin {
 /// One joint state in model joint order (buffers allocated once, reused).
 #[derive(Debug, Clone)]
 pub struct StateFrame {
-    /// Stamp, s (the receipt time since the node started when the message was unstamped).
+    /// Time on the node's timeline, s (the stamp, unless the sender's clock jumped; see
+    /// [`StampClock`]).
     pub t_secs: f64,
+    /// The message's stamp on the sender's clock, s (predicted when it was unstamped).
+    pub stamp_secs: f64,
+    /// `stamp_secs − t_secs`.
+    pub shift_secs: f64,
+    /// New state or a repeat of the last stamp.
+    pub timing: Timing,
     /// When the transport handed the message over (for the in → out latency).
     pub received: Instant,
     /// Positions.
@@ -95,6 +110,9 @@ impl StateFrame {
     pub fn new(nv: usize) -> Self {
         Self {
             t_secs: 0.0,
+            stamp_secs: 0.0,
+            shift_secs: 0.0,
+            timing: Timing::New,
             received: Instant::now(),
             q: vec![0.0; nv],
             v: vec![0.0; nv],
@@ -113,6 +131,7 @@ pub struct JointStateReader {
     /// Index in the message of each model joint (scratch).
     slot: Vec<Option<usize>>,
     started: Instant,
+    clock: StampClock,
     /// Names ignored so far (not in the model).
     pub extra_names_seen: u64,
 }
@@ -128,8 +147,20 @@ impl JointStateReader {
             learn_mode,
             slot: vec![None; joints.len()],
             started: Instant::now(),
+            clock: StampClock::new(StampParams::default()),
             extra_names_seen: 0,
         }
+    }
+
+    /// Times the stream's stamps within `params` instead of the defaults.
+    pub fn with_stamp_params(mut self, params: StampParams) -> Self {
+        self.clock = StampClock::new(params);
+        self
+    }
+
+    /// Times the stream's clock re-synchronised (the sender's clock jumped).
+    pub fn stamp_resyncs(&self) -> u64 {
+        self.clock.resyncs()
     }
 
     /// Fills `frame` from `msg`. `commanded` is the latest command of the other controller
@@ -208,13 +239,19 @@ impl JointStateReader {
                 frame.tau[j] = finite("commanded torque", cmd[j])?;
             }
         }
+        // Last: only a message valid in every other respect may move the clock.
+        let receipt = received
+            .saturating_duration_since(self.started)
+            .as_secs_f64();
+        let timed = self
+            .clock
+            .observe((!stamp.is_zero()).then(|| stamp.as_secs_f64()), receipt)?;
         frame.tau_origin = origin;
         frame.received = received;
-        frame.t_secs = if stamp.is_zero() {
-            received.duration_since(self.started).as_secs_f64()
-        } else {
-            stamp.as_secs_f64()
-        };
+        frame.t_secs = timed.t_secs;
+        frame.stamp_secs = timed.stamp_secs;
+        frame.shift_secs = timed.shift_secs;
+        frame.timing = timed.timing;
         self.extra_names_seen += extra;
         Ok(())
     }

@@ -15,9 +15,11 @@ pub mod ingest;
 pub mod joint_state;
 pub mod latency;
 pub mod ops;
+pub mod param_ranges;
 pub mod param_schema;
 pub mod params;
 pub mod probe_offer;
+pub mod stamp_clock;
 pub mod trajectory;
 pub mod watchdog;
 
@@ -32,6 +34,7 @@ pub use control_loop::{
 pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use latency::LatencyHistogram;
 pub use params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
+pub use stamp_clock::{StampClock, StampParams, StampRefusal, Stamped, Timing};
 pub use trajectory::{Reference, Trajectory, TrajectoryError};
 pub use watchdog::{Watchdog, WatchdogVerdict};
 

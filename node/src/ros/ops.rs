@@ -6,8 +6,11 @@
 //!
 //! Transport-free: the ROS adapter calls these methods from its services and parameter
 //! callbacks; tests call them directly.
+//!
+//! Everything here may come from any DDS peer, so nothing here names a file by path: a
+//! plugin is a name found on the plugin search path ([`SearchPath`]), and a model file is a
+//! name inside `ros.model_dir` ([`ModelDir`]); anything else is refused with the reason.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -16,14 +19,69 @@ use std::time::{Duration, Instant};
 use super::control_loop::{ControlCommand, ControlReply};
 use super::param_schema::{self, Apply, ParamValue};
 use crate::control::ControlLaw;
-use crate::learn::{SwapOutcome, SwapRequest, SwapSource};
-use crate::model::{ModelFile, Plugin, SearchPath};
+use crate::learn::{CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
+use crate::model::file::ModelDir;
+use crate::model::{ModelFile, ModelFileError, Plugin, SearchPath};
 use crate::robot::Model;
 use crate::simulate::{NodeParams, model_factory};
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the
 /// new model on the replay buffer).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a cancel waits for the control thread (it answers between ticks and, without
+/// joint states, within 50 ms).
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why no answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitError {
+    Timeout,
+    Stopped,
+}
+
+impl WaitError {
+    fn message(self, timeout: Duration) -> String {
+        match self {
+            WaitError::Timeout => format!(
+                "no answer from the control loop within {} s (are joint states arriving?)",
+                timeout.as_secs_f64()
+            ),
+            WaitError::Stopped => "the control loop has stopped".into(),
+        }
+    }
+}
+
+/// How a model change ended: exactly one of these.
+enum ChangeEnd {
+    /// The new model runs (when it was ready and adopted, if known).
+    Adopted(Option<(Instant, Instant)>),
+    /// No model yet: the plugin is used for the first fit.
+    FactorySet,
+    /// Building it failed; the old model runs.
+    Failed(String),
+    /// Refused at once.
+    Refused(SwapRefusal),
+    /// Given up after the timeout and cancelled; the old model runs.
+    Cancelled,
+}
+
+impl ChangeEnd {
+    fn from_reply(reply: ControlReply) -> Self {
+        match reply {
+            ControlReply::Event(event) => match event.outcome {
+                SwapOutcome::Adopted {
+                    ready_at,
+                    adopted_at,
+                } => ChangeEnd::Adopted(Some((ready_at, adopted_at))),
+                SwapOutcome::FactorySet => ChangeEnd::FactorySet,
+                SwapOutcome::Failed(message) => ChangeEnd::Failed(message),
+            },
+            ControlReply::Refused { why, .. } => ChangeEnd::Refused(why),
+            _ => ChangeEnd::Failed("unexpected answer from the control loop".into()),
+        }
+    }
+}
 
 /// State shared with the publish thread: the model's label and the residual rate.
 #[derive(Debug, Clone)]
@@ -43,6 +101,7 @@ pub struct Ops {
     replies: Receiver<ControlReply>,
     next_id: u64,
     shared: SharedStatus,
+    answer_timeout: Duration,
 }
 
 impl Ops {
@@ -63,7 +122,13 @@ impl Ops {
             replies,
             next_id: 0,
             shared,
+            answer_timeout: ANSWER_TIMEOUT,
         }
+    }
+
+    /// Waits `timeout` instead of 60 s for the control loop's answer (tests).
+    pub fn set_answer_timeout(&mut self, timeout: Duration) {
+        self.answer_timeout = timeout;
     }
 
     /// The parameters in force.
@@ -85,34 +150,88 @@ impl Ops {
         })
     }
 
-    /// Waits for the reply to request `id`, dropping whatever else arrives (old laws,
-    /// answers to requests that timed out).
-    fn wait_for(&self, id: u64) -> Result<ControlReply, String> {
-        let deadline = Instant::now() + ANSWER_TIMEOUT;
+    /// Waits up to `timeout` for the reply to request `id`, dropping whatever else arrives
+    /// (old laws, answers to requests that were given up).
+    fn wait_for(&self, id: u64, timeout: Duration) -> Result<ControlReply, WaitError> {
+        let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let reply = match self.replies.recv_timeout(left) {
                 Ok(reply) => reply,
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(format!(
-                        "no answer from the control loop within {} s (are joint states arriving?)",
-                        ANSWER_TIMEOUT.as_secs()
-                    ));
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err("the control loop has stopped".into());
-                }
+                Err(RecvTimeoutError::Timeout) => return Err(WaitError::Timeout),
+                Err(RecvTimeoutError::Disconnected) => return Err(WaitError::Stopped),
             };
             let reply_id = match &reply {
                 ControlReply::Event(e) => e.id,
                 ControlReply::Refused { id, .. }
                 | ControlReply::Reset { id, .. }
-                | ControlReply::Saved { id, .. } => *id,
+                | ControlReply::Saved { id, .. }
+                | ControlReply::SwapCancel { id, .. } => *id,
                 ControlReply::OldLaw(_) => 0,
             };
             if reply_id == id {
                 return Ok(reply);
             }
+        }
+    }
+
+    /// [`Ops::wait_for`] with the operations' timeout, as a message for the caller.
+    fn answer(&self, id: u64) -> Result<ControlReply, String> {
+        self.wait_for(id, self.answer_timeout)
+            .map_err(|e| e.message(self.answer_timeout))
+    }
+
+    /// Sends a model change and follows it to its one end: adopted (or, before the first
+    /// fit, the plugin set for it), failed, refused, or — when no answer came within the
+    /// operations' timeout — cancelled. A change is never reported failed and adopted later:
+    /// after a timeout the control loop is asked to cancel it, and its answer says whether
+    /// the cancel came first or the change had already ended (then that end is reported).
+    fn change_model(&mut self, request: SwapRequest) -> Result<ChangeEnd, String> {
+        let id = request.id;
+        self.send(ControlCommand::Swap(request))?;
+        match self.wait_for(id, self.answer_timeout) {
+            Ok(reply) => Ok(ChangeEnd::from_reply(reply)),
+            Err(WaitError::Stopped) => Err(WaitError::Stopped.message(self.answer_timeout)),
+            Err(WaitError::Timeout) => self.cancel(id),
+        }
+    }
+
+    /// Cancels change `id` after its caller's timeout and returns how it ended.
+    fn cancel(&mut self, id: u64) -> Result<ChangeEnd, String> {
+        let deadline = Instant::now() + CANCEL_TIMEOUT;
+        loop {
+            match self.send(ControlCommand::CancelSwap { id }) {
+                Ok(()) => break,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "no answer within {} s, and the cancel could not be sent ({e}): the model change's outcome is unknown; see ~/events and diagnostics",
+                        self.answer_timeout.as_secs_f64()
+                    ));
+                }
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.wait_for(id, left) {
+            Ok(ControlReply::SwapCancel { outcome, .. }) => Ok(match outcome {
+                CancelOutcome::Cancelled => ChangeEnd::Cancelled,
+                CancelOutcome::Finished(Finished::Adopted) => ChangeEnd::Adopted(None),
+                CancelOutcome::Finished(Finished::FactorySet) => ChangeEnd::FactorySet,
+                CancelOutcome::Finished(Finished::Failed) => {
+                    ChangeEnd::Failed("it failed while the answer was awaited".into())
+                }
+                CancelOutcome::Unknown => {
+                    ChangeEnd::Failed("the control loop does not know it".into())
+                }
+            }),
+            // The change ended before the cancel reached the loop.
+            Ok(reply) => Ok(ChangeEnd::from_reply(reply)),
+            Err(e) => Err(format!(
+                "{}; cancelling it got no answer either: the model change's outcome is unknown",
+                e.message(self.answer_timeout)
+            )),
         }
     }
 
@@ -142,41 +261,46 @@ impl Ops {
         let id = self.id();
         let factory = model_factory(plugin, &config, 3 * nv, nv);
         let requested = Instant::now();
-        self.send(ControlCommand::Swap(SwapRequest {
+        let end = self.change_model(SwapRequest {
             id,
             source: SwapSource::Warm(factory),
-        }))?;
+        })?;
         let label = format!("{} {}", info.name, info.version);
-        match self.wait_for(id)? {
-            ControlReply::Event(event) => match event.outcome {
-                SwapOutcome::Adopted {
-                    ready_at,
-                    adopted_at,
-                } => {
-                    self.params.model.plugin = plugin.to_owned();
-                    self.params.model.config = config;
-                    self.set_label(&info.name);
-                    Ok(format!(
+        match end {
+            ChangeEnd::Adopted(timing) => {
+                self.params.model.plugin = plugin.to_owned();
+                self.params.model.config = config;
+                self.set_label(&info.name);
+                Ok(match timing {
+                    Some((ready_at, adopted_at)) => format!(
                         "adopted {label}: ready {:.3} s after the request (copy of the replay buffer, build, warm-up), adopted {:.0} µs later",
                         ready_at.duration_since(requested).as_secs_f64(),
                         adopted_at.saturating_duration_since(ready_at).as_secs_f64() * 1e6
-                    ))
-                }
-                SwapOutcome::FactorySet => {
-                    self.params.model.plugin = plugin.to_owned();
-                    self.params.model.config = config;
-                    self.set_label(&info.name);
-                    Ok(format!(
-                        "no model yet: {label} will be used when the hyperparameter fit is done"
-                    ))
-                }
-                SwapOutcome::Failed(message) => Err(format!(
-                    "{label} could not be built ({message}); the old model keeps running"
-                )),
-            },
-            ControlReply::Refused { why, .. } => Err(why.message().into()),
-            _ => Err("unexpected answer from the control loop".into()),
+                    ),
+                    None => format!("adopted {label}"),
+                })
+            }
+            ChangeEnd::FactorySet => {
+                self.params.model.plugin = plugin.to_owned();
+                self.params.model.config = config;
+                self.set_label(&info.name);
+                Ok(format!(
+                    "no model yet: {label} will be used when the hyperparameter fit is done"
+                ))
+            }
+            ChangeEnd::Failed(message) => Err(format!(
+                "{label} could not be built ({message}); the old model keeps running"
+            )),
+            ChangeEnd::Refused(why) => Err(why.message().into()),
+            ChangeEnd::Cancelled => Err(self.cancelled_message(&label)),
         }
+    }
+
+    fn cancelled_message(&self, what: &str) -> String {
+        format!(
+            "{what}: no answer within {} s (are joint states arriving? the model changes between ticks); the change was cancelled and the old model keeps running",
+            self.answer_timeout.as_secs_f64()
+        )
     }
 
     fn set_label(&self, plugin: &str) {
@@ -185,15 +309,25 @@ impl Ops {
         }
     }
 
-    /// Saves the running model to `path` (atomically). The control thread serialises it
-    /// between ticks; that time is reported.
-    pub fn save_model(&mut self, path: &str) -> Result<String, String> {
-        if path.trim().is_empty() {
-            return Err("path is empty".into());
-        }
+    /// The model directory (`ros.model_dir`, see [`RosParams`](super::RosParams)).
+    fn model_dir(&self) -> Result<ModelDir, String> {
+        self.params
+            .ros
+            .resolved_model_dir(|name| std::env::var(name).ok())
+            .map(ModelDir::new)
+    }
+
+    /// Saves the running model to the file `name` inside `ros.model_dir` (atomically; the
+    /// directory is created if missing). The control thread serialises it between ticks;
+    /// that time is reported.
+    pub fn save_model(&mut self, name: &str) -> Result<String, String> {
+        let path = self
+            .model_dir()?
+            .resolve_for_save(name)
+            .map_err(model_dir_error)?;
         let id = self.id();
         self.send(ControlCommand::Save { id })?;
-        match self.wait_for(id)? {
+        match self.answer(id)? {
             ControlReply::Saved {
                 result,
                 blocked_micros,
@@ -203,49 +337,54 @@ impl Ops {
                 let samples = snapshot.stats.samples_seen;
                 let file = ModelFile::from_snapshot(*snapshot, &self.params.model.config);
                 let bytes = file.state.len();
-                file.write_atomic(Path::new(path))
-                    .map_err(|e| e.to_string())?;
+                file.write_atomic(&path).map_err(|e| e.to_string())?;
                 Ok(format!(
-                    "saved {} {} ({samples} samples learned, {bytes} bytes of state) to {path}; the control thread spent {blocked_micros:.0} µs serialising between ticks",
-                    file.header.plugin, file.header.plugin_version
+                    "saved {} {} ({samples} samples learned, {bytes} bytes of state) to {}; the control thread spent {blocked_micros:.0} µs serialising between ticks",
+                    file.header.plugin,
+                    file.header.plugin_version,
+                    path.display()
                 ))
             }
             _ => Err("unexpected answer from the control loop".into()),
         }
     }
 
-    /// Loads a model file: rebuilt here, adopted at a tick boundary.
-    pub fn load_model(&mut self, path: &str) -> Result<String, String> {
-        let path = Path::new(path);
-        let file = ModelFile::read(path).map_err(|e| e.to_string())?;
+    /// Loads the model file `name` inside `ros.model_dir`: rebuilt here, adopted at a tick
+    /// boundary.
+    pub fn load_model(&mut self, name: &str) -> Result<String, String> {
+        let path = self
+            .model_dir()?
+            .resolve_for_load(name)
+            .map_err(model_dir_error)?;
+        let file = ModelFile::read(&path).map_err(|e| e.to_string())?;
         let nv = self.robot.nv();
         let ready = file
-            .build(&self.search, 3 * nv, nv, path)
+            .build(&self.search, 3 * nv, nv, &path)
             .map_err(|e| e.to_string())?;
         let id = self.id();
-        self.send(ControlCommand::Swap(SwapRequest {
+        let end = self.change_model(SwapRequest {
             id,
             source: SwapSource::Ready(Box::new(ready)),
-        }))?;
-        match self.wait_for(id)? {
-            ControlReply::Event(event) => match event.outcome {
-                SwapOutcome::Adopted { .. } => {
-                    self.params.model.plugin = file.header.plugin.clone();
-                    self.params.model.config = file.header.config.clone();
-                    self.set_label(&file.header.plugin);
-                    Ok(format!(
-                        "loaded {} {} ({} samples learned) from {}",
-                        file.header.plugin,
-                        file.header.plugin_version,
-                        file.header.samples_seen,
-                        path.display()
-                    ))
-                }
-                SwapOutcome::Failed(m) => Err(m),
-                SwapOutcome::FactorySet => Err("unexpected answer".into()),
-            },
-            ControlReply::Refused { why, .. } => Err(why.message().into()),
-            _ => Err("unexpected answer from the control loop".into()),
+        })?;
+        match end {
+            ChangeEnd::Adopted(_) => {
+                self.params.model.plugin = file.header.plugin.clone();
+                self.params.model.config = file.header.config.clone();
+                self.set_label(&file.header.plugin);
+                Ok(format!(
+                    "loaded {} {} ({} samples learned) from {}",
+                    file.header.plugin,
+                    file.header.plugin_version,
+                    file.header.samples_seen,
+                    path.display()
+                ))
+            }
+            ChangeEnd::Failed(m) => Err(m),
+            ChangeEnd::FactorySet => Err("unexpected answer".into()),
+            ChangeEnd::Refused(why) => Err(why.message().into()),
+            ChangeEnd::Cancelled => {
+                Err(self.cancelled_message(&format!("loading {}", path.display())))
+            }
         }
     }
 
@@ -270,7 +409,7 @@ impl Ops {
             keep_hyperparameters,
             id,
         })?;
-        match self.wait_for(id)? {
+        match self.answer(id)? {
             ControlReply::Reset { result, .. } => result
                 .map(|()| {
                     if keep_hyperparameters {
@@ -314,8 +453,10 @@ impl Ops {
             Apply::AdmitEvery => self.send(ControlCommand::AdmitEvery(new.learn.admit_every))?,
             Apply::Watchdog => {
                 new.ros.check()?;
+                let timeout = Duration::try_from_secs_f64(new.ros.watchdog_timeout_s)
+                    .map_err(|e| format!("ros.watchdog_timeout_s: {e}"))?;
                 self.send(ControlCommand::Watchdog {
-                    timeout: Duration::from_secs_f64(new.ros.watchdog_timeout_s),
+                    timeout,
                     action: new.ros.watchdog_action,
                 })?;
             }
@@ -327,4 +468,37 @@ impl Ops {
         self.params = new;
         Ok(())
     }
+}
+
+/// A model-directory error as the services answer it: a refusal names the parameter that
+/// sets the directory.
+fn model_dir_error(error: ModelFileError) -> String {
+    match error {
+        ModelFileError::OutsideModelDir { .. } => format!("{error} (ros.model_dir)"),
+        other => other.to_string(),
+    }
+}
+
+/// Runs one operation; a handler that panics (a defect) answers its call with the error
+/// and the operations thread goes on.
+pub fn guarded(
+    ops: &mut Ops,
+    what: &str,
+    f: impl FnOnce(&mut Ops) -> Result<String, String>,
+) -> Result<String, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(ops)))
+        .unwrap_or_else(|panic| Err(internal_error(what, panic.as_ref())))
+}
+
+/// The error a call gets when its handler panicked (a defect: reported, not fatal).
+pub fn internal_error(what: &str, panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    eprintln!("gp-node: internal error in {what}: {message}; the node keeps running");
+    format!(
+        "internal error in {what} ({message}); nothing was changed by it, the node keeps running"
+    )
 }

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::param_ranges;
 use crate::simulate::NodeParams;
 
 /// A parameter value (the ROS 2 types the node uses).
@@ -60,6 +61,8 @@ pub enum Constraint {
     None,
     /// Finite and > 0 (every element of an array).
     Positive,
+    /// An empty array, or every element finite and > 0.
+    PositiveOrEmpty,
     /// Finite and ≥ the value.
     AtLeast(f64),
     /// Finite, lo < x ≤ hi.
@@ -77,6 +80,7 @@ impl Constraint {
         match self {
             Constraint::None => String::new(),
             Constraint::Positive => "> 0".into(),
+            Constraint::PositiveOrEmpty => "> 0, or empty".into(),
             Constraint::AtLeast(v) => format!("≥ {v}"),
             Constraint::LeftOpen(lo, hi) => format!("in ({lo}, {hi}]"),
             Constraint::OneOf(options) => options.join(" \\| "),
@@ -179,7 +183,7 @@ pub const SCHEMA: &[ParamSpec] = &[
         "model.plugin",
         K::String,
         "",
-        "model plugin name (or path to its library)",
+        "model plugin name, found on the plugin search path (a path is refused)",
         C::PluginName,
         A::Model,
     ),
@@ -222,6 +226,14 @@ pub const SCHEMA: &[ParamSpec] = &[
         "command saturates at this fraction of the URDF effort limits",
         C::LeftOpen(0.0, 1.0),
         A::Law,
+    ),
+    spec(
+        "control.effort_limits_nm",
+        K::JointDoubles,
+        "N·m",
+        "effort limits replacing the URDF's (empty: the URDF's, required on every movable joint)",
+        C::PositiveOrEmpty,
+        A::ReadOnly,
     ),
     spec(
         "control.use_model",
@@ -479,6 +491,14 @@ pub const SCHEMA: &[ParamSpec] = &[
         C::OneOf(&["fast_dds", "cyclone"]),
         A::ReadOnly,
     ),
+    spec(
+        "ros.model_dir",
+        K::String,
+        "",
+        "the only directory ~/save_model and ~/load_model use (empty: $ROS_HOME/gp_learning_node/models)",
+        C::None,
+        A::ReadOnly,
+    ),
 ];
 
 /// The spec of `name`.
@@ -517,13 +537,19 @@ pub fn validate(spec: &ParamSpec, value: &ParamValue, nv: usize) -> Result<(), S
     let name = spec.name;
     let check_number = |x: f64| -> Result<(), String> {
         let ok = match spec.constraint {
-            Constraint::Positive => x.is_finite() && x > 0.0,
+            Constraint::Positive | Constraint::PositiveOrEmpty => x.is_finite() && x > 0.0,
             Constraint::AtLeast(lo) => x.is_finite() && x >= lo,
             Constraint::LeftOpen(lo, hi) => x.is_finite() && x > lo && x <= hi,
             _ => x.is_finite(),
         };
         if ok {
-            Ok(())
+            // Within the type's constraint: also within the key's usable range.
+            match param_ranges::range_of(name) {
+                Some(range) if !range.contains(x) => {
+                    Err(format!("{name} must be {}, got {x}", range.describe()))
+                }
+                _ => Ok(()),
+            }
         } else {
             Err(format!(
                 "{name} must be {}, got {x}",
@@ -536,6 +562,11 @@ pub fn validate(spec: &ParamSpec, value: &ParamValue, nv: usize) -> Result<(), S
         (ParamKind::Integer, ParamValue::Integer(i)) => check_number(*i as f64),
         (ParamKind::Double, ParamValue::Double(x)) => check_number(*x),
         (ParamKind::Double, ParamValue::Integer(i)) => check_number(*i as f64),
+        (ParamKind::JointDoubles, ParamValue::DoubleArray(xs))
+            if xs.is_empty() && spec.constraint == Constraint::PositiveOrEmpty =>
+        {
+            Ok(())
+        }
         (ParamKind::JointDoubles, ParamValue::DoubleArray(xs)) => {
             if xs.len() != 1 && xs.len() != nv {
                 return Err(format!(
@@ -591,6 +622,7 @@ pub fn with_value(
         .pointer_mut(&pointer(spec.name))
         .ok_or_else(|| format!("{} is not a parameter of this node", spec.name))?;
     *slot = new;
+    param_ranges::check_json(&json)?;
     serde_json::from_value(json).map_err(|e| format!("{}: {e}", spec.name))
 }
 
@@ -600,12 +632,16 @@ pub fn markdown_table() -> String {
         "| parameter | type | unit | constraint | change takes effect | description |\n|---|---|---|---|---|---|\n",
     );
     for s in SCHEMA {
+        let constraint = match param_ranges::range_of(s.name) {
+            Some(range) => range.describe(),
+            None => s.constraint.describe(),
+        };
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} | {} |\n",
             s.name,
             s.kind.name(),
             s.unit,
-            s.constraint.describe(),
+            constraint,
             s.apply.describe(),
             s.description
         ));

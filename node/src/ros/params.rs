@@ -1,6 +1,9 @@
 //! `RosParams`: the `ros:` section of the parameter file — node name and namespace, domain,
 //! mode, topic names, QoS depth, the joint-state watchdog, what is learned from, publishing
-//! rates and the service framing. Units in the key names; defaults documented per field.
+//! rates, the service framing and the model directory. Units in the key names; defaults
+//! documented per field.
+
+use std::path::PathBuf;
 
 /// What the node does with the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,6 +111,13 @@ pub struct RosParams {
     pub diagnostics_period_s: f64,
     /// Service framing of the robot's RMW.
     pub service_framing: ServiceFraming,
+    /// The only directory `~/save_model` and `~/load_model` write and read: their `path` is
+    /// a file name (or a relative path without `..`) inside it; absolute paths, `..` and
+    /// symbolic links leading out are refused. Created on the first save. "" (the default):
+    /// `$ROS_HOME/gp_learning_node/models`, where `$ROS_HOME` defaults to `~/.ros` as in
+    /// ROS 2; a relative directory is relative to the node's working directory. Read-only
+    /// (set at start), so that a peer cannot move it.
+    pub model_dir: String,
 }
 
 impl Default for RosParams {
@@ -125,6 +135,7 @@ impl Default for RosParams {
             residual_every: 1,
             diagnostics_period_s: 1.0,
             service_framing: ServiceFraming::FastDds,
+            model_dir: String::new(),
         }
     }
 }
@@ -163,6 +174,29 @@ impl RosParams {
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("localhost"))
     }
 
+    /// The model directory: `model_dir`, else `$ROS_HOME/gp_learning_node/models`, else
+    /// `$HOME/.ros/gp_learning_node/models` (`env` returns the environment variables).
+    pub fn resolved_model_dir(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<PathBuf, String> {
+        if !self.model_dir.trim().is_empty() {
+            return Ok(PathBuf::from(&self.model_dir));
+        }
+        let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let ros_home = match (set("ROS_HOME"), set("HOME")) {
+            (Some(ros_home), _) => PathBuf::from(ros_home),
+            (None, Some(home)) => PathBuf::from(home).join(".ros"),
+            (None, None) => {
+                return Err(
+                    "ros.model_dir is empty and neither ROS_HOME nor HOME is set: set ros.model_dir"
+                        .into(),
+                );
+            }
+        };
+        Ok(ros_home.join("gp_learning_node").join("models"))
+    }
+
     /// The DDS domain: `domain_id`, else `$ROS_DOMAIN_ID` (`env`), else 0.
     pub fn resolved_domain_id(&self, env: Option<&str>) -> Result<u16, String> {
         if self.domain_id >= 0 {
@@ -177,5 +211,41 @@ impl RosParams {
                 )),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_dir_defaults_under_ros_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let params = RosParams::default();
+        assert_eq!(
+            params.resolved_model_dir(env(&[("ROS_HOME", "/r"), ("HOME", "/h")])),
+            Ok(PathBuf::from("/r/gp_learning_node/models"))
+        );
+        assert_eq!(
+            params.resolved_model_dir(env(&[("ROS_HOME", ""), ("HOME", "/h")])),
+            Ok(PathBuf::from("/h/.ros/gp_learning_node/models"))
+        );
+        let err = params.resolved_model_dir(env(&[])).expect_err("no home");
+        assert!(err.contains("set ros.model_dir"), "{err}");
+        let set = RosParams {
+            model_dir: "/data/models".into(),
+            ..RosParams::default()
+        };
+        assert_eq!(
+            set.resolved_model_dir(env(&[("ROS_HOME", "/r")])),
+            Ok(PathBuf::from("/data/models"))
+        );
     }
 }

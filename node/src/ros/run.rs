@@ -37,13 +37,13 @@ use gpn_msgs::trajectory_msgs::JointTrajectory;
 use ros2_client::service::RmwRequestId;
 
 use super::control_loop::{
-    ControlCommand, ControlLoop, ControlReply, Handled, LoopCounters, OutFrame, OutKind,
+    ControlCommand, ControlLoop, ControlReply, LoopCounters, OutFrame, OutKind,
 };
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::{JointStateReader, StateFrame};
 use super::latency::LatencyHistogram;
-use super::ops::{Ops, SharedStatus};
+use super::ops::{self, Ops, SharedStatus};
 use super::param_schema::{self, ParamValue};
 use super::params::{Mode, RosParams, WatchdogAction};
 use super::trajectory::Trajectory;
@@ -51,7 +51,7 @@ use super::transport::{
     Publisher, RosError, Server, Subscription, TopicQos, Transport, from_ros, to_ros,
 };
 use super::watchdog::Watchdog;
-use crate::control::Tick;
+use crate::control::{BudgetClock, Tick};
 use crate::learn::Learner;
 use crate::model::SearchPath;
 use crate::robot::Model;
@@ -94,8 +94,12 @@ pub struct RunSummary {
     pub ticks: u64,
     /// Ticks on the learned law.
     pub learned_ticks: u64,
-    /// Out-of-order states dropped.
+    /// Joint states refused for an out-of-order stamp.
     pub out_of_order: u64,
+    /// Joint states refused for a stamp far beyond the predicted one.
+    pub implausible_stamps: u64,
+    /// Times the stamp clock re-synchronised on a jumped sender clock.
+    pub stamp_resyncs: u64,
     /// Repeated stamps answered with the last command.
     pub repeated: u64,
     /// Commands published.
@@ -148,6 +152,7 @@ pub fn run(
 ) -> Result<RunSummary, RosError> {
     let ros = params.ros.clone();
     ros.check().map_err(RosError::Param)?;
+    params.check_ranges().map_err(RosError::Param)?;
     let domain_id = ros
         .resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
         .map_err(RosError::Param)?;
@@ -157,12 +162,15 @@ pub fn run(
     // The loop first: a bad model or control parameter fails before joining the graph.
     let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let hyper = params.model.config.get("hyper").cloned();
-    let tick = Tick::new(robot, &params.control).map_err(|e| RosError::Param(e.to_string()))?;
+    // A robot does not wait for the model: its work is charged on the wall clock.
+    let tick = Tick::new(robot, &params.control, BudgetClock::Wall)
+        .map_err(|e| RosError::Param(e.to_string()))?;
     let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
         .map_err(|e| RosError::Param(e.to_string()))?;
     // Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
     let probe_offers = learner.offer_probes();
-    let timeout = Duration::from_secs_f64(ros.watchdog_timeout_s);
+    let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
+        .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
     let control_loop = ControlLoop::new(
         tick,
         learner,
@@ -367,7 +375,11 @@ pub fn run(
         .map_err(|e| RosError::Param(format!("cannot start the publish thread: {e}")))?;
 
     let start = Instant::now();
-    let deadline = options.duration_s.map(Duration::from_secs_f64);
+    let deadline = options
+        .duration_s
+        .map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|e| RosError::Param(format!("duration: {e}")))?;
     while !stop.load(Ordering::SeqCst) && !control.is_finished() {
         if deadline.is_some_and(|d| start.elapsed() >= d) {
             stop.store(true, Ordering::SeqCst);
@@ -396,7 +408,9 @@ pub fn run(
         joint_states_undecodable: ingest.decode_errors,
         ticks: counters.ticks,
         learned_ticks: counters.learned_ticks,
-        out_of_order: counters.out_of_order,
+        out_of_order: ingest.rejected_out_of_order,
+        implausible_stamps: ingest.rejected_implausible_stamp,
+        stamp_resyncs: ingest.stamp_resyncs,
         repeated: counters.repeated,
         commands_published: published.commands,
         watchdog_trips: counters.watchdog_trips,
@@ -456,9 +470,9 @@ fn control_thread(mut control_loop: ControlLoop, ch: &Channels, stop: &AtomicBoo
                 let mut current = first;
                 loop {
                     let next = ch.states.try_recv().ok();
-                    let handled = control_loop.on_state(&current, Instant::now(), &mut scratch);
+                    control_loop.on_state(&current, Instant::now(), &mut scratch);
                     let _ = ch.free_states.try_send(current);
-                    if next.is_none() && handled != Handled::Dropped {
+                    if next.is_none() {
                         send(&scratch);
                     }
                     for event in control_loop.take_events() {
@@ -643,38 +657,53 @@ fn ops_thread(
         while let Some(input) = inputs.next().await {
             match input {
                 OpsInput::Swap(id, req) => {
-                    let r = ops.swap_model(&req.plugin, &req.config_json);
+                    let r = ops::guarded(&mut ops, "swap_model", |ops| {
+                        ops.swap_model(&req.plugin, &req.config_json)
+                    });
                     let (success, message) = outcome(r);
                     let _ = services
                         .swap
                         .send_response(id, SwapModelResponse { success, message });
                 }
                 OpsInput::Save(id, req) => {
-                    let (success, message) = outcome(ops.save_model(&req.path));
+                    let (success, message) = outcome(ops::guarded(&mut ops, "save_model", |ops| {
+                        ops.save_model(&req.path)
+                    }));
                     let _ = services
                         .save
                         .send_response(id, SaveModelResponse { success, message });
                 }
                 OpsInput::Load(id, req) => {
-                    let (success, message) = outcome(ops.load_model(&req.path));
+                    let (success, message) = outcome(ops::guarded(&mut ops, "load_model", |ops| {
+                        ops.load_model(&req.path)
+                    }));
                     let _ = services
                         .load
                         .send_response(id, LoadModelResponse { success, message });
                 }
                 OpsInput::Reset(id, req) => {
-                    let (success, message) = outcome(ops.reset_learning(req.keep_hyperparameters));
+                    let (success, message) =
+                        outcome(ops::guarded(&mut ops, "reset_learning", |ops| {
+                            ops.reset_learning(req.keep_hyperparameters)
+                        }));
                     let _ = services
                         .reset
                         .send_response(id, ResetLearningResponse { success, message });
                 }
                 OpsInput::Announce(id, req) => {
-                    let (success, message) = outcome(ops.announce_change(&req.description));
+                    let (success, message) =
+                        outcome(ops::guarded(&mut ops, "announce_change", |ops| {
+                            ops.announce_change(&req.description)
+                        }));
                     let _ = services
                         .announce
                         .send_response(id, AnnounceChangeResponse { success, message });
                 }
                 OpsInput::Param(req) => {
-                    let _ = req.answer.try_send(ops.set_param(&req.name, &req.value));
+                    let result = ops::guarded(&mut ops, "set_parameters", |ops| {
+                        ops.set_param(&req.name, &req.value).map(|()| String::new())
+                    });
+                    let _ = req.answer.try_send(result.map(|_| ()));
                 }
             }
             ops.drain();
@@ -708,6 +737,13 @@ fn change_event(c: &crate::learn::ChangeNotice, joints: &[String]) -> ChangeEven
         }
         .into(),
         description: crate::learn::describe_change(c),
+    }
+}
+
+/// Runs one step of the publish thread; a panic (a defect) is logged and the thread goes on.
+fn survive(what: &str, f: impl FnOnce()) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        ops::internal_error(what, panic.as_ref());
     }
 }
 
@@ -825,7 +861,11 @@ impl Receiver_ {
             self.ingest.count(&self.ingest.dropped_busy);
             return;
         };
-        match self.reader.read(msg, commanded, received, &mut frame) {
+        let read = self.reader.read(msg, commanded, received, &mut frame);
+        self.ingest
+            .stamp_resyncs
+            .store(self.reader.stamp_resyncs(), Ordering::Relaxed);
+        match read {
             Ok(()) => {
                 if let Err(TrySendError::Full(f) | TrySendError::Disconnected(f)) =
                     self.full.try_send(frame)
@@ -885,7 +925,9 @@ impl Publisher_ {
             latency: LatencyHistogram::new(),
             tick_time: LatencyHistogram::new(),
         };
-        let period = Duration::from_secs_f64(self.ros.diagnostics_period_s);
+        // Checked at start (ros.diagnostics_period_s ≤ 1 h); a second as the fallback.
+        let period = Duration::try_from_secs_f64(self.ros.diagnostics_period_s)
+            .unwrap_or(Duration::from_secs(1));
         let mut last_diag = Instant::now();
         let mut latest = LoopCounters::default();
         let mut previous = LoopCounters::default();
@@ -896,8 +938,10 @@ impl Publisher_ {
             match outs.recv_timeout(period.min(Duration::from_millis(100))) {
                 Ok(frame) => {
                     latest = frame.counters;
-                    latest_t = frame.t_secs;
-                    self.publish_frame(&frame, &mut published, &mut ticks);
+                    latest_t = frame.stamp_secs;
+                    survive("publishing", || {
+                        self.publish_frame(&frame, &mut published, &mut ticks);
+                    });
                     let _ = free.try_send(frame);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -907,30 +951,32 @@ impl Publisher_ {
                 drop(old);
             }
             if last_diag.elapsed() >= period {
-                last_diag = Instant::now();
-                let ingest = self.ingest.snapshot();
-                let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
-                let model = self.model_label();
-                let msg = diagnostics(&DiagnosticsInput {
-                    node_name: &self.node_name,
-                    robot: &self.robot,
-                    model: &model,
-                    mode: self.ros.mode,
-                    watchdog_action: self.ros.watchdog_action,
-                    watchdog_timeout_s: self.ros.watchdog_timeout_s,
-                    counters: &latest,
-                    previous: &previous,
-                    ingest: &ingest,
-                    ingest_previous: &ingest_previous,
-                    last_rejection: last_rejection.as_deref(),
-                    latency: &published.latency,
-                    tick_time: &published.tick_time,
-                    stamp: Time::from_secs_f64(latest_t),
-                    coverage_alarm: self.coverage_alarm,
+                survive("diagnostics", || {
+                    last_diag = Instant::now();
+                    let ingest = self.ingest.snapshot();
+                    let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
+                    let model = self.model_label();
+                    let msg = diagnostics(&DiagnosticsInput {
+                        node_name: &self.node_name,
+                        robot: &self.robot,
+                        model: &model,
+                        mode: self.ros.mode,
+                        watchdog_action: self.ros.watchdog_action,
+                        watchdog_timeout_s: self.ros.watchdog_timeout_s,
+                        counters: &latest,
+                        previous: &previous,
+                        ingest: &ingest,
+                        ingest_previous: &ingest_previous,
+                        last_rejection: last_rejection.as_deref(),
+                        latency: &published.latency,
+                        tick_time: &published.tick_time,
+                        stamp: Time::from_secs_f64(latest_t),
+                        coverage_alarm: self.coverage_alarm,
+                    });
+                    let _ = self.diagnostics.publish(msg);
+                    previous = latest;
+                    ingest_previous = ingest;
                 });
-                let _ = self.diagnostics.publish(msg);
-                previous = latest;
-                ingest_previous = ingest;
             }
         }
         published
@@ -980,7 +1026,7 @@ impl Publisher_ {
         let stats = frame.stats.unwrap_or_default();
         let msg = ResidualEstimate {
             header: Header {
-                stamp: Time::from_secs_f64(frame.t_secs),
+                stamp: Time::from_secs_f64(frame.stamp_secs),
                 frame_id: String::new(),
             },
             model: if frame.stats.is_some() {

@@ -202,6 +202,14 @@ impl Trajectory {
         })
     }
 
+    /// Moves an absolute start (a stamped trajectory) by `secs`: from the sender's clock to
+    /// the node's timeline. A trajectory that starts when first sampled is left alone.
+    pub fn shift_start(&mut self, secs: f64) {
+        if let Some(start) = self.start_secs.as_mut() {
+            *start += secs;
+        }
+    }
+
     /// Duration from start to the last point, s.
     pub fn duration_secs(&self) -> f64 {
         self.points.last().map_or(0.0, |p| p.t_secs)

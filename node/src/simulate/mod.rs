@@ -69,14 +69,23 @@ pub enum SimulateError {
     },
 }
 
-/// Loads the robot of a parameter set: the built-in Panda when `urdf` is empty.
+/// Loads the robot of a parameter set (`gp-node sim` and `gp-node run`): the built-in Panda
+/// when `robot.urdf` is empty. Every movable joint gets an effort limit, from
+/// `control.effort_limits_nm` or else from the URDF; a movable joint without one is an error
+/// naming it ([`crate::robot::Model::from_urdf_file_with_effort_limits`]).
 pub fn load_robot(params: &NodeParams) -> Result<crate::robot::Model, SimulateError> {
+    use crate::robot::Model;
+    let effort_limits_nm = params.control.given_effort_limits_nm();
     if params.robot.urdf.as_os_str().is_empty() {
-        Ok(crate::robot::Model::from_urdf_str(
+        Ok(Model::from_urdf_str_with_effort_limits(
             DEFAULT_URDF,
             "built-in urdf/panda.urdf",
+            effort_limits_nm,
         )?)
     } else {
-        Ok(crate::robot::Model::from_urdf_file(&params.robot.urdf)?)
+        Ok(Model::from_urdf_file_with_effort_limits(
+            &params.robot.urdf,
+            effort_limits_nm,
+        )?)
     }
 }

@@ -154,10 +154,19 @@ impl NodeParams {
         Ok(params)
     }
 
-    /// Parses the YAML text of a parameter file.
+    /// Parses the YAML text of a parameter file; every number must lie in its range
+    /// ([`crate::ros::param_ranges`]).
     pub fn from_yaml(text: &str) -> Result<Self, String> {
         let wrapper: Wrapper = serde_norway::from_str(text).map_err(|e| e.to_string())?;
-        Ok(wrapper.gp_learning_node.ros_parameters)
+        let params = wrapper.gp_learning_node.ros_parameters;
+        params.check_ranges()?;
+        Ok(params)
+    }
+
+    /// Checks every number against its range (after a change from the command line, say).
+    pub fn check_ranges(&self) -> Result<(), String> {
+        let json = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        crate::ros::param_ranges::check_json(&json)
     }
 
     /// The YAML text of these parameters, in the parameter-file layout.

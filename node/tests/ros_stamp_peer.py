@@ -1,0 +1,87 @@
+"""A Cyclone DDS peer of `gp-node run` for node/tests/ros_stamps.rs (issue 16): a lock-step
+driver whose stamps misbehave the ways real ones do. Each state waits for its command
+(≤ 1 s) before the next; a state that must be refused waits 0.2 s for an (unwanted) answer.
+
+    ros_stamp_peer.py DOMAIN_ID
+
+Steps (the node runs in control mode, watchdog 1 s):
+1. the first state unstamped (zero stamp), then 1000 states stamped with the wall clock
+   (epoch seconds);
+2. one state stamped sec = 2³¹−1 (refused), then 1000 more epoch-stamped states;
+3. 1000 epoch-stamped states of which every 50th is unstamped.
+Prints JSON: states sent and commands received per step.
+"""
+
+import json
+import pathlib
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from cyclonedds.core import Policy, Qos  # noqa: E402
+from cyclonedds.domain import DomainParticipant  # noqa: E402
+from cyclonedds.pub import DataWriter  # noqa: E402
+from cyclonedds.sub import DataReader  # noqa: E402
+from cyclonedds.topic import Topic  # noqa: E402
+from cyclonedds.util import duration  # noqa: E402
+
+from gpn_mujoco.messages import Float64MultiArray_, JointState_, Time_  # noqa: E402
+from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
+from ros_peer import state  # noqa: E402
+
+FAR_FUTURE = Time_(sec=2**31 - 1, nanosec=0)
+UNSTAMPED = Time_(sec=0, nanosec=0)
+
+
+def main() -> None:
+    domain = int(sys.argv[1])
+    use_localhost_only()
+    dp = DomainParticipant(domain)
+    reliable = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
+    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
+    commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=reliable)
+
+    def answered(timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if any(isinstance(c, Float64MultiArray_) for c in commands.take(N=1)):
+                return True
+            time.sleep(0.00005)
+        return False
+
+    def send(stamp=None, wait_s: float = 1.0) -> bool:
+        msg = state(time.time())
+        if stamp is not None:
+            msg.header.stamp = stamp
+        states.write(msg)
+        return answered(wait_s)
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if states.get_matched_subscriptions() and commands.get_matched_publications():
+            break
+        time.sleep(0.01)
+    else:
+        print(json.dumps({"error": "the node was not discovered within 30 s"}))
+        return
+    time.sleep(0.3)
+
+    out = {}
+    out["first_unstamped_answered"] = send(UNSTAMPED)
+    out["epoch_sent"] = 1000
+    out["epoch_answered"] = sum(send() for _ in range(1000))
+    out["far_future_answered"] = send(FAR_FUTURE, wait_s=0.2)
+    out["after_far_future_sent"] = 1000
+    out["after_far_future_answered"] = sum(send() for _ in range(1000))
+    out["mixed_sent"] = 1000
+    out["mixed_unstamped"] = 20
+    out["mixed_answered"] = sum(send(UNSTAMPED if k % 50 == 49 else None) for k in range(1000))
+    time.sleep(0.2)
+    commands.take(N=1000)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+//! Issue 16 over real DDS: a Cyclone DDS peer (`ros_stamp_peer.py`) drives `gp-node run` in
+//! lock-step with the stamps that used to latch the ordering: a first unstamped state, a
+//! far-future stamp (sec = 2³¹−1) among epoch stamps, and zero stamps among them. Every
+//! valid state is answered, the far-future one is refused and counted, the watchdog never
+//! trips and the stamp clock never has to re-synchronise.
+
+mod ros_support;
+
+use std::process::Command;
+
+use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+
+#[test]
+fn odd_stamps_from_a_cyclone_peer_never_stop_the_loop() {
+    let Some(python) = python("ros_stamps") else {
+        return;
+    };
+    let dir = scratch("ros_stamps");
+    let params = params_file(
+        &dir,
+        &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0")],
+    );
+    let domain = domain_id(7).to_string();
+    let node = start_node(&[
+        "--params",
+        params.to_str().expect("utf-8 path"),
+        "--domain-id",
+        &domain,
+        "--nominal",
+        "--json",
+    ]);
+    let peer = Command::new(&python)
+        .arg(repo_root().join("node/tests/ros_stamp_peer.py"))
+        .arg(&domain)
+        .output()
+        .expect("run ros_stamp_peer.py");
+    let summary = stop_node(node);
+    assert!(
+        peer.status.success(),
+        "ros_stamp_peer.py failed:\n{}",
+        String::from_utf8_lossy(&peer.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&peer.stdout).unwrap_or_else(|e| {
+        panic!(
+            "peer output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&peer.stdout)
+        )
+    });
+    eprintln!("peer: {r}\nnode: {summary}");
+    assert!(r.get("error").is_none(), "{r}");
+
+    assert_eq!(r["first_unstamped_answered"], true);
+    assert_eq!(
+        r["epoch_answered"], r["epoch_sent"],
+        "epoch stamps after an unstamped first state"
+    );
+    assert_eq!(
+        r["far_future_answered"], false,
+        "the far-future state was answered"
+    );
+    assert_eq!(
+        r["after_far_future_answered"], r["after_far_future_sent"],
+        "states after the far-future one"
+    );
+    assert_eq!(
+        r["mixed_answered"], r["mixed_sent"],
+        "zero stamps among epoch stamps"
+    );
+
+    assert_eq!(summary["implausible_stamps"], 1, "{summary}");
+    assert_eq!(summary["out_of_order"], 0, "{summary}");
+    assert_eq!(summary["stamp_resyncs"], 0, "{summary}");
+    assert_eq!(summary["watchdog_trips"], 0, "{summary}");
+    assert_eq!(summary["ticks"], 3001, "{summary}");
+}
