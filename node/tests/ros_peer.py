@@ -105,6 +105,19 @@ def state(t: float, q=POSE, names=None) -> JointState_:
     )
 
 
+def discover(states, commands) -> bool:
+    """Waits (≤ 30 s) until the node's joint-state reader and command writer are matched;
+    prints the error object and returns False if they never are."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if states.get_matched_subscriptions() and commands.get_matched_publications():
+            time.sleep(0.3)
+            return True
+        time.sleep(0.01)
+    print(json.dumps({"error": "the node was not discovered within 30 s"}))
+    return False
+
+
 def main() -> None:
     domain = int(sys.argv[1])
     use_localhost_only()
@@ -152,16 +165,8 @@ def main() -> None:
             time.sleep(0.00005)
         return None
 
-    # Discovery: the node's joint-state reader and command writer.
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if states.get_matched_subscriptions() and commands.get_matched_publications():
-            break
-        time.sleep(0.01)
-    else:
-        print(json.dumps({"error": "the node was not discovered within 30 s"}))
+    if not discover(states, commands):
         return
-    time.sleep(0.3)
 
     # 1. lock-step.
     t = 1.0

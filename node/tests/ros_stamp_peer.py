@@ -29,7 +29,7 @@ from cyclonedds.util import duration  # noqa: E402
 
 from gpn_mujoco.messages import Float64MultiArray_, JointState_, Time_  # noqa: E402
 from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
-from ros_peer import state  # noqa: E402
+from ros_peer import discover, state  # noqa: E402
 
 FAR_FUTURE = Time_(sec=2**31 - 1, nanosec=0)
 UNSTAMPED = Time_(sec=0, nanosec=0)
@@ -58,15 +58,8 @@ def main() -> None:
         states.write(msg)
         return answered(wait_s)
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if states.get_matched_subscriptions() and commands.get_matched_publications():
-            break
-        time.sleep(0.01)
-    else:
-        print(json.dumps({"error": "the node was not discovered within 30 s"}))
+    if not discover(states, commands):
         return
-    time.sleep(0.3)
 
     out = {}
     out["first_unstamped_answered"] = send(UNSTAMPED)

@@ -6,48 +6,18 @@
 
 mod ros_support;
 
-use std::process::Command;
-
-use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+use ros_support::nominal_node_with_peer;
 
 #[test]
 fn odd_stamps_from_a_cyclone_peer_never_stop_the_loop() {
-    let Some(python) = python("ros_stamps") else {
+    let Some((r, summary)) = nominal_node_with_peer(
+        "ros_stamps",
+        7,
+        &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0")],
+        "ros_stamp_peer.py",
+    ) else {
         return;
     };
-    let dir = scratch("ros_stamps");
-    let params = params_file(
-        &dir,
-        &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0")],
-    );
-    let domain = domain_id(7).to_string();
-    let node = start_node(&[
-        "--params",
-        params.to_str().expect("utf-8 path"),
-        "--domain-id",
-        &domain,
-        "--nominal",
-        "--json",
-    ]);
-    let peer = Command::new(&python)
-        .arg(repo_root().join("node/tests/ros_stamp_peer.py"))
-        .arg(&domain)
-        .output()
-        .expect("run ros_stamp_peer.py");
-    let summary = stop_node(node);
-    assert!(
-        peer.status.success(),
-        "ros_stamp_peer.py failed:\n{}",
-        String::from_utf8_lossy(&peer.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&peer.stdout).unwrap_or_else(|e| {
-        panic!(
-            "peer output is not JSON ({e}): {}",
-            String::from_utf8_lossy(&peer.stdout)
-        )
-    });
-    eprintln!("peer: {r}\nnode: {summary}");
-    assert!(r.get("error").is_none(), "{r}");
 
     assert_eq!(r["first_unstamped_answered"], true);
     assert_eq!(

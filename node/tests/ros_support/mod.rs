@@ -136,3 +136,46 @@ pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
     });
     (summary, log)
 }
+
+/// Runs `gp-node run --nominal --json` (the default parameters with `replacements`, DDS on
+/// loopback) against the peer script `node/tests/<peer>`, which takes the domain id and
+/// prints one JSON object; returns the peer's object (checked for an `error` key) and the
+/// node's summary. None when Python is missing outside CI.
+pub fn nominal_node_with_peer(
+    test: &str,
+    salt: u32,
+    replacements: &[(&str, &str)],
+    peer: &str,
+) -> Option<(serde_json::Value, serde_json::Value)> {
+    let python = python(test)?;
+    let params = params_file(&scratch(test), replacements);
+    let domain = domain_id(salt).to_string();
+    let node = start_node(&[
+        "--params",
+        params.to_str().expect("utf-8 path"),
+        "--domain-id",
+        &domain,
+        "--nominal",
+        "--json",
+    ]);
+    let out = Command::new(&python)
+        .arg(repo_root().join("node/tests").join(peer))
+        .arg(&domain)
+        .output()
+        .unwrap_or_else(|e| panic!("run {peer}: {e}"));
+    let summary = stop_node(node);
+    assert!(
+        out.status.success(),
+        "{peer} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{peer}'s output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    eprintln!("peer: {r}\nnode: {summary}");
+    assert!(r.get("error").is_none(), "{r}");
+    Some((r, summary))
+}
