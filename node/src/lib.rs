@@ -4,6 +4,7 @@
 //! and nothing of learning or ROS; the model crates know nothing of robots.
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod control;
 pub mod eval;
 pub mod learn;

@@ -5,12 +5,13 @@
 
 use std::sync::Mutex;
 
+use gp_node::app;
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
 use std::sync::mpsc::Receiver;
 
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
 use gp_node::sim::{SimState, Simulator};
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
 mod alloc_support;
 
@@ -46,9 +47,9 @@ fn run_counted(
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
     params.model.config["hyper"] =
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
-    let robot = simulate::load_robot(&params).expect("robot");
+    let robot = app::load_robot(&params).expect("robot");
     let nv = robot.nv();
-    let factory = simulate::model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let factory = app::model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let hyper = params.model.config.get("hyper").cloned();
     let mut learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
     let probe_offers = learner.offer_probes();

@@ -6,12 +6,13 @@
 
 mod model_support;
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, ControlParams, Fallback, SupervisorParams, Tick};
 use gp_node::control::{TickInput, TickOutput, TickResult, TickStatus};
 use gp_node::learn::{LearnParams, Learner, ModelFactory};
 use gp_node::model::Plugin;
 use gp_node::robot::Model;
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::OnlineModel;
 use model_support::double;
 
@@ -32,7 +33,7 @@ struct Rig {
 impl Rig {
     fn new(clock: BudgetClock, test: &str) -> Self {
         let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
-        let robot: Model = simulate::load_robot(&params).expect("robot");
+        let robot: Model = app::load_robot(&params).expect("robot");
         let nv = robot.nv();
         let control = ControlParams {
             supervisor: SupervisorParams {

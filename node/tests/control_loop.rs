@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{
     BudgetClock, ControlParams, Fallback, SupervisorParams, Tick, TickInput, TickOutput, TickResult,
 };
@@ -10,7 +12,7 @@ use gp_node::learn::{
     AccelEstimator, AccelParams, AccelUpdate, LearnParams, Learner, ModelFactory,
 };
 use gp_node::robot::Model;
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::simulate;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 mod loop_support;
@@ -27,7 +29,7 @@ fn default_params(duration_s: f64) -> NodeParams {
 fn exact_compensation_tracks_within_half_a_milliradian() {
     let mut params = default_params(6.0);
     params.model.config = serde_json::json!({"hyper": {}});
-    let robot = simulate::load_robot(&params).expect("robot");
+    let robot = app::load_robot(&params).expect("robot");
     let factory = exact_factory(&robot, &params.sim);
     let log =
         simulate::run_with_factory(&robot, &params, true, factory, None, &mut |_| {}).expect("run");
@@ -95,7 +97,7 @@ struct Rig {
 impl Rig {
     fn new(behaviour: Option<Misbehaviour>, supervisor: SupervisorParams) -> Self {
         let params = default_params(1.0);
-        let robot = simulate::load_robot(&params).expect("robot");
+        let robot = app::load_robot(&params).expect("robot");
         let control = ControlParams {
             supervisor,
             ..params.control.clone()
@@ -274,7 +276,7 @@ fn acceleration_estimator_survives_duplicates_reordering_and_gaps() {
 fn learning_improves_tracking_on_a_short_default_run() {
     let mut params = default_params(8.0);
     params.learn.refit_after_samples = 2000;
-    let robot = simulate::load_robot(&params).expect("robot");
+    let robot = app::load_robot(&params).expect("robot");
     let nominal = simulate::run(&robot, &params, false, None, &mut |_| {}).expect("nominal");
     let learned = simulate::run(&robot, &params, true, None, &mut |_| {}).expect("learned");
     let report = simulate::SimReport::new(

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Instant;
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
 use gp_node::learn::{
     CancelOutcome, Finished, Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome,
@@ -16,7 +18,6 @@ use gp_node::learn::{
 };
 use gp_node::model::{ModelFile, SearchPath};
 use gp_node::sim::{SimState, Simulator};
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 mod alloc_support;
@@ -89,7 +90,7 @@ impl Rig {
         let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
         params.control.supervisor.budget_micros = 1e9;
         params.learn.replay_capacity = 2000;
-        let robot = simulate::load_robot(&params).expect("robot");
+        let robot = app::load_robot(&params).expect("robot");
         let nv = robot.nv();
         let learner =
             Learner::new(&robot, params.learn.clone(), Some(hyper), factory).expect("learner");
@@ -358,7 +359,7 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
         .iter()
         .map(|(name, why)| {
             (
-                simulate::model_factory(name, &serde_json::json!({}), 3 * nv, nv),
+                app::model_factory(name, &serde_json::json!({}), 3 * nv, nv),
                 *why,
             )
         })
@@ -429,7 +430,7 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let nv = 7;
     let search = SearchPath::standard(Vec::<&str>::new());
     let dense = serde_json::json!({"variant": "dense"});
-    let factory = simulate::model_factory("skygp", &dense, 3 * nv, nv);
+    let factory = app::model_factory("skygp", &dense, 3 * nv, nv);
     let mut rig = Rig::new(factory, hyper());
     rig.warm(3000);
     let dir = model_support::scratch_dir("learn_swap_file");
@@ -517,8 +518,7 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
 
     // Fast → Dense → Fast, each warmed on the replay buffer.
     for (id, variant) in [(11, "fast"), (12, "dense"), (13, "fast")] {
-        let factory =
-            simulate::model_factory("skygp", &serde_json::json!({"variant": variant}), 21, 7);
+        let factory = app::model_factory("skygp", &serde_json::json!({"variant": variant}), 21, 7);
         rig.learner
             .request_swap(SwapRequest {
                 id,

@@ -10,6 +10,8 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams, model_factory};
 use gp_node::control::{BudgetClock, Tick};
 use gp_node::learn::Learner;
 use gp_node::model::SearchPath;
@@ -18,7 +20,6 @@ use gp_node::ros::{
     ControlCommand, ControlLoop, ControlReply, Mode, OutFrame, StateFrame, Timing, TorqueOrigin,
     Watchdog, WatchdogAction,
 };
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams, model_factory};
 
 const HOME: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
 
@@ -66,7 +67,7 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
     params.control.supervisor.budget_micros = 1e9;
     params.learn.replay_capacity = 1000;
     params.model.config["hyper"] = hyper();
-    let robot = simulate::load_robot(&params).expect("robot");
+    let robot = app::load_robot(&params).expect("robot");
     let nv = robot.nv();
     let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
     let learner =

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::sync::mpsc::sync_channel;
 
+use gp_node::app;
+use gp_node::app::param_ranges;
+use gp_node::app::param_schema::ParamValue;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::model::SearchPath;
 use gp_node::ros::ops::{self, Ops, SharedStatus};
-use gp_node::ros::param_ranges;
-use gp_node::ros::param_schema::ParamValue;
 use gp_node::ros::{ControlCommand, ControlReply};
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
 /// The default parameter text with `from` replaced by `to`.
 fn yaml_with(from: &str, to: &str) -> String {
@@ -74,7 +75,7 @@ fn parameter_files_with_out_of_range_numbers_are_refused_naming_key_and_range() 
 /// Operations over a control loop that is not running (the parameter checks come first).
 fn ops() -> (Ops, std::sync::mpsc::Receiver<ControlCommand>) {
     let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
-    let robot = simulate::load_robot(&params).expect("robot");
+    let robot = app::load_robot(&params).expect("robot");
     let (commands, command_rx) = sync_channel::<ControlCommand>(8);
     let (_replies_tx, replies) = sync_channel::<ControlReply>(8);
     let shared = SharedStatus {

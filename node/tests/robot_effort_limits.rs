@@ -5,10 +5,11 @@
 //! deep used to abort the process with a stack overflow: the loader now refuses text nested
 //! more than 256 deep, or larger than 64 MiB, before any parser sees it.
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{ControlLaw, ControlParams};
 use gp_node::robot::{Model, RobotError};
 use gp_node::sim::JointValues;
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
 const FILE: &str = "limits.urdf";
 const KEY: &str = "control.effort_limits_nm";
@@ -243,12 +244,12 @@ fn the_node_loader_requires_limits_and_applies_the_parameter() {
     assert_eq!(defaults.control, ControlParams::default());
     assert!(defaults.control.given_effort_limits_nm().is_empty());
     // The built-in Panda has its limits.
-    let panda = simulate::load_robot(&defaults).expect("built-in Panda");
+    let panda = app::load_robot(&defaults).expect("built-in Panda");
     assert_eq!(panda.limits()[0].effort, 87.0);
 
     let xml = arm("revolute", &limit("-30"), r#"<limit velocity="1"/>"#, "");
     let none = JointValues::Each(Vec::new());
-    let message = simulate::load_robot(&params_with("negative.urdf", &xml, none))
+    let message = app::load_robot(&params_with("negative.urdf", &xml, none))
         .expect_err("no usable limits")
         .to_string();
     for needle in ["'j1'", "'j2'", KEY, "negative.urdf"] {
@@ -257,15 +258,15 @@ fn the_node_loader_requires_limits_and_applies_the_parameter() {
             "'{needle}' missing from: {message}"
         );
     }
-    let robot = simulate::load_robot(&params_with("one.urdf", &xml, JointValues::All(6.0)))
+    let robot = app::load_robot(&params_with("one.urdf", &xml, JointValues::All(6.0)))
         .expect("one value for every joint");
     assert!(robot.limits().iter().all(|l| l.effort == 6.0));
     let each = JointValues::Each(vec![6.0, 2.0]);
-    let robot = simulate::load_robot(&params_with("each.urdf", &xml, each)).expect("per joint");
+    let robot = app::load_robot(&params_with("each.urdf", &xml, each)).expect("per joint");
     let efforts: Vec<f64> = robot.limits().iter().map(|l| l.effort).collect();
     assert_eq!(efforts, [6.0, 2.0]);
     let bad = JointValues::Each(vec![6.0, -2.0]);
-    let message = simulate::load_robot(&params_with("bad.urdf", &xml, bad))
+    let message = app::load_robot(&params_with("bad.urdf", &xml, bad))
         .expect_err("negative value")
         .to_string();
     assert!(
@@ -295,7 +296,7 @@ fn the_node_loader_requires_limits_and_applies_the_parameter() {
 fn the_control_law_saturates_at_the_given_limits() {
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("default parameters");
     params.control.effort_limits_nm = JointValues::All(1.5);
-    let robot = simulate::load_robot(&params).expect("Panda with given limits");
+    let robot = app::load_robot(&params).expect("Panda with given limits");
     let mut law = ControlLaw::new(&robot, &params.control).expect("law");
     // Arm stretched out horizontally: gravity needs tens of N·m at the shoulder.
     let mut q = vec![0.0; robot.nv()];

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, Tick};
 use gp_node::learn::{Learner, ModelFactory};
 use gp_node::robot::Model;
@@ -12,7 +14,6 @@ use gp_node::ros::{
     StampRefusal, StateFrame, TorqueSource, Trajectory, Watchdog, WatchdogAction,
 };
 use gp_node::sim::{SimState, Simulator};
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 use gpn_msgs::builtin_interfaces::{Duration as RosDuration, Time};
 use gpn_msgs::sensor_msgs::JointState;
@@ -131,7 +132,7 @@ fn sine_trajectory(robot: &Model, p: &NodeParams, start: f64, duration: f64) -> 
 /// Closes the loop over the embedded simulator for `duration` s through messages; returns the
 /// true tracking error per tick (joint-major) and the loop.
 fn closed_loop(p: &NodeParams, factory: ModelFactory, duration: f64) -> (Vec<f64>, ControlLoop) {
-    let robot = simulate::load_robot(p).expect("robot");
+    let robot = app::load_robot(p).expect("robot");
     let nv = robot.nv();
     let t0 = Instant::now();
     let mut control = make_loop(&robot, p, Mode::Control, factory, t0);
@@ -194,7 +195,7 @@ fn rms_last_half(errors: &[f64], nv: usize, j: usize) -> f64 {
 #[test]
 fn messages_by_name_and_a_trajectory_reference_close_the_loop() {
     let p = params();
-    let robot = simulate::load_robot(&p).expect("robot");
+    let robot = app::load_robot(&p).expect("robot");
     let (errors, control) = closed_loop(&p, exact_factory(&robot, &p.sim), 4.0);
     for j in 0..7 {
         let rms = rms_last_half(&errors, 7, j);
@@ -226,7 +227,7 @@ fn valid_state(robot: &Model) -> JointState {
 
 #[test]
 fn malformed_joint_states_are_refused_with_the_reason() {
-    let robot = simulate::load_robot(&params()).expect("robot");
+    let robot = app::load_robot(&params()).expect("robot");
     let mut reader = JointStateReader::new(robot.joint_names(), TorqueSource::Measured, false);
     let mut frame = StateFrame::new(7);
     let now = Instant::now();
@@ -296,7 +297,7 @@ fn malformed_joint_states_are_refused_with_the_reason() {
 
 #[test]
 fn learn_mode_needs_a_torque_from_somewhere() {
-    let robot = simulate::load_robot(&params()).expect("robot");
+    let robot = app::load_robot(&params()).expect("robot");
     let mut reader = JointStateReader::new(robot.joint_names(), TorqueSource::Commanded, true);
     let mut frame = StateFrame::new(7);
     let m = valid_state(&robot);
@@ -324,7 +325,7 @@ struct Bench {
 impl Bench {
     fn new(mode: Mode) -> Self {
         let p = params();
-        let robot = simulate::load_robot(&p).expect("robot");
+        let robot = app::load_robot(&p).expect("robot");
         let t0 = Instant::now();
         Self {
             control: make_loop(&robot, &p, mode, zero_factory(), t0),

@@ -4,8 +4,8 @@
 //! validation refuses wrong types, ranges and lengths with the reason; a set round-trips
 //! through the parameter structs.
 
-use gp_node::ros::param_schema::{self, Apply, ParamValue, SCHEMA};
-use gp_node::simulate::{DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::app::param_schema::{self, Apply, ParamValue, SCHEMA};
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 
 fn yaml_has(path: &str) -> bool {
     let root: serde_json::Value =

@@ -5,9 +5,9 @@
 //! so the logger thread and rerun's own threads cannot disturb the count.
 #![cfg(feature = "rerun")]
 
+use gp_node::app::DEFAULT_URDF;
 use gp_node::control::TickOutput;
 use gp_node::robot::Model;
-use gp_node::simulate::DEFAULT_URDF;
 use gp_node::viz::{Viz, VizTarget, VizTick};
 
 mod alloc_support;

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use gp_node::app;
+use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::ros::Mode;
 use gp_node::ros::run::{RunOptions, RunSummary};
-use gp_node::simulate::{self, DEFAULT_PARAMS_YAML, NodeParams};
 
 /// Arguments of `gp-node run`.
 #[derive(clap::Args)]
@@ -60,7 +61,7 @@ enum ModeArg {
 /// Runs `gp-node run`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list_params {
-        print!("{}", gp_node::ros::param_schema::markdown_table());
+        print!("{}", gp_node::app::param_schema::markdown_table());
         return Ok(ExitCode::SUCCESS);
     }
     let mut params = match &args.params {
@@ -90,13 +91,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         params.control.use_model = false;
     }
     if let Some(d) = args.duration {
-        gp_node::ros::param_ranges::check_value("run.duration_s", d)
+        gp_node::app::param_ranges::check_value("run.duration_s", d)
             .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
     }
     params
         .check_ranges()
         .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
-    let robot = simulate::load_robot(&params)?;
+    let robot = app::load_robot(&params)?;
     eprintln!(
         "gp-node run: {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
         robot.nv(),

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gp_node::ros::param_ranges::check_value;
-use gp_node::simulate::{
-    self, DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams, Recorder, Scenario, SimReport,
-};
+use gp_node::app;
+use gp_node::app::param_ranges::check_value;
+use gp_node::app::{DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams};
+use gp_node::simulate::{self, Recorder, Scenario, SimReport};
 use gp_node::viz::{self, Viz, VizTarget};
 
 /// Where the rerun recording goes without `--rrd`, `--spawn`, `--connect` or `--no-viz`.
@@ -119,7 +119,7 @@ fn viz_target(args: &SimArgs) -> Option<VizTarget> {
 }
 
 /// `PLUGIN` or `PLUGIN:CONFIG_JSON`.
-fn parse_swap_target(spec: &str) -> anyhow::Result<simulate::SwapTarget> {
+fn parse_swap_target(spec: &str) -> anyhow::Result<app::SwapTarget> {
     let (plugin, config) = match spec.split_once(':') {
         Some((plugin, json)) => (
             plugin,
@@ -129,7 +129,7 @@ fn parse_swap_target(spec: &str) -> anyhow::Result<simulate::SwapTarget> {
         None => (spec, serde_json::json!({})),
     };
     anyhow::ensure!(!plugin.is_empty(), "--swap-to {spec}: no plugin name");
-    Ok(simulate::SwapTarget {
+    Ok(app::SwapTarget {
         plugin: plugin.to_owned(),
         config,
     })
@@ -175,7 +175,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     params
         .check_ranges()
         .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
-    let robot = simulate::load_robot(&params)?;
+    let robot = app::load_robot(&params)?;
     let show = !args.json && std::io::stderr().is_terminal();
     let mut viz = match &viz_target {
         Some(target) => {

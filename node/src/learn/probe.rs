@@ -350,7 +350,7 @@ impl Segment<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::DEFAULT_URDF;
+    use crate::app::DEFAULT_URDF;
 
     fn panda() -> Model {
         Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda")

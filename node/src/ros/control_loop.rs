@@ -15,10 +15,10 @@ use std::time::Instant;
 use gpn_gp_core::model::ModelStats;
 
 use super::joint_state::{StateFrame, TorqueOrigin};
-use super::params::{Mode, WatchdogAction};
 use super::stamp_clock::Timing;
 use super::trajectory::{Reference, Trajectory};
 use super::watchdog::{Watchdog, WatchdogVerdict};
+use crate::app::ros_params::{Mode, WatchdogAction};
 use crate::control::{
     ControlLaw, SupervisorCounts, SupervisorParams, Tick, TickInput, TickOutput, TickResult,
     TickStatus,

@@ -9,7 +9,7 @@ use gpn_msgs::std_msgs::Header;
 use super::control_loop::LoopCounters;
 use super::ingest::IngestSnapshot;
 use super::latency::LatencyHistogram;
-use super::params::{Mode, WatchdogAction};
+use crate::app::ros_params::{Mode, WatchdogAction};
 use crate::learn::LearnPhase;
 
 /// What a diagnostics message is built from.

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use gpn_msgs::sensor_msgs::JointState;
 
-use super::params::TorqueSource;
 use super::stamp_clock::{StampClock, StampParams, StampRefusal, Timing};
+use crate::app::ros_params::TorqueSource;
 
 /// Why a joint-state message was refused (the robot keeps its last command; the watchdog
 /// acts if no valid message follows).

@@ -15,9 +15,6 @@ pub mod ingest;
 pub mod joint_state;
 pub mod latency;
 pub mod ops;
-pub mod param_ranges;
-pub mod param_schema;
-pub mod params;
 pub mod probe_offer;
 pub mod stamp_clock;
 pub mod trajectory;
@@ -28,12 +25,12 @@ pub mod run;
 #[cfg(feature = "ros")]
 mod transport;
 
+pub use crate::app::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
 pub use control_loop::{
     ControlCommand, ControlLoop, ControlReply, Handled, LoopCounters, OutFrame, OutKind,
 };
 pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use latency::LatencyHistogram;
-pub use params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
 pub use stamp_clock::{StampClock, StampParams, StampRefusal, Stamped, Timing};
 pub use trajectory::{Reference, Trajectory, TrajectoryError};
 pub use watchdog::{Watchdog, WatchdogVerdict};

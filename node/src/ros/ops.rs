@@ -17,13 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::control_loop::{ControlCommand, ControlReply};
-use super::param_schema::{self, Apply, ParamValue};
+use crate::app::param_schema::{self, Apply, ParamValue};
+use crate::app::{NodeParams, model_factory};
 use crate::control::ControlLaw;
 use crate::learn::{CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
 use crate::model::file::ModelDir;
 use crate::model::{ModelFile, ModelFileError, Plugin, SearchPath};
 use crate::robot::Model;
-use crate::simulate::{NodeParams, model_factory};
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the
 /// new model on the replay buffer).

@@ -44,18 +44,18 @@ use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::{JointStateReader, StateFrame};
 use super::latency::LatencyHistogram;
 use super::ops::{self, Ops, SharedStatus};
-use super::param_schema::{self, ParamValue};
-use super::params::{Mode, RosParams, WatchdogAction};
 use super::trajectory::Trajectory;
 use super::transport::{
     Publisher, RosError, Server, Subscription, TopicQos, Transport, from_ros, to_ros,
 };
 use super::watchdog::Watchdog;
+use crate::app::param_schema::{self, ParamValue};
+use crate::app::ros_params::{Mode, RosParams, WatchdogAction};
+use crate::app::{NodeParams, model_factory};
 use crate::control::{BudgetClock, Tick};
 use crate::learn::Learner;
 use crate::model::SearchPath;
 use crate::robot::Model;
-use crate::simulate::{NodeParams, model_factory};
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
 const POOL_FRAMES: usize = 16;

@@ -2,38 +2,28 @@
 //!
 //! Runs a scenario twice with the same seed — the nominal computed-torque law, then the
 //! learned law — and reports tracking, residual accuracy, bound coverage and tick latency.
-//! Boundary: glue between `sim` (the true robot), `control` (the tick) and `learn`; no I/O
-//! except the optional `--record` CSV.
+//! Boundary: glue between `sim` (the true robot), `control` (the tick) and `learn`, on the
+//! application layer (`app`: parameters, robot, model factory); it never imports `ros`. No
+//! I/O except the optional `--record` CSV.
 
-mod params_file;
 mod probing;
 mod record;
-mod reference;
 mod report;
 mod runner;
 mod scenario;
 mod swaps;
 
-pub use params_file::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams};
 pub use probing::ProbeRecord;
 pub use record::Recorder;
-pub use reference::ReferenceParams;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};
-pub use runner::{RunLog, model_factory, run, run_with_factory, run_with_viz};
+pub use runner::{RunLog, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
-pub use swaps::{SwapRecord, SwapTarget};
+pub use swaps::SwapRecord;
 
 use crate::control::ControlError;
 use crate::learn::LearnError;
 use crate::robot::RobotError;
 use crate::sim::SimError;
-
-/// The default parameter file (`launch/sim_default.yaml`), built in so that `gp-node sim`
-/// runs from any directory.
-pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../launch/sim_default.yaml");
-
-/// The default robot (`urdf/panda.urdf`), built in for the same reason.
-pub const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");
 
 /// Why a simulated run failed.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +33,7 @@ pub enum SimulateError {
     Param(String),
     /// Parameter file.
     #[error(transparent)]
-    Params(#[from] ParamsError),
+    Params(#[from] crate::app::ParamsError),
     /// The robot model.
     #[error(transparent)]
     Robot(#[from] RobotError),
@@ -67,25 +57,4 @@ pub enum SimulateError {
         /// The file.
         path: std::path::PathBuf,
     },
-}
-
-/// Loads the robot of a parameter set (`gp-node sim` and `gp-node run`): the built-in Panda
-/// when `robot.urdf` is empty. Every movable joint gets an effort limit, from
-/// `control.effort_limits_nm` or else from the URDF; a movable joint without one is an error
-/// naming it ([`crate::robot::Model::from_urdf_file_with_effort_limits`]).
-pub fn load_robot(params: &NodeParams) -> Result<crate::robot::Model, SimulateError> {
-    use crate::robot::Model;
-    let effort_limits_nm = params.control.given_effort_limits_nm();
-    if params.robot.urdf.as_os_str().is_empty() {
-        Ok(Model::from_urdf_str_with_effort_limits(
-            DEFAULT_URDF,
-            "built-in urdf/panda.urdf",
-            effort_limits_nm,
-        )?)
-    } else {
-        Ok(Model::from_urdf_file_with_effort_limits(
-            &params.robot.urdf,
-            effort_limits_nm,
-        )?)
-    }
 }

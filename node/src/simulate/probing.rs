@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::learn::{Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe, stale_poses};
 use crate::robot::Model;
 
-use super::reference::ReferenceParams;
+use crate::app::ReferenceParams;
 
 /// What became of one probe request.
 #[derive(Debug, Clone, serde::Serialize)]

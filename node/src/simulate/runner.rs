@@ -16,8 +16,6 @@
 
 use std::time::Instant;
 
-use gpn_gp_core::model::OnlineModel;
-
 use crate::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
 use crate::learn::{Learner, ModelFactory};
 use crate::robot::Model;
@@ -25,9 +23,10 @@ use crate::sim::{SimState, Simulator};
 use crate::viz::{Viz, VizTick};
 
 use super::SimulateError;
-use super::params_file::NodeParams;
 use super::record::Recorder;
-use super::swaps::{SwapLog, SwapSchedule, SwapTarget};
+use super::swaps::{SwapLog, SwapSchedule};
+use crate::app::SwapTarget;
+use crate::app::{NodeParams, model_factory};
 
 /// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
 #[derive(Debug, Clone, Default)]
@@ -84,22 +83,6 @@ pub struct RunLog {
     pub probes: Vec<super::probing::ProbeRecord>,
     /// The payload mass change the last re-identification found, kg (NaN without one).
     pub reidentified_mass_kg: f64,
-}
-
-/// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
-/// the plugin config and creates the model (off the control thread).
-pub fn model_factory(plugin: &str, config: &serde_json::Value, d: usize, p: usize) -> ModelFactory {
-    let plugin = plugin.to_owned();
-    let config = config.clone();
-    Box::new(
-        move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
-            let mut cfg = config.clone();
-            if let Some(obj) = cfg.as_object_mut() {
-                obj.insert("hyper".into(), hyper.clone());
-            }
-            crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
-        },
-    )
 }
 
 /// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law.

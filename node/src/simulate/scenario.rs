@@ -2,7 +2,7 @@
 
 use crate::sim::{FrictionDrift, GlitchParams, PayloadStep};
 
-use super::params_file::NodeParams;
+use crate::app::NodeParams;
 
 /// The scenarios `gp-node sim --scenario NAME` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

@@ -9,18 +9,7 @@ use std::time::Instant;
 
 use crate::learn::{ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
 
-use super::runner::model_factory;
-
-/// One model of the swap cycle.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SwapTarget {
-    /// Plugin name.
-    pub plugin: String,
-    /// Its configuration (without `hyper`: the running model's hyperparameters are used).
-    #[serde(default)]
-    pub config: serde_json::Value,
-}
+use crate::app::{SwapTarget, model_factory};
 
 /// The requests of a run, in order.
 pub(super) struct SwapSchedule {

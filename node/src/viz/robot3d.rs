@@ -236,7 +236,7 @@ pub(crate) fn log_error(path: &EntityPath) -> impl Fn(re_sdk::RecordingStreamErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::DEFAULT_URDF;
+    use crate::app::DEFAULT_URDF;
 
     #[test]
     fn the_panda_has_a_visual_per_link_under_its_body() {

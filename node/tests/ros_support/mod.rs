@@ -47,7 +47,7 @@ pub fn scratch(test: &str) -> PathBuf {
 /// Writes the default parameters (`launch/sim_default.yaml`) with `replacements` applied to
 /// the text (each must match) and DDS kept on loopback; returns the file.
 pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
-    let mut text = gp_node::simulate::DEFAULT_PARAMS_YAML.to_owned();
+    let mut text = gp_node::app::DEFAULT_PARAMS_YAML.to_owned();
     for (from, to) in replacements {
         assert!(
             text.contains(from),

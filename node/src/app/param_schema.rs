@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::param_ranges;
-use crate::simulate::NodeParams;
+use super::params::NodeParams;
 
 /// A parameter value (the ROS 2 types the node uses).
 #[derive(Debug, Clone, PartialEq)]

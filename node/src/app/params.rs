@@ -9,6 +9,7 @@ use crate::learn::LearnParams;
 use crate::sim::SimParams;
 
 use super::reference::ReferenceParams;
+use super::ros_params::RosParams;
 
 /// The robot description.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -47,6 +48,17 @@ impl Default for ModelParams {
     }
 }
 
+/// One model of the swap cycle.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapTarget {
+    /// Plugin name.
+    pub plugin: String,
+    /// Its configuration (without `hyper`: the running model's hyperparameters are used).
+    #[serde(default)]
+    pub config: serde_json::Value,
+}
+
 /// The simulated run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -61,7 +73,7 @@ pub struct RunParams {
     /// Hot-swap the model every this many seconds of the learned run (0: never).
     pub swap_every_s: f64,
     /// Models to cycle through after the configured one (plugin + config).
-    pub swap_to: Vec<super::swaps::SwapTarget>,
+    pub swap_to: Vec<SwapTarget>,
     /// Announce the scenario's payload step to the learner when it happens, as a gripper's
     /// "payload changed" event would (`~/payload_changed` on the ROS node).
     pub announce_changes: bool,
@@ -97,7 +109,7 @@ pub struct NodeParams {
     /// Simulated run.
     pub run: RunParams,
     /// The ROS 2 node (`gp-node run`).
-    pub ros: crate::ros::RosParams,
+    pub ros: RosParams,
 }
 
 /// Why a parameter file was refused.
@@ -155,7 +167,7 @@ impl NodeParams {
     }
 
     /// Parses the YAML text of a parameter file; every number must lie in its range
-    /// ([`crate::ros::param_ranges`]).
+    /// ([`super::param_ranges`]).
     pub fn from_yaml(text: &str) -> Result<Self, String> {
         let wrapper: Wrapper = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         let params = wrapper.gp_learning_node.ros_parameters;
@@ -166,7 +178,7 @@ impl NodeParams {
     /// Checks every number against its range (after a change from the command line, say).
     pub fn check_ranges(&self) -> Result<(), String> {
         let json = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        crate::ros::param_ranges::check_json(&json)
+        super::param_ranges::check_json(&json)
     }
 
     /// The YAML text of these parameters, in the parameter-file layout.

@@ -1,0 +1,40 @@
+//! What both jobs build from the parameters: the robot model and the model factory.
+
+use gpn_gp_core::model::OnlineModel;
+
+use super::params::NodeParams;
+use crate::learn::ModelFactory;
+use crate::robot::{Model, RobotError};
+
+/// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
+/// the plugin config and creates the model (off the control thread).
+pub fn model_factory(plugin: &str, config: &serde_json::Value, d: usize, p: usize) -> ModelFactory {
+    let plugin = plugin.to_owned();
+    let config = config.clone();
+    Box::new(
+        move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
+            let mut cfg = config.clone();
+            if let Some(obj) = cfg.as_object_mut() {
+                obj.insert("hyper".into(), hyper.clone());
+            }
+            crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
+        },
+    )
+}
+
+/// Loads the robot of a parameter set (`gp-node sim` and `gp-node run`): the built-in Panda
+/// when `robot.urdf` is empty. Every movable joint gets an effort limit, from
+/// `control.effort_limits_nm` or else from the URDF; a movable joint without one is an error
+/// naming it ([`Model::from_urdf_file_with_effort_limits`]).
+pub fn load_robot(params: &NodeParams) -> Result<Model, RobotError> {
+    let effort_limits_nm = params.control.given_effort_limits_nm();
+    if params.robot.urdf.as_os_str().is_empty() {
+        Model::from_urdf_str_with_effort_limits(
+            super::DEFAULT_URDF,
+            "built-in urdf/panda.urdf",
+            effort_limits_nm,
+        )
+    } else {
+        Model::from_urdf_file_with_effort_limits(&params.robot.urdf, effort_limits_nm)
+    }
+}

@@ -1,0 +1,24 @@
+//! The application layer: what the sim job (`simulate`) and the ROS node (`ros`) share —
+//! the one parameter set and its file ([`NodeParams`]), the parameter schema and ranges
+//! checked at every boundary, and what is built from the parameters (the robot model, the
+//! model factory). Both jobs sit on this layer and never import each other; it imports
+//! neither.
+
+mod factory;
+pub mod param_ranges;
+pub mod param_schema;
+mod params;
+mod reference;
+pub mod ros_params;
+
+pub use factory::{load_robot, model_factory};
+pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
+pub use reference::ReferenceParams;
+pub use ros_params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
+
+/// The default parameter file (`launch/sim_default.yaml`), built in so that `gp-node sim`
+/// runs from any directory.
+pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../launch/sim_default.yaml");
+
+/// The default robot (`urdf/panda.urdf`), built in for the same reason.
+pub const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");
