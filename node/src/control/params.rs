@@ -78,7 +78,7 @@ pub struct ControlParams {
     /// Effort limits, N·m (N for prismatic joints), replacing the URDF's: one value for every
     /// movable joint or one per movable joint (joint order), each finite and > 0. Empty: the
     /// URDF's `<limit effort>`, which every movable joint must then have. Applied when the
-    /// robot model is loaded (`simulate::load_robot`), so a change needs a restart.
+    /// robot model is loaded (`app::load_robot`), so a change needs a restart.
     pub effort_limits_nm: JointValues,
     /// Error-bound constants.
     pub bound: BoundParams,

@@ -61,7 +61,7 @@
 //! # #[cfg(feature = "rerun")] {
 //! use gp_node::control::TickOutput;
 //! use gp_node::robot::Model;
-//! use gp_node::simulate::DEFAULT_URDF;
+//! use gp_node::app::DEFAULT_URDF;
 //! use gp_node::viz::{Viz, VizTarget, VizTick};
 //!
 //! let robot = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf")?;
