@@ -69,7 +69,7 @@ pub struct Dataset {
     /// contamination), n×p. `y` stays the clean reference of the metrics.
     pub y_update: Option<Vec<f64>>,
     /// What the contamination did, if the stream was contaminated.
-    pub contamination: Option<super::contaminate::Summary>,
+    pub contamination: Option<super::contamination::Summary>,
 }
 
 impl Dataset {

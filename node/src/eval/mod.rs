@@ -25,6 +25,7 @@
 pub mod columns;
 pub mod config;
 pub mod contaminate;
+pub mod contamination;
 pub mod dataset;
 pub mod plugins;
 pub mod predictions;

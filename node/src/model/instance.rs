@@ -17,7 +17,7 @@ use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::{ModelHandle, PluginStats, status};
 
 use super::error::{HostError, Result};
-use super::library::{Loaded, PluginInfo};
+use super::loaded::{Loaded, PluginInfo};
 
 /// A model created by a plugin. Dropping it calls the plugin's `destroy` (which joins the
 /// model's threads); it holds an `Arc` of its library, so the library is unloaded only

@@ -57,10 +57,12 @@ mod error;
 pub mod file;
 mod instance;
 mod library;
+mod loaded;
 mod search;
 
 pub use error::{Available, HostError, Result};
 pub use file::{ModelFile, ModelFileError, ModelFileHeader};
 pub use instance::PluginModel;
-pub use library::{Plugin, PluginInfo};
+pub use library::Plugin;
+pub use loaded::PluginInfo;
 pub use search::{ENV_VAR, SearchPath, name_of_file};
