@@ -49,7 +49,13 @@ fn run_counted(
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
     let robot = app::load_robot(&params).expect("robot");
     let nv = robot.nv();
-    let factory = app::model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let factory = app::model_factory(
+        &app::plugin_search(&params),
+        &params.model.plugin,
+        &params.model.config,
+        3 * nv,
+        nv,
+    );
     let hyper = params.model.config.get("hyper").cloned();
     let mut learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
     let probe_offers = learner.offer_probes();

@@ -339,27 +339,36 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
     let mut rig = Rig::new(probe_factory(7, &drops), hyper());
     rig.warm(1500);
     let nv = 7;
+    // Each double is a private copy found by name in its own directory (names, never
+    // paths: a path is refused before anything loads).
+    let in_dir = |crate_name: &str, test: &str| {
+        let path = model_support::double(crate_name, test);
+        let dir = path.parent().expect("the copy's folder").to_owned();
+        (SearchPath::from_dirs([dir]), crate_name.to_owned())
+    };
     let plugins = [
-        ("no_such_plugin_anywhere".to_owned(), "not found"),
         (
-            model_support::double("gpn_double_fails_create", "swap_fails_create")
-                .to_string_lossy()
-                .into_owned(),
+            (
+                SearchPath::standard(Vec::<&str>::new()),
+                "no_such_plugin_anywhere".to_owned(),
+            ),
+            "not found",
+        ),
+        (
+            in_dir("gpn_double_fails_create", "swap_fails_create"),
             "create",
         ),
         (
-            model_support::double("gpn_double_panics_update", "swap_panics_update")
-                .to_string_lossy()
-                .into_owned(),
+            in_dir("gpn_double_panics_update", "swap_panics_update"),
             "panic",
         ),
     ];
     let mut id = 0;
     let mut attempts: Vec<(ModelFactory, &str)> = plugins
         .iter()
-        .map(|(name, why)| {
+        .map(|((search, name), why)| {
             (
-                app::model_factory(name, &serde_json::json!({}), 3 * nv, nv),
+                app::model_factory(search, name, &serde_json::json!({}), 3 * nv, nv),
                 *why,
             )
         })
@@ -378,7 +387,7 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
         assert_eq!(event.id, id);
         match event.outcome {
             SwapOutcome::Failed(message) => assert!(
-                message.to_lowercase().contains(expected),
+                message.to_lowercase().contains(expected) && !message.contains("is refused"),
                 "swap {id}: {message:?} should mention {expected:?}"
             ),
             other => panic!("swap {id} should fail, got {other:?}"),
@@ -430,7 +439,13 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let nv = 7;
     let search = SearchPath::standard(Vec::<&str>::new());
     let dense = serde_json::json!({"variant": "dense"});
-    let factory = app::model_factory("skygp", &dense, 3 * nv, nv);
+    let factory = app::model_factory(
+        &SearchPath::standard(Vec::<&str>::new()),
+        "skygp",
+        &dense,
+        3 * nv,
+        nv,
+    );
     let mut rig = Rig::new(factory, hyper());
     rig.warm(3000);
     let dir = model_support::scratch_dir("learn_swap_file");
@@ -518,7 +533,13 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
 
     // Fast → Dense → Fast, each warmed on the replay buffer.
     for (id, variant) in [(11, "fast"), (12, "dense"), (13, "fast")] {
-        let factory = app::model_factory("skygp", &serde_json::json!({"variant": variant}), 21, 7);
+        let factory = app::model_factory(
+            &SearchPath::standard(Vec::<&str>::new()),
+            "skygp",
+            &serde_json::json!({"variant": variant}),
+            21,
+            7,
+        );
         rig.learner
             .request_swap(SwapRequest {
                 id,

@@ -69,7 +69,13 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
     params.model.config["hyper"] = hyper();
     let robot = app::load_robot(&params).expect("robot");
     let nv = robot.nv();
-    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let factory = model_factory(
+        &SearchPath::standard(Vec::<&str>::new()),
+        &params.model.plugin,
+        &params.model.config,
+        3 * nv,
+        nv,
+    );
     let learner =
         Learner::new(&robot, params.learn.clone(), Some(hyper()), factory).expect("learner");
     let tick = Tick::new(&robot, &params.control, BudgetClock::Wall).expect("tick");

@@ -4,20 +4,35 @@ use gpn_gp_core::model::OnlineModel;
 
 use super::params::NodeParams;
 use crate::learn::ModelFactory;
+use crate::model::SearchPath;
 use crate::robot::{Model, RobotError};
 
-/// Builds the model factory for the configured plugin: merges the fitted `"hyper"` into
-/// the plugin config and creates the model (off the control thread).
-pub fn model_factory(plugin: &str, config: &serde_json::Value, d: usize, p: usize) -> ModelFactory {
+/// The plugin search path of a parameter set: `model.plugin_path`, then `GPN_PLUGIN_PATH`,
+/// then beside the executable ([`SearchPath::standard`]).
+pub fn plugin_search(params: &NodeParams) -> SearchPath {
+    SearchPath::standard(&params.model.plugin_path)
+}
+
+/// Builds the model factory for `plugin`, found on `search`: merges the fitted `"hyper"`
+/// into the plugin config and creates the model (off the control thread).
+pub fn model_factory(
+    search: &SearchPath,
+    plugin: &str,
+    config: &serde_json::Value,
+    d: usize,
+    p: usize,
+) -> ModelFactory {
     let plugin = plugin.to_owned();
     let config = config.clone();
+    let search = search.clone();
     Box::new(
         move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
             let mut cfg = config.clone();
             if let Some(obj) = cfg.as_object_mut() {
                 obj.insert("hyper".into(), hyper.clone());
             }
-            crate::eval::plugins::create_model(&plugin, &cfg, d, p).map_err(|e| e.to_string())
+            crate::eval::plugins::create_model_in(&plugin, &cfg, d, p, &search)
+                .map_err(|e| e.to_string())
         },
     )
 }

@@ -37,6 +37,10 @@ pub struct ModelParams {
     /// Plugin configuration (JSON object; YAML in the file). A `hyper` key fixes the
     /// hyperparameters (raw N·m targets) and skips the fit.
     pub config: serde_json::Value,
+    /// Directories searched for plugins first (then `GPN_PLUGIN_PATH`, then beside the
+    /// executable); a relative one is taken from the parameter file's folder. Set at start
+    /// only (the file or `--plugin-path`), never over the network.
+    pub plugin_path: Vec<PathBuf>,
 }
 
 impl Default for ModelParams {
@@ -44,6 +48,7 @@ impl Default for ModelParams {
         Self {
             plugin: "skygp".into(),
             config: serde_json::json!({"variant": "dense"}),
+            plugin_path: Vec::new(),
         }
     }
 }
@@ -162,6 +167,13 @@ impl NodeParams {
             && let Some(dir) = path.parent()
         {
             params.robot.urdf = dir.join(&params.robot.urdf);
+        }
+        if let Some(dir) = path.parent() {
+            for plugin_dir in &mut params.model.plugin_path {
+                if plugin_dir.is_relative() {
+                    *plugin_dir = dir.join(&*plugin_dir);
+                }
+            }
         }
         Ok(params)
     }

@@ -32,10 +32,15 @@ pub struct RunArgs {
     #[arg(long)]
     domain_id: Option<u16>,
     /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
-    /// libgpn_<NAME>.so in $GPN_PLUGIN_PATH, then beside the executable; a path is refused
-    /// (put its directory on GPN_PLUGIN_PATH and pass the name).
+    /// libgpn_<NAME>.so in the `--plugin-path` directories and `model.plugin_path`, then
+    /// $GPN_PLUGIN_PATH, then beside the executable; a path is refused (put its directory
+    /// on --plugin-path and pass the name).
     #[arg(long)]
     plugin: Option<String>,
+    /// Directory searched for plugins before `model.plugin_path` and the others
+    /// (repeatable; each value may be a ':'-separated list).
+    #[arg(long = "plugin-path", value_name = "DIR")]
+    plugin_path: Vec<std::path::PathBuf>,
     /// Run the nominal computed-torque law only (no learned residual in the law; the
     /// baseline of a comparison).
     #[arg(long)]
@@ -87,6 +92,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(plugin) = args.plugin {
         params.model.plugin = plugin;
     }
+    // The command line's directories come first.
+    let from_file = std::mem::take(&mut params.model.plugin_path);
+    params.model.plugin_path = args.plugin_path.into_iter().chain(from_file).collect();
     if args.nominal {
         params.control.use_model = false;
     }

@@ -25,10 +25,15 @@ pub struct SimArgs {
     #[arg(long, value_enum, default_value_t = Scenario::Default)]
     scenario: Scenario,
     /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
-    /// libgpn_<NAME>.so in $GPN_PLUGIN_PATH, then beside the executable; a path is refused
-    /// (put its directory on GPN_PLUGIN_PATH and pass the name).
+    /// libgpn_<NAME>.so in the `--plugin-path` directories and `model.plugin_path`, then
+    /// $GPN_PLUGIN_PATH, then beside the executable; a path is refused (put its directory
+    /// on --plugin-path and pass the name).
     #[arg(long)]
     plugin: Option<String>,
+    /// Directory searched for plugins before `model.plugin_path` and the others
+    /// (repeatable; each value may be a ':'-separated list).
+    #[arg(long = "plugin-path", value_name = "DIR")]
+    plugin_path: Vec<std::path::PathBuf>,
     /// Run duration, s (overrides `run.duration_s`).
     #[arg(long)]
     duration: Option<f64>,
@@ -146,6 +151,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(plugin) = args.plugin {
         params.model.plugin = plugin;
     }
+    // The command line's directories come first.
+    let from_file = std::mem::take(&mut params.model.plugin_path);
+    params.model.plugin_path = args.plugin_path.into_iter().chain(from_file).collect();
     if let Some(duration) = args.duration {
         check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
         params.run.duration_s = duration;

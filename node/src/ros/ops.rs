@@ -259,7 +259,7 @@ impl Ops {
             .clone();
         let nv = self.robot.nv();
         let id = self.id();
-        let factory = model_factory(plugin, &config, 3 * nv, nv);
+        let factory = model_factory(&self.search, plugin, &config, 3 * nv, nv);
         let requested = Instant::now();
         let end = self.change_model(SwapRequest {
             id,

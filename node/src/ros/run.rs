@@ -51,10 +51,9 @@ use super::transport::{
 use super::watchdog::Watchdog;
 use crate::app::param_schema::{self, ParamValue};
 use crate::app::ros_params::{Mode, RosParams, WatchdogAction};
-use crate::app::{NodeParams, model_factory};
+use crate::app::{NodeParams, model_factory, plugin_search};
 use crate::control::{BudgetClock, Tick};
 use crate::learn::Learner;
-use crate::model::SearchPath;
 use crate::robot::Model;
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
@@ -160,7 +159,14 @@ pub fn run(
     let joints = robot.joint_names().to_vec();
 
     // The loop first: a bad model or control parameter fails before joining the graph.
-    let factory = model_factory(&params.model.plugin, &params.model.config, 3 * nv, nv);
+    let search = plugin_search(params);
+    let factory = model_factory(
+        &search,
+        &params.model.plugin,
+        &params.model.config,
+        3 * nv,
+        nv,
+    );
     let hyper = params.model.config.get("hyper").cloned();
     // A robot does not wait for the model: its work is charged on the wall clock.
     let tick = Tick::new(robot, &params.control, BudgetClock::Wall)
@@ -327,7 +333,7 @@ pub fn run(
     let ops = Ops::new(
         params.clone(),
         robot.clone(),
-        SearchPath::standard(Vec::<&str>::new()),
+        search,
         command_tx,
         reply_rx,
         shared.clone(),

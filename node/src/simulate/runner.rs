@@ -26,7 +26,7 @@ use super::SimulateError;
 use super::record::Recorder;
 use super::swaps::{SwapLog, SwapSchedule};
 use crate::app::SwapTarget;
-use crate::app::{NodeParams, model_factory};
+use crate::app::{NodeParams, model_factory, plugin_search};
 
 /// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
 #[derive(Debug, Clone, Default)]
@@ -107,6 +107,7 @@ pub fn run_with_viz(
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     let factory = model_factory(
+        &plugin_search(params),
         &params.model.plugin,
         &params.model.config,
         3 * robot.nv(),
@@ -163,6 +164,7 @@ fn run_inner(
     let mut announce_at = params.sim.payload.step.as_ref().map(|step| step.at_secs);
     let mut schedule = if learning {
         SwapSchedule::new(
+            &plugin_search(params),
             params.run.swap_every_s,
             &SwapTarget {
                 plugin: params.model.plugin.clone(),

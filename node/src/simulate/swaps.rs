@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::learn::{ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
 
 use crate::app::{SwapTarget, model_factory};
+use crate::model::SearchPath;
 
 /// The requests of a run, in order.
 pub(super) struct SwapSchedule {
@@ -29,6 +30,7 @@ impl SwapSchedule {
     /// Requests for a run of `duration_s`, cycling `[first, targets…]` from the second entry;
     /// None without swaps.
     pub fn new(
+        search: &SearchPath,
         every_s: f64,
         first: &SwapTarget,
         targets: &[SwapTarget],
@@ -48,7 +50,13 @@ impl SwapSchedule {
             labels.push(format!("{} {}", target.plugin, target.config));
             requests.push(SwapRequest {
                 id: i as u64 + 1,
-                source: SwapSource::Warm(model_factory(&target.plugin, &target.config, d, p)),
+                source: SwapSource::Warm(model_factory(
+                    search,
+                    &target.plugin,
+                    &target.config,
+                    d,
+                    p,
+                )),
             });
         }
         requests.reverse();
