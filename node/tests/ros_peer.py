@@ -87,6 +87,7 @@ class WrongJointState_(IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"
     name: str = ""
 
 
+RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 POSE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
 ORDER = [3, 0, 6, 1, 5, 2, 4]
@@ -105,6 +106,27 @@ def state(t: float, q=POSE, names=None) -> JointState_:
     )
 
 
+def robot_side(domain: int):
+    """The robot's end on the loopback: the participant, the joint-state writer and the
+    command reader."""
+    use_localhost_only()
+    dp = DomainParticipant(domain)
+    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
+    commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=RELIABLE)
+    return dp, states, commands
+
+
+def wait_command(commands, timeout_s: float):
+    """The next command within `timeout_s`, or None."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for c in commands.take(N=1):
+            if isinstance(c, Float64MultiArray_):
+                return c
+        time.sleep(0.00005)
+    return None
+
+
 def discover(states, commands) -> bool:
     """Waits (≤ 30 s) until the node's joint-state reader and command writer are matched;
     prints the error object and returns False if they never are."""
@@ -119,18 +141,13 @@ def discover(states, commands) -> bool:
 
 
 def main() -> None:
-    domain = int(sys.argv[1])
-    use_localhost_only()
-    dp = DomainParticipant(domain)
-    reliable = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
-    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
+    dp, states, commands = robot_side(int(sys.argv[1]))
     wrong = DataWriter(dp, Topic(dp, "rt/joint_states", WrongJointState_), qos=STATE_QOS)
-    commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=reliable)
     # The residuals are polled only between steps, seconds apart: keep every one in between
     # (with the 100-deep history three polls could see at most 300, the test's threshold).
     deep = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(20000))
     residuals = DataReader(dp, Topic(dp, "rt/gp_learning_node/residual", ResidualEstimate_), qos=deep)
-    diagnostics = DataReader(dp, Topic(dp, "rt/diagnostics", DiagnosticArray_), qos=reliable)
+    diagnostics = DataReader(dp, Topic(dp, "rt/diagnostics", DiagnosticArray_), qos=RELIABLE)
 
     out = {"residuals": 0, "residual_bad": [], "diagnostic_levels": {}, "errors": []}
     seen_diag = []
@@ -156,15 +173,6 @@ def main() -> None:
             time.sleep(0.001)
         return got
 
-    def wait_command(timeout_s: float):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for c in commands.take(N=1):
-                if isinstance(c, Float64MultiArray_):
-                    return c
-            time.sleep(0.00005)
-        return None
-
     if not discover(states, commands):
         return
 
@@ -177,7 +185,7 @@ def main() -> None:
         t = 1.0 + k * 0.001
         start = time.perf_counter()
         states.write(state(t))
-        c = wait_command(1.0)
+        c = wait_command(commands, 1.0)
         if c is not None:
             latencies.append((time.perf_counter() - start) * 1e6)
             answered += 1
@@ -250,7 +258,7 @@ def main() -> None:
     while time.monotonic() < end:
         states.write(state(t + sent * 0.001))
         sent += 1
-        if wait_command(1.0) is not None:
+        if wait_command(commands, 1.0) is not None:
             resumed += 1
     out["resumed_sent"] = sent
     out["resumed_answers"] = resumed

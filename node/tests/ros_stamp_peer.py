@@ -20,43 +20,22 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from cyclonedds.core import Policy, Qos  # noqa: E402
-from cyclonedds.domain import DomainParticipant  # noqa: E402
-from cyclonedds.pub import DataWriter  # noqa: E402
-from cyclonedds.sub import DataReader  # noqa: E402
-from cyclonedds.topic import Topic  # noqa: E402
-from cyclonedds.util import duration  # noqa: E402
-
-from gpn_mujoco.messages import Float64MultiArray_, JointState_, Time_  # noqa: E402
-from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
-from ros_peer import discover, state  # noqa: E402
+from gpn_mujoco.messages import Time_  # noqa: E402
+from ros_peer import discover, robot_side, state, wait_command  # noqa: E402
 
 FAR_FUTURE = Time_(sec=2**31 - 1, nanosec=0)
 UNSTAMPED = Time_(sec=0, nanosec=0)
 
 
 def main() -> None:
-    domain = int(sys.argv[1])
-    use_localhost_only()
-    dp = DomainParticipant(domain)
-    reliable = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
-    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
-    commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=reliable)
-
-    def answered(timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if any(isinstance(c, Float64MultiArray_) for c in commands.take(N=1)):
-                return True
-            time.sleep(0.00005)
-        return False
+    _dp, states, commands = robot_side(int(sys.argv[1]))
 
     def send(stamp=None, wait_s: float = 1.0) -> bool:
         msg = state(time.time())
         if stamp is not None:
             msg.header.stamp = stamp
         states.write(msg)
-        return answered(wait_s)
+        return wait_command(commands, wait_s) is not None
 
     if not discover(states, commands):
         return

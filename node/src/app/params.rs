@@ -53,6 +53,14 @@ impl Default for ModelParams {
     }
 }
 
+impl ModelParams {
+    /// Puts `dirs` (the command line's `--plugin-path`) before `plugin_path`.
+    pub fn search_first(&mut self, dirs: Vec<PathBuf>) {
+        let from_file = std::mem::take(&mut self.plugin_path);
+        self.plugin_path = dirs.into_iter().chain(from_file).collect();
+    }
+}
+
 /// One model of the swap cycle.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -92,9 +92,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(plugin) = args.plugin {
         params.model.plugin = plugin;
     }
-    // The command line's directories come first.
-    let from_file = std::mem::take(&mut params.model.plugin_path);
-    params.model.plugin_path = args.plugin_path.into_iter().chain(from_file).collect();
+    params.model.search_first(args.plugin_path);
     if args.nominal {
         params.control.use_model = false;
     }

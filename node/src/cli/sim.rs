@@ -151,9 +151,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(plugin) = args.plugin {
         params.model.plugin = plugin;
     }
-    // The command line's directories come first.
-    let from_file = std::mem::take(&mut params.model.plugin_path);
-    params.model.plugin_path = args.plugin_path.into_iter().chain(from_file).collect();
+    params.model.search_first(args.plugin_path);
     if let Some(duration) = args.duration {
         check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
         params.run.duration_s = duration;

@@ -6,9 +6,9 @@
 //! Per frame (timed by the stream's [`super::StampClock`], which refuses out-of-order and
 //! implausible stamps before they get here): a repeated stamp republishes the last command
 //! without ticking (a lock-step driver re-sending a state it got no answer to); a new one
-//! feeds the watchdog, samples the reference and runs the tick. In learn mode the query point is the measured state (reference = measurement, q̈_d =
-//! the latest q̈ estimate, one tick old), so μ estimates the residual acting now, and no
-//! command is produced. Real-time: no allocation, lock or I/O after construction.
+//! feeds the watchdog, samples the reference and runs the tick. In learn mode the query
+//! point is the measured state (reference = measurement, q̈_d = the latest q̈ estimate, one
+//! tick old), so μ estimates the residual acting now, and no command is produced. Real-time: no allocation, lock or I/O after construction.
 
 use std::time::Instant;
 
@@ -351,7 +351,7 @@ impl ControlLoop {
             out.u.copy_from_slice(&self.last_u);
             return Handled::Repeated;
         }
-        self.shift_secs = frame.shift_secs;
+        self.shift_secs = frame.shift_secs();
         self.watchdog.feed(now);
         match frame.tau_origin {
             TorqueOrigin::Given => self.tau.copy_from_slice(&frame.tau),

@@ -89,8 +89,6 @@ pub struct StateFrame {
     pub t_secs: f64,
     /// The message's stamp on the sender's clock, s (predicted when it was unstamped).
     pub stamp_secs: f64,
-    /// `stamp_secs − t_secs`.
-    pub shift_secs: f64,
     /// New state or a repeat of the last stamp.
     pub timing: Timing,
     /// When the transport handed the message over (for the in → out latency).
@@ -106,12 +104,16 @@ pub struct StateFrame {
 }
 
 impl StateFrame {
+    /// `stamp_secs − t_secs`: converts the sender's stamps to the node's timeline.
+    pub fn shift_secs(&self) -> f64 {
+        self.stamp_secs - self.t_secs
+    }
+
     /// A zeroed frame for `nv` joints.
     pub fn new(nv: usize) -> Self {
         Self {
             t_secs: 0.0,
             stamp_secs: 0.0,
-            shift_secs: 0.0,
             timing: Timing::New,
             received: Instant::now(),
             q: vec![0.0; nv],
@@ -150,12 +152,6 @@ impl JointStateReader {
             clock: StampClock::new(StampParams::default()),
             extra_names_seen: 0,
         }
-    }
-
-    /// Times the stream's stamps within `params` instead of the defaults.
-    pub fn with_stamp_params(mut self, params: StampParams) -> Self {
-        self.clock = StampClock::new(params);
-        self
     }
 
     /// Times the stream's clock re-synchronised (the sender's clock jumped).
@@ -250,7 +246,6 @@ impl JointStateReader {
         frame.received = received;
         frame.t_secs = timed.t_secs;
         frame.stamp_secs = timed.stamp_secs;
-        frame.shift_secs = timed.shift_secs;
         frame.timing = timed.timing;
         self.extra_names_seen += extra;
         Ok(())

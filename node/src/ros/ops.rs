@@ -44,7 +44,7 @@ impl WaitError {
     fn message(self, timeout: Duration) -> String {
         match self {
             WaitError::Timeout => format!(
-                "no answer from the control loop within {} s (are joint states arriving?)",
+                "no answer from the control loop within {} s (are joint states arriving? it answers between ticks)",
                 timeout.as_secs_f64()
             ),
             WaitError::Stopped => "the control loop has stopped".into(),
@@ -207,8 +207,8 @@ impl Ops {
                 }
                 Err(e) => {
                     return Err(format!(
-                        "no answer within {} s, and the cancel could not be sent ({e}): the model change's outcome is unknown; see ~/events and diagnostics",
-                        self.answer_timeout.as_secs_f64()
+                        "{}, and the cancel could not be sent ({e}): the model change's outcome is unknown; see ~/events and diagnostics",
+                        WaitError::Timeout.message(self.answer_timeout)
                     ));
                 }
             }
@@ -298,8 +298,8 @@ impl Ops {
 
     fn cancelled_message(&self, what: &str) -> String {
         format!(
-            "{what}: no answer within {} s (are joint states arriving? the model changes between ticks); the change was cancelled and the old model keeps running",
-            self.answer_timeout.as_secs_f64()
+            "{what}: {}; the change was cancelled and the old model keeps running",
+            WaitError::Timeout.message(self.answer_timeout)
         )
     }
 
@@ -498,7 +498,5 @@ pub fn internal_error(what: &str, panic: &(dyn std::any::Any + Send)) -> String 
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_default();
     eprintln!("gp-node: internal error in {what}: {message}; the node keeps running");
-    format!(
-        "internal error in {what} ({message}); nothing was changed by it, the node keeps running"
-    )
+    format!("internal error in {what} ({message}); the node keeps running")
 }

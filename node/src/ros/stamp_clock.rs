@@ -25,7 +25,7 @@
 //! The node's timeline `t = stamp − shift` equals the stamps (shift 0) until the first
 //! re-synchronisation, which sets the shift so that `t` continues where the prediction was:
 //! the learner, the acceleration estimate and the reference never see time jump. Stamps on
-//! the sender's clock (a trajectory's start) convert with [`Stamped::shift_secs`].
+//! the sender's clock (a trajectory's start) convert by `stamp_secs − t_secs`.
 //! Real-time: plain arithmetic, no allocation.
 
 /// Bounds of a plausible stamp (see the module doc).
@@ -65,12 +65,8 @@ pub struct Stamped {
     pub t_secs: f64,
     /// On the sender's clock, s (the prediction for an unstamped message).
     pub stamp_secs: f64,
-    /// `stamp_secs − t_secs`: converts the sender's stamps to the node's timeline.
-    pub shift_secs: f64,
     /// New or repeated.
     pub timing: Timing,
-    /// This message re-synchronised the clock.
-    pub resynced: bool,
 }
 
 /// Why a stamp was refused.
@@ -146,7 +142,8 @@ impl StampClock {
         self.resyncs
     }
 
-    /// Latest stamp `next` may carry after `from`, `elapsed` seconds of receipt time later.
+    /// How far beyond a reference stamp a stamp may lie, s, `elapsed` seconds of receipt
+    /// time after the reference.
     fn allowed(&self, elapsed: f64) -> f64 {
         self.params.tolerance_s + self.params.max_rate * elapsed.max(0.0)
     }
@@ -160,7 +157,7 @@ impl StampClock {
         }
     }
 
-    fn output(&mut self, stamp: f64, receipt: f64, timing: Timing, resynced: bool) -> Stamped {
+    fn output(&mut self, stamp: f64, receipt: f64, timing: Timing) -> Stamped {
         let t_secs = stamp - self.shift;
         if timing == Timing::New {
             self.last = Some(Mark {
@@ -171,9 +168,7 @@ impl StampClock {
         Stamped {
             t_secs,
             stamp_secs: stamp,
-            shift_secs: self.shift,
             timing,
-            resynced,
         }
     }
 
@@ -186,26 +181,26 @@ impl StampClock {
                 Some(m) if t <= m.stamp => Timing::Repeat,
                 _ => Timing::New,
             };
-            return Ok(self.output(t + self.shift, receipt, timing, false));
+            return Ok(self.output(t + self.shift, receipt, timing));
         };
         let Some(anchor) = self.anchor else {
             // The first stamped message: continue the unstamped timeline, if there was one.
-            self.shift = stamp - self.predict_t(receipt);
-            if self.last.is_none() {
-                self.shift = 0.0;
-            }
+            self.shift = match self.last {
+                Some(_) => stamp - self.predict_t(receipt),
+                None => 0.0,
+            };
             self.anchor = Some(Mark { stamp, receipt });
-            return Ok(self.output(stamp, receipt, Timing::New, false));
+            return Ok(self.output(stamp, receipt, Timing::New));
         };
         if stamp == anchor.stamp {
-            return Ok(self.output(stamp, receipt, Timing::Repeat, false));
+            return Ok(self.output(stamp, receipt, Timing::Repeat));
         }
         let elapsed = receipt - anchor.receipt;
         let allowed = self.allowed(elapsed);
         if stamp > anchor.stamp && stamp <= anchor.stamp + allowed {
             self.anchor = Some(Mark { stamp, receipt });
             self.candidate = None;
-            return Ok(self.output(stamp, receipt, Timing::New, false));
+            return Ok(self.output(stamp, receipt, Timing::New));
         }
         let agrees = self.candidate.is_some_and(|c| {
             stamp >= c.last.stamp && stamp <= c.last.stamp + self.allowed(receipt - c.last.receipt)
@@ -221,7 +216,7 @@ impl StampClock {
             self.anchor = Some(mark);
             self.candidate = None;
             self.resyncs += 1;
-            return Ok(self.output(stamp, receipt, Timing::New, true));
+            return Ok(self.output(stamp, receipt, Timing::New));
         }
         self.candidate = Some(Candidate { last: mark, count });
         Err(if stamp < anchor.stamp {
@@ -263,7 +258,7 @@ mod tests {
         let out = stream(&mut c, 0, 100, 1.7e9);
         assert!(
             out.iter()
-                .all(|s| s.timing == Timing::New && s.shift_secs == 0.0)
+                .all(|s| s.timing == Timing::New && s.t_secs == s.stamp_secs)
         );
         assert_eq!(out[42].t_secs, 1.7e9 + 0.042);
     }
