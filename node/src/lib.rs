@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod control;
+pub mod control_loop;
 pub mod eval;
 pub mod learn;
 pub mod model;

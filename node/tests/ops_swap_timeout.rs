@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams, model_factory};
 use gp_node::control::{BudgetClock, Tick};
+use gp_node::control_loop::{
+    CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopOutput, StateFrame, Timing,
+    TorqueOrigin, Watchdog, WatchdogAction,
+};
 use gp_node::learn::Learner;
 use gp_node::model::SearchPath;
+use gp_node::ros::TopicReference;
 use gp_node::ros::ops::{Ops, SharedStatus};
-use gp_node::ros::{
-    ControlCommand, ControlLoop, ControlReply, Mode, OutFrame, StateFrame, Timing, TorqueOrigin,
-    Watchdog, WatchdogAction,
-};
 
 const HOME: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
 
@@ -79,13 +80,11 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
     let learner =
         Learner::new(&robot, params.learn.clone(), Some(hyper()), factory).expect("learner");
     let tick = Tick::new(&robot, &params.control, BudgetClock::Wall).expect("tick");
-    let mut control = ControlLoop::new(
-        tick,
-        learner,
-        Mode::Control,
+    let decision = CommandDecision::with_watchdog(
         Watchdog::new(Duration::from_secs(3600), Instant::now()),
         WatchdogAction::HoldGravity,
     );
+    let mut control = ControlLoop::new(tick, learner, TopicReference::new(nv), decision, true);
     let (command_tx, command_rx) = sync_channel::<ControlCommand>(8);
     let (reply_tx, reply_rx) = sync_channel::<ControlReply>(32);
     let ticking = Arc::new(AtomicBool::new(false));
@@ -104,7 +103,7 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
             frame.q.copy_from_slice(&HOME);
             frame.tau_origin = TorqueOrigin::OwnCommand;
             frame.timing = Timing::New;
-            let mut out = OutFrame::new(nv);
+            let mut out = LoopOutput::new(nv);
             let mut k = 0u64;
             while !stop.load(Ordering::SeqCst) {
                 while let Ok(command) = command_rx.try_recv() {

@@ -7,11 +7,15 @@ use std::time::{Duration, Instant};
 use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, Tick};
+use gp_node::control_loop::{
+    CommandDecision, ControlLoop, Handled, LoopOutput, MeasuredReference, OutKind, ReferenceSource,
+    StateFrame, Watchdog, WatchdogAction,
+};
 use gp_node::learn::{Learner, ModelFactory};
 use gp_node::robot::Model;
 use gp_node::ros::{
-    ControlLoop, Handled, JointStateReader, Mode, OutFrame, OutKind, Reference, Rejection,
-    StampRefusal, StateFrame, TorqueSource, Trajectory, Watchdog, WatchdogAction,
+    JointStateReader, Mode, Reference, Rejection, StampRefusal, TopicReference, TorqueSource,
+    Trajectory,
 };
 use gp_node::sim::{SimState, Simulator};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
@@ -58,23 +62,36 @@ fn zero_factory() -> ModelFactory {
     Box::new(|_| Ok(Box::new(ZeroModel) as Box<dyn OnlineModel>))
 }
 
+/// The loop as the ROS node builds it in `mode`: a trajectory topic's reference and
+/// commands (control), or the measurement as the reference and no command (learn).
 fn make_loop(
     robot: &Model,
     p: &NodeParams,
     mode: Mode,
     factory: ModelFactory,
     t0: Instant,
-) -> ControlLoop {
+) -> ControlLoop<Box<dyn ReferenceSource>> {
+    let reference: Box<dyn ReferenceSource> = match mode {
+        Mode::Control => Box::new(TopicReference::new(robot.nv())),
+        Mode::Learn => Box::new(MeasuredReference),
+    };
+    loop_with(robot, p, reference, mode == Mode::Control, factory, t0)
+}
+
+fn loop_with<R: ReferenceSource>(
+    robot: &Model,
+    p: &NodeParams,
+    reference: R,
+    commands: bool,
+    factory: ModelFactory,
+    t0: Instant,
+) -> ControlLoop<R> {
     let tick = Tick::new(robot, &p.control, BudgetClock::Wall).expect("tick");
     let learner = Learner::new(robot, p.learn.clone(), Some(serde_json::json!({})), factory)
         .expect("learner");
-    ControlLoop::new(
-        tick,
-        learner,
-        mode,
-        Watchdog::new(TIMEOUT, t0),
-        WatchdogAction::HoldGravity,
-    )
+    let decision =
+        CommandDecision::with_watchdog(Watchdog::new(TIMEOUT, t0), WatchdogAction::HoldGravity);
+    ControlLoop::new(tick, learner, reference, decision, commands)
 }
 
 /// A joint-state message of `state` with joint names in a scrambled order plus a joint the
@@ -131,11 +148,16 @@ fn sine_trajectory(robot: &Model, p: &NodeParams, start: f64, duration: f64) -> 
 
 /// Closes the loop over the embedded simulator for `duration` s through messages; returns the
 /// true tracking error per tick (joint-major) and the loop.
-fn closed_loop(p: &NodeParams, factory: ModelFactory, duration: f64) -> (Vec<f64>, ControlLoop) {
+fn closed_loop(
+    p: &NodeParams,
+    factory: ModelFactory,
+    duration: f64,
+) -> (Vec<f64>, ControlLoop<TopicReference>) {
     let robot = app::load_robot(p).expect("robot");
     let nv = robot.nv();
     let t0 = Instant::now();
-    let mut control = make_loop(&robot, p, Mode::Control, factory, t0);
+    let reference = TopicReference::new(nv);
+    let mut control = loop_with(&robot, p, reference, true, factory, t0);
     let start = 1.0;
     let traj = sine_trajectory(&robot, p, start, duration);
     let traj = Trajectory::from_msg(&traj, robot.joint_names(), robot.limits()).expect("valid");
@@ -149,7 +171,7 @@ fn closed_loop(p: &NodeParams, factory: ModelFactory, duration: f64) -> (Vec<f64
     };
     let mut reader = JointStateReader::new(robot.joint_names(), TorqueSource::Measured, false);
     let mut frame = StateFrame::new(nv);
-    let mut out = OutFrame::new(nv);
+    let mut out = LoopOutput::new(nv);
     let mut tau_prev = vec![0.0; nv];
     let dt = p.sim.dt_secs();
     let ticks = (duration / dt).round() as usize;
@@ -166,7 +188,7 @@ fn closed_loop(p: &NodeParams, factory: ModelFactory, duration: f64) -> (Vec<f64
         if k == 0 {
             // The trajectory arrives with the first state (its stamp is the start time).
             control.on_state(&frame, now, &mut out);
-            control.switch_reference(Box::new(traj.clone()));
+            control.reference_mut().switch(Box::new(traj.clone()));
         } else {
             assert!(matches!(
                 control.on_state(&frame, now, &mut out),
@@ -315,10 +337,10 @@ fn learn_mode_needs_a_torque_from_somewhere() {
 /// Drives a control loop with frames the test builds; `now` advances with the stamps.
 struct Bench {
     robot: Model,
-    control: ControlLoop,
+    control: ControlLoop<Box<dyn ReferenceSource>>,
     reader: JointStateReader,
     frame: StateFrame,
-    out: OutFrame,
+    out: LoopOutput,
     t0: Instant,
 }
 
@@ -336,7 +358,7 @@ impl Bench {
             ),
             robot,
             frame: StateFrame::new(7),
-            out: OutFrame::new(7),
+            out: LoopOutput::new(7),
             t0,
         }
     }

@@ -28,18 +28,7 @@ pub enum TorqueSource {
     Commanded,
 }
 
-/// What the node publishes when joint states stop arriving (the watchdog).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WatchdogAction {
-    /// Gravity compensation g(q) at the last good position, no feedback terms: the arm holds
-    /// its weight and does not chase a reference it can no longer see (the default).
-    HoldGravity,
-    /// Zero torque (only for arms whose brakes or hardware hold them).
-    ZeroTorque,
-    /// Publish nothing more (the effort controller keeps the last command it received).
-    StopPublishing,
-}
+pub use crate::control_loop::WatchdogAction;
 
 /// How service requests and replies are framed on DDS (DESIGN.md §4, "Services"); must
 /// match the robot's RMW implementation.

@@ -6,10 +6,10 @@ use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gpn_msgs::std_msgs::Header;
 
-use super::control_loop::LoopCounters;
 use super::ingest::IngestSnapshot;
 use super::latency::LatencyHistogram;
 use crate::app::ros_params::{Mode, WatchdogAction};
+use crate::control_loop::LoopCounters;
 use crate::learn::LearnPhase;
 
 /// What a diagnostics message is built from.

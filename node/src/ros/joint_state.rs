@@ -13,8 +13,9 @@ use std::time::Instant;
 
 use gpn_msgs::sensor_msgs::JointState;
 
-use super::stamp_clock::{StampClock, StampParams, StampRefusal, Timing};
+use super::stamp_clock::{StampClock, StampParams, StampRefusal};
 use crate::app::ros_params::TorqueSource;
+pub use crate::control_loop::{StateFrame, TorqueOrigin};
 
 /// Why a joint-state message was refused (the robot keeps its last command; the watchdog
 /// acts if no valid message follows).
@@ -68,58 +69,6 @@ impl Rejection {
             Rejection::StampClock(StampRefusal::OutOfOrder { .. }) => "out_of_order",
             Rejection::StampClock(StampRefusal::Implausible { .. }) => "implausible_stamp",
             Rejection::NoTorque => "no_torque",
-        }
-    }
-}
-
-/// Where a frame's torque came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TorqueOrigin {
-    /// The message's `effort`, or the other controller's command (learn mode): in `tau`.
-    Given,
-    /// The node's own last command: the control thread fills it in.
-    OwnCommand,
-}
-
-/// One joint state in model joint order (buffers allocated once, reused).
-#[derive(Debug, Clone)]
-pub struct StateFrame {
-    /// Time on the node's timeline, s (the stamp, unless the sender's clock jumped; see
-    /// [`StampClock`]).
-    pub t_secs: f64,
-    /// The message's stamp on the sender's clock, s (predicted when it was unstamped).
-    pub stamp_secs: f64,
-    /// New state or a repeat of the last stamp.
-    pub timing: Timing,
-    /// When the transport handed the message over (for the in → out latency).
-    pub received: Instant,
-    /// Positions.
-    pub q: Vec<f64>,
-    /// Velocities.
-    pub v: Vec<f64>,
-    /// Torque that acted over the last interval (see `tau_origin`).
-    pub tau: Vec<f64>,
-    /// Where `tau` comes from.
-    pub tau_origin: TorqueOrigin,
-}
-
-impl StateFrame {
-    /// `stamp_secs − t_secs`: converts the sender's stamps to the node's timeline.
-    pub fn shift_secs(&self) -> f64 {
-        self.stamp_secs - self.t_secs
-    }
-
-    /// A zeroed frame for `nv` joints.
-    pub fn new(nv: usize) -> Self {
-        Self {
-            t_secs: 0.0,
-            stamp_secs: 0.0,
-            timing: Timing::New,
-            received: Instant::now(),
-            q: vec![0.0; nv],
-            v: vec![0.0; nv],
-            tau: vec![0.0; nv],
-            tau_origin: TorqueOrigin::OwnCommand,
         }
     }
 }

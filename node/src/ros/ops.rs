@@ -16,10 +16,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::control_loop::{ControlCommand, ControlReply};
 use crate::app::param_schema::{self, Apply, ParamValue};
 use crate::app::{NodeParams, model_factory};
 use crate::control::ControlLaw;
+use crate::control_loop::{ControlCommand, ControlReply};
 use crate::learn::{CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
 use crate::model::file::ModelDir;
 use crate::model::{ModelFile, ModelFileError, Plugin, SearchPath};

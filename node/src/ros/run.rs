@@ -36,23 +36,24 @@ use gpn_msgs::std_msgs::{Empty, Float64MultiArray, Header};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 use ros2_client::service::RmwRequestId;
 
-use super::control_loop::{
-    ControlCommand, ControlLoop, ControlReply, LoopCounters, OutFrame, OutKind,
-};
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::{JointStateReader, StateFrame};
 use super::latency::LatencyHistogram;
 use super::ops::{self, Ops, SharedStatus};
-use super::trajectory::Trajectory;
+use super::plant::{self, ChannelOperations, Outgoing, PublishEnd, PublishQueue, RosPlant};
+use super::trajectory::{TopicReference, Trajectory};
 use super::transport::{
     Publisher, RosError, Server, Subscription, TopicQos, Transport, from_ros, to_ros,
 };
-use super::watchdog::Watchdog;
 use crate::app::param_schema::{self, ParamValue};
-use crate::app::ros_params::{Mode, RosParams, WatchdogAction};
+use crate::app::ros_params::{Mode, RosParams};
 use crate::app::{NodeParams, model_factory, plugin_search};
-use crate::control::{BudgetClock, Tick};
+use crate::control::Tick;
+use crate::control_loop::{
+    CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters, LoopOutput,
+    MeasuredReference, OutKind, ReferenceSource, WallClock, Watchdog,
+};
 use crate::learn::Learner;
 use crate::robot::Model;
 
@@ -169,21 +170,20 @@ pub fn run(
     );
     let hyper = params.model.config.get("hyper").cloned();
     // A robot does not wait for the model: its work is charged on the wall clock.
-    let tick = Tick::new(robot, &params.control, BudgetClock::Wall)
-        .map_err(|e| RosError::Param(e.to_string()))?;
+    let tick = Tick::new(
+        robot,
+        &params.control,
+        crate::control_loop::Clock::budget(&WallClock),
+    )
+    .map_err(|e| RosError::Param(e.to_string()))?;
     let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
         .map_err(|e| RosError::Param(e.to_string()))?;
     // Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
     let probe_offers = learner.offer_probes();
     let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
         .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
-    let control_loop = ControlLoop::new(
-        tick,
-        learner,
-        ros.mode,
-        Watchdog::new(timeout, Instant::now()),
-        ros.watchdog_action,
-    );
+    let decision =
+        CommandDecision::with_watchdog(Watchdog::new(timeout, Instant::now()), ros.watchdog_action);
 
     let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
     // Parameters: declared from the schema with the values in force; sets are validated
@@ -293,16 +293,8 @@ pub fn run(
 
     let ingest = Arc::new(IngestCounters::default());
     let last_rejection = Arc::new(Mutex::new(None::<String>));
-    let (state_free_tx, state_free_rx) = sync_channel::<StateFrame>(POOL_FRAMES);
-    let (state_full_tx, state_full_rx) = sync_channel::<StateFrame>(POOL_FRAMES);
-    for _ in 0..POOL_FRAMES {
-        let _ = state_free_tx.try_send(StateFrame::new(nv));
-    }
-    let (out_free_tx, out_free_rx) = sync_channel::<OutFrame>(POOL_FRAMES);
-    let (out_full_tx, out_full_rx) = sync_channel::<OutFrame>(POOL_FRAMES);
-    for _ in 0..POOL_FRAMES {
-        let _ = out_free_tx.try_send(OutFrame::new(nv));
-    }
+    let (plant, queue, receive_end, publish_end) =
+        plant::channels(nv, POOL_FRAMES, ros.mode == Mode::Control);
     let (traj_tx, traj_rx) = sync_channel::<Box<Trajectory>>(4);
     let (trash_tx, trash_rx) = sync_channel::<Box<Trajectory>>(4);
     let (command_tx, command_rx) = sync_channel::<ControlCommand>(8);
@@ -318,9 +310,9 @@ pub fn run(
         limits: robot.limits().to_vec(),
         ingest: ingest.clone(),
         last_rejection: last_rejection.clone(),
-        free: state_free_rx,
+        free: receive_end.free_states,
         spare: None,
-        full: state_full_tx,
+        full: receive_end.states,
         trajectories: traj_tx,
         commands: command_tx.clone(),
     };
@@ -340,26 +332,22 @@ pub fn run(
     );
     spawn("gpn-ros-ops", move || ops_thread(ops, services, param_rx))?;
 
-    let control_stop = stop.clone();
-    let control = std::thread::Builder::new()
-        .name("gpn-control".into())
-        .spawn(move || {
-            control_thread(
-                control_loop,
-                &Channels {
-                    states: state_full_rx,
-                    free_states: state_free_tx,
-                    free_outs: out_free_rx,
-                    outs: out_full_tx,
-                    trajectories: traj_rx,
-                    trash: trash_tx,
-                    commands: command_rx,
-                    replies: reply_tx,
-                },
-                &control_stop,
-            )
-        })
-        .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))?;
+    let operations = ChannelOperations {
+        commands: command_rx,
+        replies: reply_tx,
+    };
+    let control = match ros.mode {
+        Mode::Control => {
+            let reference = TopicReference::new(nv).fed_by(traj_rx, trash_tx);
+            let control_loop = ControlLoop::new(tick, learner, reference, decision, true);
+            spawn_control(control_loop, plant, operations, queue, stop.clone())
+        }
+        Mode::Learn => {
+            let control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
+            spawn_control(control_loop, plant, operations, queue, stop.clone())
+        }
+    }
+    .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))?;
 
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
@@ -377,7 +365,7 @@ pub fn run(
     };
     let publish = std::thread::Builder::new()
         .name("gpn-ros-publish".into())
-        .spawn(move || publisher.run(&out_full_rx, &out_free_tx, &trash_rx))
+        .spawn(move || publisher.run(&publish_end, &trash_rx))
         .map_err(|e| RosError::Param(format!("cannot start the publish thread: {e}")))?;
 
     let start = Instant::now();
@@ -429,76 +417,27 @@ pub fn run(
     })
 }
 
-/// The control thread's channels.
-struct Channels {
-    states: Receiver<StateFrame>,
-    free_states: SyncSender<StateFrame>,
-    free_outs: Receiver<OutFrame>,
-    outs: SyncSender<OutFrame>,
-    trajectories: Receiver<Box<Trajectory>>,
-    trash: SyncSender<Box<Trajectory>>,
-    commands: Receiver<ControlCommand>,
-    replies: SyncSender<ControlReply>,
-}
-
-/// The control thread: ticks states, trips the watchdog on silence, adopts trajectories and
-/// applies the operations' commands between ticks.
-fn control_thread(mut control_loop: ControlLoop, ch: &Channels, stop: &AtomicBool) -> LoopCounters {
-    // The loop writes into `scratch`; what is published is copied into a pool frame (no
-    // allocation). Without a free pool frame the answer is not published.
-    let mut scratch = OutFrame::new(control_loop.nv());
-    let send = |scratch: &OutFrame| {
-        if let Ok(mut frame) = ch.free_outs.try_recv() {
-            frame.copy_from(scratch);
-            let _ = ch.outs.try_send(frame);
-        }
-    };
-    while !stop.load(Ordering::Relaxed) {
-        while let Ok(next) = ch.trajectories.try_recv() {
-            if let Some(old) = control_loop.switch_reference(next) {
-                // Dropped on the publish thread; if its bin is full, here (rare).
-                let _ = ch.trash.try_send(old);
-            }
-        }
-        while let Ok(command) = ch.commands.try_recv() {
-            if let Some(reply) = control_loop.command(command) {
-                let _ = ch.replies.try_send(reply);
-            }
-        }
-        let wait = control_loop
-            .watchdog()
-            .next_deadline(Instant::now())
-            .min(Duration::from_millis(50));
-        match ch.states.recv_timeout(wait) {
-            Ok(first) => {
-                // Every queued state is ticked in order; only the newest one's answer is
-                // published (a burst's older commands are already superseded).
-                let mut current = first;
-                loop {
-                    let next = ch.states.try_recv().ok();
-                    control_loop.on_state(&current, Instant::now(), &mut scratch);
-                    let _ = ch.free_states.try_send(current);
-                    if next.is_none() {
-                        send(&scratch);
-                    }
-                    for event in control_loop.take_events() {
-                        let _ = ch.replies.try_send(ControlReply::Event(event));
-                    }
-                    match next {
-                        Some(n) => current = n,
-                        None => break,
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                if control_loop.on_silence(Instant::now(), &mut scratch) {
-                    send(&scratch);
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    control_loop.counters()
+/// Starts the control thread: the loop over the ROS plant on the wall clock, its outputs to
+/// the publish thread.
+fn spawn_control<R: ReferenceSource + Send + 'static>(
+    mut control_loop: ControlLoop<R>,
+    mut plant: RosPlant,
+    mut operations: ChannelOperations,
+    mut queue: PublishQueue,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<LoopCounters>> {
+    std::thread::Builder::new()
+        .name("gpn-control".into())
+        .spawn(move || {
+            let Ok(()) = control_loop.run(
+                &mut plant,
+                &mut WallClock,
+                &mut operations,
+                &mut [&mut queue],
+                &stop,
+            );
+            control_loop.counters()
+        })
 }
 
 /// Probe offers published and refusals logged.
@@ -920,12 +859,7 @@ struct Publisher_ {
 }
 
 impl Publisher_ {
-    fn run(
-        self,
-        outs: &Receiver<OutFrame>,
-        free: &SyncSender<OutFrame>,
-        trash: &Receiver<Box<Trajectory>>,
-    ) -> Published {
+    fn run(self, end: &PublishEnd, trash: &Receiver<Box<Trajectory>>) -> Published {
         let mut published = Published {
             commands: 0,
             latency: LatencyHistogram::new(),
@@ -941,14 +875,24 @@ impl Publisher_ {
         let mut latest_t = 0.0;
         let mut ticks: u64 = 0;
         loop {
-            match outs.recv_timeout(period.min(Duration::from_millis(100))) {
-                Ok(frame) => {
-                    latest = frame.counters;
-                    latest_t = frame.stamp_secs;
-                    survive("publishing", || {
-                        self.publish_frame(&frame, &mut published, &mut ticks);
-                    });
-                    let _ = free.try_send(frame);
+            match end
+                .outgoing
+                .recv_timeout(period.min(Duration::from_millis(100)))
+            {
+                Ok(message) => {
+                    match &message {
+                        Outgoing::Command(frame) => survive("publishing the command", || {
+                            self.publish_command(&frame.u, frame.answers, &mut published);
+                        }),
+                        Outgoing::Output(frame) => {
+                            latest = frame.counters;
+                            latest_t = frame.stamp_secs;
+                            survive("publishing", || {
+                                self.publish_output(frame, &mut published, &mut ticks);
+                            });
+                        }
+                    }
+                    end.recycle(message);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -996,31 +940,31 @@ impl Publisher_ {
             .unwrap_or_default()
     }
 
-    fn publish_frame(&self, frame: &OutFrame, published: &mut Published, ticks: &mut u64) {
+    fn publish_command(&self, u: &[f64], answers: Option<Instant>, published: &mut Published) {
+        let Some(command) = &self.command else { return };
+        let msg = Float64MultiArray {
+            layout: Default::default(),
+            data: u.to_vec(),
+        };
+        if command.publish(msg).is_ok() {
+            published.commands += 1;
+            if let Some(received) = answers {
+                published
+                    .latency
+                    .record(received.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    }
+
+    fn publish_output(&self, frame: &LoopOutput, published: &mut Published, ticks: &mut u64) {
         if let Some(change) = frame.change {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
             // discard data, which an operator should see without subscribing to ~/events.
             eprintln!("gp-node: {}", crate::learn::describe_change(&change));
             let _ = self.events.publish(change_event(&change, &self.joints));
         }
-        let commands = match frame.kind {
-            OutKind::Tick => frame.status.is_some(),
-            OutKind::Republish => true,
-            OutKind::Safe => self.ros.watchdog_action != WatchdogAction::StopPublishing,
-        };
-        if commands && let Some(command) = &self.command {
-            let msg = Float64MultiArray {
-                layout: Default::default(),
-                data: frame.u.clone(),
-            };
-            if command.publish(msg).is_ok() {
-                published.commands += 1;
-                if frame.kind != OutKind::Safe {
-                    published
-                        .latency
-                        .record(frame.received.elapsed().as_secs_f64() * 1e6);
-                }
-            }
+        if frame.kind != OutKind::Tick {
+            return;
         }
         let Some(status) = frame.status else { return };
         published.tick_time.record(status.exec_micros);

@@ -28,6 +28,8 @@
 //! the sender's clock (a trajectory's start) convert by `stamp_secs − t_secs`.
 //! Real-time: plain arithmetic, no allocation.
 
+pub use crate::control_loop::Timing;
+
 /// Bounds of a plausible stamp (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StampParams {
@@ -47,15 +49,6 @@ impl Default for StampParams {
             resync_after: 3,
         }
     }
-}
-
-/// What a plausible stamp is to the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Timing {
-    /// A new state: tick it.
-    New,
-    /// The last accepted stamp again: answer with the last command.
-    Repeat,
 }
 
 /// An accepted message's time.

@@ -11,6 +11,9 @@
 
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 
+use std::sync::mpsc::{Receiver, SyncSender};
+
+use crate::control_loop::{Desired, ReferenceSource, StateFrame};
 use crate::robot::JointLimits;
 
 /// Why a trajectory was refused (the previous reference stays in force).
@@ -364,5 +367,70 @@ impl Reference {
             }
         }
         (&self.q, &self.qd, &self.qdd)
+    }
+}
+
+/// The reference source of the ROS node in control mode: the [`Reference`], switched to each
+/// trajectory that arrives on the reference topic (through a channel from the receive
+/// thread) at the next tick. Replaced trajectories go back through `trash` to be dropped off
+/// the control thread.
+#[derive(Debug)]
+pub struct TopicReference {
+    reference: Reference,
+    incoming: Option<Receiver<Box<Trajectory>>>,
+    trash: Option<SyncSender<Box<Trajectory>>>,
+    /// The stamp clock's shift at the last state (sender's stamps → node time).
+    shift_secs: f64,
+}
+
+impl TopicReference {
+    /// Holds the first measured pose until a trajectory is switched in.
+    pub fn new(nv: usize) -> Self {
+        Self {
+            reference: Reference::new(nv),
+            incoming: None,
+            trash: None,
+            shift_secs: 0.0,
+        }
+    }
+
+    /// Takes trajectories from `incoming` and returns replaced ones through `trash`.
+    pub fn fed_by(
+        mut self,
+        incoming: Receiver<Box<Trajectory>>,
+        trash: SyncSender<Box<Trajectory>>,
+    ) -> Self {
+        self.incoming = Some(incoming);
+        self.trash = Some(trash);
+        self
+    }
+
+    /// Switches to `trajectory` (its start on the sender's clock) at the last tick's time;
+    /// returns the previous one, to be dropped off the control thread. Real-time.
+    pub fn switch(&mut self, mut trajectory: Box<Trajectory>) -> Option<Box<Trajectory>> {
+        trajectory.shift_start(-self.shift_secs);
+        self.reference.switch(trajectory)
+    }
+}
+
+impl ReferenceSource for TopicReference {
+    fn sample(&mut self, frame: &StateFrame, _qdd_estimate: &[f64], desired: Desired<'_>) {
+        while let Some(next) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            if let Some(old) = self.switch(next)
+                && let Some(trash) = self.trash.as_ref()
+            {
+                // Dropped on the publish thread; if its bin is full, here (rare).
+                let _ = trash.try_send(old);
+            }
+        }
+        self.shift_secs = frame.shift_secs();
+        let (q, qd, qdd) = self.reference.sample(frame.t_secs, &frame.q);
+        desired.q.copy_from_slice(q);
+        desired.qd.copy_from_slice(qd);
+        desired.qdd.copy_from_slice(qdd);
+    }
+
+    fn has_trajectory(&self) -> bool {
+        self.reference.has_trajectory()
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! Runs a scenario twice with the same seed — the nominal computed-torque law, then the
 //! learned law — and reports tracking, residual accuracy, bound coverage and tick latency.
-//! Boundary: glue between `sim` (the true robot), `control` (the tick) and `learn`, on the
-//! application layer (`app`: parameters, robot, model factory); it never imports `ros`. No
+//! Boundary: the simulated plant (`sim`, the true robot) and the run's seams for the one
+//! control loop (`control_loop`), on the application layer (`app`: parameters, robot, model
+//! factory); it never imports `ros`. No
 //! I/O except the optional `--record` CSV.
 
+mod plant;
 mod probing;
 mod record;
 mod report;

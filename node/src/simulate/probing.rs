@@ -6,7 +6,10 @@
 
 use std::time::Instant;
 
-use crate::learn::{Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe, stale_poses};
+use crate::control_loop::{Desired, ReferenceSource, StateFrame};
+use crate::learn::{
+    ChangeNotice, Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe, stale_poses,
+};
 use crate::robot::Model;
 
 use crate::app::ReferenceParams;
@@ -30,7 +33,10 @@ pub struct ProbeRecord {
 
 /// The reference the loop follows: the task's, paused while a probe runs.
 pub(super) struct ProbingReference<'a> {
+    robot: Model,
     task: &'a ReferenceParams,
+    /// What became of each probe request.
+    records: Vec<ProbeRecord>,
     params: ProbeParams,
     active: Option<(ProbePlan, f64)>,
     /// Task time lost to probes, s.
@@ -38,9 +44,11 @@ pub(super) struct ProbingReference<'a> {
 }
 
 impl<'a> ProbingReference<'a> {
-    pub(super) fn new(task: &'a ReferenceParams, params: &ProbeParams) -> Self {
+    pub(super) fn new(robot: &Model, task: &'a ReferenceParams, params: &ProbeParams) -> Self {
         Self {
+            robot: robot.clone(),
             task,
+            records: Vec::new(),
             params: params.clone(),
             active: None,
             paused_s: 0.0,
@@ -48,7 +56,7 @@ impl<'a> ProbingReference<'a> {
     }
 
     /// Desired state at loop time `t`.
-    pub(super) fn sample(&mut self, t: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
+    fn sample_at(&mut self, t: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
         if let Some((plan, start)) = &self.active {
             if t < start + plan.duration_s() {
                 plan.sample(t - start, q, qd, qdd);
@@ -60,22 +68,23 @@ impl<'a> ProbingReference<'a> {
         self.task.sample(t - self.paused_s, q, qd, qdd);
     }
 
+    /// What became of each probe request so far.
+    pub(super) fn records(&self) -> &[ProbeRecord] {
+        &self.records
+    }
+
     /// A change was noticed at `t` with its onset: plans a probe from the current desired
     /// state through the samples older than the onset and starts it if it passes the checks.
-    pub(super) fn on_change(
-        &mut self,
-        robot: &Model,
-        learner: &mut Learner,
-        t: f64,
-        onset_secs: f64,
-    ) -> Option<ProbeRecord> {
+    fn plan(&mut self, learner: &mut Learner, t: f64, onset_secs: f64) -> Option<ProbeRecord> {
         if !self.params.enabled || self.active.is_some() {
             return None;
         }
+        let robot = &self.robot;
         let clock = Instant::now();
         let nv = robot.nv();
         let (mut q, mut v, mut a) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
-        self.sample(t, &mut q, &mut v, &mut a);
+        self.sample_at(t, &mut q, &mut v, &mut a);
+        let robot = &self.robot;
         let replay = learner.replay();
         let samples = (0..replay.len())
             .filter_map(|i| replay.get(i))
@@ -123,6 +132,18 @@ impl<'a> ProbingReference<'a> {
     }
 }
 
+impl ReferenceSource for ProbingReference<'_> {
+    fn sample(&mut self, frame: &StateFrame, _qdd_estimate: &[f64], desired: Desired<'_>) {
+        self.sample_at(frame.t_secs, desired.q, desired.qd, desired.qdd);
+    }
+
+    fn on_change(&mut self, t_secs: f64, notice: &ChangeNotice, learner: &mut Learner) {
+        if let Some(record) = self.plan(learner, t_secs, notice.onset_secs) {
+            self.records.push(record);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,7 +151,11 @@ mod tests {
     #[test]
     fn the_task_pauses_during_a_probe_and_resumes_where_it_paused() {
         let task = ReferenceParams::default();
-        let mut reference = ProbingReference::new(&task, &ProbeParams::default());
+        let mut reference = ProbingReference::new(
+            &crate::app::load_robot(&crate::app::NodeParams::default()).expect("robot"),
+            &task,
+            &ProbeParams::default(),
+        );
         let nv = 7;
         let (mut q, mut v, mut a) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
         let (mut tq, mut tv, mut ta) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
@@ -146,10 +171,10 @@ mod tests {
             checked: 0,
         };
         reference.active = Some((plan, 2.0));
-        reference.sample(3.0, &mut q, &mut v, &mut a);
+        reference.sample_at(3.0, &mut q, &mut v, &mut a);
         assert!((q[0] - away[0]).abs() < 1e-12, "at the waypoint mid-probe");
         // After the 2 s probe the task continues from t = 2 s of its own clock.
-        reference.sample(4.5, &mut q, &mut v, &mut a);
+        reference.sample_at(4.5, &mut q, &mut v, &mut a);
         task.sample(2.5, &mut tq, &mut tv, &mut ta);
         assert_eq!(q, tq);
         assert_eq!(v, tv);

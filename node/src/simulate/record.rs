@@ -21,8 +21,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::control::TickOutput;
-use crate::learn::{AccelEstimator, AccelParams, AccelUpdate, Learner};
+use crate::control_loop::{LoopOutput, OutKind};
+use crate::learn::{AccelEstimator, AccelParams, AccelUpdate};
 use crate::sim::{SimState, Simulator};
 
 use super::SimulateError;
@@ -135,33 +135,34 @@ impl Recorder {
         }
     }
 
-    /// Writes one tick.
-    #[allow(clippy::too_many_arguments)]
+    /// Writes one tick's output; `sim` is the true robot (for the true residual at the
+    /// learning samples). Outputs without the plant's truth or a tick are skipped.
     pub fn write_tick(
         &mut self,
-        t: f64,
-        state: &SimState,
-        q_d: &[f64],
-        out: &TickOutput,
-        truth: &[f64],
-        learner: &Learner,
+        out: &LoopOutput,
         sim: &mut Simulator,
     ) -> Result<(), SimulateError> {
+        if out.kind != OutKind::Tick || !out.has_truth {
+            return Ok(());
+        }
         let nv = self.nv;
+        let t = out.t_secs;
         self.line.clear();
         self.line.push_str(&t.to_string());
-        self.push(&state.q);
-        self.push(q_d);
-        self.push(&state.v);
-        let sample = learner.last_sample().map(|(x, y)| (x.to_vec(), y.to_vec()));
-        match &sample {
+        self.push(&out.truth.q);
+        self.push(&out.q_d);
+        self.push(&out.truth.v);
+        let sample = out
+            .has_sample
+            .then_some((out.sample_x.as_slice(), out.sample_y.as_slice()));
+        match sample {
             Some((x, _)) => self.push(&x[2 * nv..]),
             None => self.push_nan(nv),
         }
         self.push(&out.u);
         self.push(&out.tau_rbd);
-        self.push(truth);
-        match &sample {
+        self.push(&out.truth.residual);
+        match sample {
             Some((x, y)) => {
                 self.push(x);
                 self.push(y);
@@ -172,8 +173,8 @@ impl Recorder {
         }
         self.push(&out.mu);
         self.push(&out.sigma);
-        self.push(&out.eta_cal);
-        self.clean.push(t, &state.q, &state.v);
+        self.push(&out.eta);
+        self.clean.push(t, &out.truth.q, &out.truth.v);
         if sample.is_some() && self.clean.ready {
             let x = std::mem::take(&mut self.clean.x);
             self.push(&x);

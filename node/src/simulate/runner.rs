@@ -1,5 +1,7 @@
-//! One closed-loop run on the embedded simulator: the true robot, the sensors, the
-//! reference and the control tick, tick by tick, with everything the report needs.
+//! One closed-loop run on the embedded simulator: the [`ControlLoop`] over the simulated
+//! plant ([`SimPlant`]: the true robot and its sensors), the task's reference with probing
+//! pauses, the swap schedule as operations, and listeners for the report, the recording,
+//! rerun and progress.
 //!
 //! Per tick k: measure the true state (the torque that acted since tick k−1 included) →
 //! reference at t_k → `Tick::step` → record → integrate the true robot over one period with
@@ -14,19 +16,25 @@
 //! wall clock ([`BudgetClock::Wall`]). The tracking error is the *true* q − q_d; the
 //! coverage compares the *true* residual at x* = [q, q̇, q̈_cmd] with μ(x*).
 
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
-use crate::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
+use crate::app::{NodeParams, SwapTarget, model_factory, plugin_search};
+use crate::control::{Tick, TickOutput, TickResult};
+use crate::control_loop::{
+    Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
+    SimulatedClock,
+};
 use crate::learn::{Learner, ModelFactory};
 use crate::robot::Model;
-use crate::sim::{SimState, Simulator};
+use crate::sim::Simulator;
 use crate::viz::{Viz, VizTick};
 
 use super::SimulateError;
+use super::plant::SimPlant;
+use super::probing::ProbingReference;
 use super::record::Recorder;
-use super::swaps::{SwapLog, SwapSchedule};
-use crate::app::SwapTarget;
-use crate::app::{NodeParams, model_factory, plugin_search};
+use super::swaps::{SimOperations, SwapSchedule};
 
 /// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
 #[derive(Debug, Clone, Default)]
@@ -134,35 +142,33 @@ fn run_inner(
     params: &NodeParams,
     learning: bool,
     factory: ModelFactory,
-    mut recorder: Option<&mut Recorder>,
-    mut viz: Option<&mut Viz>,
+    recorder: Option<&mut Recorder>,
+    viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     let nv = robot.nv();
-    params
-        .run
-        .reference
-        .check(nv)
-        .map_err(SimulateError::Param)?;
-    let mut sim = Simulator::new(robot, &params.sim)?;
-    let mut control = params.control.clone();
-    control.use_model = learning;
-    let budget_clock = if params.run.realtime {
-        BudgetClock::Wall
-    } else {
-        BudgetClock::Simulated
-    };
-    let mut tick = Tick::new(robot, &control, budget_clock)?;
+    let reference = &params.run.reference;
+    reference.check(nv).map_err(SimulateError::Param)?;
     let dt = params.sim.dt_secs();
     let ticks = (params.run.duration_s / dt).round() as usize;
+    let (mut q0, mut v0, mut a0) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
+    reference.sample(0.0, &mut q0, &mut v0, &mut a0);
+    let mut plant = SimPlant::new(robot, &params.sim, &q0, &v0, ticks)?;
+    let mut clock: Box<dyn Clock> = if params.run.realtime {
+        Box::new(PacedClock::new(Duration::from_secs_f64(dt)))
+    } else {
+        Box::new(SimulatedClock)
+    };
+    let mut control = params.control.clone();
+    control.use_model = learning;
+    let tick = Tick::new(robot, &control, clock.budget())?;
     let mut learn_params = params.learn.clone();
-    // η_cal calibrates on the first half of the run: it freezes at the half-way tick (see
-    // `freeze_calibration` below) on what the model predicted until then.
+    // η_cal calibrates on the first half of the run: it freezes at the half-way tick on
+    // what the model predicted until then.
     learn_params.calibration_samples = (ticks / 2).max(1);
     let hyper = params.model.config.get("hyper").cloned();
-    let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
-    let mut announce_at = params.sim.payload.step.as_ref().map(|step| step.at_secs);
-    let mut schedule = if learning {
+    let learner = Learner::new(robot, learn_params, hyper, factory)?;
+    let schedule = if learning {
         SwapSchedule::new(
             &plugin_search(params),
             params.run.swap_every_s,
@@ -178,165 +184,68 @@ fn run_inner(
     } else {
         None
     };
-
-    let reference = &params.run.reference;
-    let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
-    reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
-    let mut state = SimState {
-        t_secs: 0.0,
-        q: q_d.clone(),
-        v: qd_d.clone(),
-    };
-    let mut out = TickOutput::new(nv);
-    let mut tau_prev = vec![0.0; nv];
-    let mut truth = vec![0.0; nv];
-    let mut query_state = state.clone();
-
-    let mut log = RunLog {
-        nv,
-        dt_secs: dt,
-        ..RunLog::default()
-    };
-    let per_joint = ticks * nv;
-    log.t_secs.reserve(ticks);
-    for series in [
-        &mut log.error_rad,
-        &mut log.true_residual_nm,
-        &mut log.mu_nm,
-        &mut log.eta_cal_nm,
-        &mut log.eta_thm_nm,
-    ] {
-        series.reserve(per_joint);
-    }
-    log.learned.reserve(ticks);
-    log.changes.reserve(64);
-    log.tick_micros.reserve(ticks);
-    let half = ticks / 2;
-    let report_every = (ticks / 100).max(1);
-    let mut swap_log = SwapLog::with_capacity(
-        if schedule.is_some() { ticks } else { 0 },
-        schedule.as_ref().map_or(0, SwapSchedule::planned),
+    let announce_at = params
+        .sim
+        .payload
+        .step
+        .as_ref()
+        .map(|step| step.at_secs)
+        .filter(|_| learning && params.run.announce_changes);
+    let mut ops = SimOperations::new(schedule, ticks, dt, (ticks / 2) as u64, announce_at);
+    let probing = ProbingReference::new(robot, reference, &params.learn.probe);
+    let mut control_loop = ControlLoop::new(
+        tick,
+        learner,
+        probing,
+        CommandDecision::without_watchdog(),
+        true,
     );
-    let wall = Instant::now();
 
-    let mut probing = super::probing::ProbingReference::new(reference, &params.learn.probe);
-    for k in 0..ticks {
-        let t = k as f64 * dt;
-        state.t_secs = t;
-        if k == half {
-            learner.freeze_calibration();
-        }
-        probing.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
-        if let Some(schedule) = schedule.as_mut() {
-            swap_log.tick_started.push(Instant::now());
-            let active = learner.phase() == crate::learn::LearnPhase::Active;
-            if let Some(request) = schedule.due(t, active) {
-                let id = request.id;
-                match learner.request_swap(request) {
-                    Ok(()) => swap_log.requested.push((id, k)),
-                    Err((Some(request), _)) => schedule.refused(request),
-                    Err((None, _)) => {}
-                }
-            }
-        }
-        if learning && params.run.announce_changes && announce_at.is_some_and(|at| t >= at) {
-            announce_at = None;
-            learner.announce_change();
-        }
-        let measured = sim.measure(&state, &tau_prev)?;
-        let input = TickInput {
-            t_secs: t,
-            q: &measured.q,
-            v: &measured.v,
-            tau: &measured.tau,
-            q_d: &q_d,
-            qd_d: &qd_d,
-            qdd_d: &qdd_d,
-        };
-        let status = tick.step(&input, &mut learner, &mut out);
-        for event in learner.take_events() {
-            swap_log.record(k, event);
-        }
-        let mut change = None;
-        for notice in learner.take_change_notices() {
-            change = Some(notice);
-            if log.changes.len() < log.changes.capacity() {
-                log.changes.push(notice);
-            }
-        }
-        if let Some(notice) = change.filter(|_| learning)
-            && let Some(record) = probing.on_change(robot, &mut learner, t, notice.onset_secs)
-        {
-            log.probes.push(record);
-        }
-        if status.adopted_model && log.model_adopted_at_secs.is_none() {
-            log.model_adopted_at_secs = Some(t);
-        }
-        query_state.t_secs = t;
-        query_state.q.copy_from_slice(&state.q);
-        query_state.v.copy_from_slice(&state.v);
-        sim.true_residual(&query_state, &out.qdd_cmd, &mut truth)?;
-
-        log.t_secs.push(t);
-        for j in 0..nv {
-            log.error_rad.push(state.q[j] - q_d[j]);
-            log.true_residual_nm.push(truth[j]);
-            log.mu_nm.push(out.mu[j]);
-            log.eta_cal_nm.push(out.eta_cal[j]);
-            log.eta_thm_nm.push(out.eta_thm[j]);
-        }
-        log.learned.push(status.result == TickResult::Learned);
-        log.tick_micros.push(status.exec_micros);
-        if status.exec_micros > dt * 1e6 {
-            log.late_ticks += 1;
-        }
-        if let Some(rec) = recorder.as_deref_mut() {
-            rec.write_tick(t, &state, &q_d, &out, &truth, &learner, &mut sim)?;
-        }
-        if let Some(viz) = viz.as_deref_mut() {
-            viz.log_tick(&VizTick {
-                tick: k as u64,
-                t_secs: t,
-                q: &state.q,
-                q_d: &q_d,
-                out: &out,
-                true_residual: &truth,
-                exec_micros: status.exec_micros,
-                experts: learner.model_stats().map(|s| s.experts),
-                coverage: learner.coverage(),
-                change,
-            });
-        }
-
-        if params.run.realtime {
-            // Paced: tick k starts at wall time k·dt after the start.
-            let due = wall + std::time::Duration::from_secs_f64((k + 1) as f64 * dt);
-            if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-        } else if learner.background_busy() {
-            // Faster than the wall clock, simulated time stands still while a background
-            // fit runs (as if it were instantaneous), so runs are reproducible; its wall
-            // time is reported.
-            while !learner.wait_for_model(std::time::Duration::from_secs(1))
-                && learner.background_busy()
-            {}
-        }
-        sim.step(&mut state, &out.u)?;
-        tau_prev.copy_from_slice(&out.u);
-        if k % report_every == 0 {
-            progress(k as f64 / ticks as f64);
-        }
+    let mut log = RunLogger::new(nv, dt, ticks);
+    let mut progress = Progress::new(ticks, progress);
+    let mut record = match recorder {
+        Some(rec) => Some(RecordListener {
+            rec,
+            truth: Simulator::new(robot, &params.sim)?,
+            error: None,
+        }),
+        None => None,
+    };
+    let mut viz = viz.map(|viz| VizListener {
+        viz,
+        out: TickOutput::new(nv),
+    });
+    let mut listeners: Vec<&mut dyn OutputListener> = vec![&mut log, &mut progress];
+    if let Some(record) = record.as_mut() {
+        listeners.push(record);
     }
-    progress(1.0);
+    if let Some(viz) = viz.as_mut() {
+        listeners.push(viz);
+    }
+    let wall = Instant::now();
+    control_loop.run(
+        &mut plant,
+        clock.as_mut(),
+        &mut ops,
+        &mut listeners,
+        &AtomicBool::new(false),
+    )?;
+    drop(listeners);
+    progress.done();
+    let mut log = log.log;
     log.wall_secs = wall.elapsed().as_secs_f64();
-    log.final_tracking_bound = out.tracking_bound;
-    log.experts = learner.model_stats().map(|s| s.experts);
-    log.beta_cal = learner.beta_cal();
-    let counts = learner.counts();
-    log.fit_secs = counts.fit_secs;
-    log.learned_samples = counts.learned;
-    let g = counts.gate;
+    if let Some(record) = record {
+        if let Some(error) = record.error {
+            return Err(error);
+        }
+        record.rec.flush()?;
+    }
+    let report = control_loop.model_report();
+    log.experts = report.experts;
+    log.beta_cal = report.beta_cal;
+    log.fit_secs = report.counts.fit_secs;
+    log.learned_samples = report.counts.learned;
+    let g = report.counts.gate;
     log.gated_samples = g.non_finite
         + g.position_limit
         + g.velocity_limit
@@ -344,22 +253,159 @@ fn run_inner(
         + g.jump
         + g.acceleration
         + g.innovation;
-    log.overruns = tick.supervisor_counts().overruns;
-    log.hyper = learner.hyper().cloned();
-    log.reidentified_mass_kg = learner.reidentified_mass_kg();
-    if let Some(schedule) = schedule {
-        swap_log.labels = schedule.labels.clone();
-        log.swap_busy_ticks = schedule.busy_refusals;
-        log.swaps = swap_log.resolve(&log.error_rad, nv, dt);
-    }
-    if let Some(rec) = recorder {
-        rec.flush()?;
+    log.overruns = report.supervisor.overruns;
+    log.hyper = report.hyper;
+    log.reidentified_mass_kg = report.reidentified_mass_kg;
+    log.probes = control_loop.reference().records().to_vec();
+    if let Some((labels, busy)) = ops.schedule().map(|s| (s.labels.clone(), s.busy_refusals)) {
+        ops.log.labels = labels;
+        log.swap_busy_ticks = busy;
+        log.swaps = ops.log.resolve(&log.error_rad, nv, dt);
     }
     if learning
         && log.model_adopted_at_secs.is_none()
-        && let Some(reason) = learner.failure()
+        && let Some(reason) = report.failure
     {
-        return Err(SimulateError::Model(reason.to_owned()));
+        return Err(SimulateError::Model(reason));
     }
     Ok(log)
+}
+
+/// Collects the run's series from the loop's outputs.
+struct RunLogger {
+    log: RunLog,
+}
+
+impl RunLogger {
+    fn new(nv: usize, dt: f64, ticks: usize) -> Self {
+        let mut log = RunLog {
+            nv,
+            dt_secs: dt,
+            ..RunLog::default()
+        };
+        let per_joint = ticks * nv;
+        log.t_secs.reserve(ticks);
+        for series in [
+            &mut log.error_rad,
+            &mut log.true_residual_nm,
+            &mut log.mu_nm,
+            &mut log.eta_cal_nm,
+            &mut log.eta_thm_nm,
+        ] {
+            series.reserve(per_joint);
+        }
+        log.learned.reserve(ticks);
+        log.changes.reserve(64);
+        log.tick_micros.reserve(ticks);
+        Self { log }
+    }
+}
+
+impl OutputListener for RunLogger {
+    fn on_output(&mut self, out: &LoopOutput) {
+        let Some(status) = out.status.filter(|_| out.kind == OutKind::Tick) else {
+            return;
+        };
+        let log = &mut self.log;
+        let t = out.t_secs;
+        for notice in out.changes() {
+            if log.changes.len() < log.changes.capacity() {
+                log.changes.push(*notice);
+            }
+        }
+        if status.adopted_model && log.model_adopted_at_secs.is_none() {
+            log.model_adopted_at_secs = Some(t);
+        }
+        log.t_secs.push(t);
+        for j in 0..log.nv {
+            log.error_rad.push(out.truth.q[j] - out.q_d[j]);
+            log.true_residual_nm.push(out.truth.residual[j]);
+            log.mu_nm.push(out.mu[j]);
+            log.eta_cal_nm.push(out.eta[j]);
+            log.eta_thm_nm.push(out.eta_thm[j]);
+        }
+        log.learned.push(status.result == TickResult::Learned);
+        log.tick_micros.push(status.exec_micros);
+        if status.exec_micros > log.dt_secs * 1e6 {
+            log.late_ticks += 1;
+        }
+        log.final_tracking_bound = out.tracking_bound;
+    }
+}
+
+/// Reports the fraction done about every 1 %.
+struct Progress<'a> {
+    ticks: usize,
+    every: u64,
+    report: &'a mut dyn FnMut(f64),
+}
+
+impl<'a> Progress<'a> {
+    fn new(ticks: usize, report: &'a mut dyn FnMut(f64)) -> Self {
+        Self {
+            ticks,
+            every: (ticks / 100).max(1) as u64,
+            report,
+        }
+    }
+
+    fn done(&mut self) {
+        (self.report)(1.0);
+    }
+}
+
+impl OutputListener for Progress<'_> {
+    fn on_output(&mut self, out: &LoopOutput) {
+        if out.tick.is_multiple_of(self.every) {
+            (self.report)(out.tick as f64 / self.ticks as f64);
+        }
+    }
+}
+
+/// Writes the recording; the true residual at the learning samples comes from a copy of
+/// the true robot (a function of the state and time only). The first error ends the writing
+/// and is returned after the run.
+struct RecordListener<'a> {
+    rec: &'a mut Recorder,
+    truth: Simulator,
+    error: Option<SimulateError>,
+}
+
+impl OutputListener for RecordListener<'_> {
+    fn on_output(&mut self, out: &LoopOutput) {
+        if self.error.is_none()
+            && let Err(e) = self.rec.write_tick(out, &mut self.truth)
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+/// Hands every tick to rerun (never blocks).
+struct VizListener<'a> {
+    viz: &'a mut Viz,
+    out: TickOutput,
+}
+
+impl OutputListener for VizListener<'_> {
+    fn on_output(&mut self, out: &LoopOutput) {
+        let Some(status) = out.status else { return };
+        self.out.u.copy_from_slice(&out.u);
+        self.out.tau_rbd.copy_from_slice(&out.tau_rbd);
+        self.out.mu.copy_from_slice(&out.mu);
+        self.out.sigma.copy_from_slice(&out.sigma);
+        self.out.eta_cal.copy_from_slice(&out.eta);
+        self.viz.log_tick(&VizTick {
+            tick: out.tick,
+            t_secs: out.t_secs,
+            q: &out.truth.q,
+            q_d: &out.q_d,
+            out: &self.out,
+            true_residual: &out.truth.residual,
+            exec_micros: status.exec_micros,
+            experts: out.stats.map(|s| s.experts),
+            coverage: out.counters.coverage,
+            change: out.change,
+        });
+    }
 }

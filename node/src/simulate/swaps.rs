@@ -7,7 +7,8 @@
 
 use std::time::Instant;
 
-use crate::learn::{ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
+use crate::control_loop::{ControlCommand, ControlReply, LoopView, Operations};
+use crate::learn::{LearnPhase, ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
 
 use crate::app::{SwapTarget, model_factory};
 use crate::model::SearchPath;
@@ -213,5 +214,108 @@ impl SwapLog {
                 }
             })
             .collect()
+    }
+}
+
+/// The operations of a simulated run, in this order at each tick: freeze η_cal's
+/// calibration at the half-way tick, request the swap that is due (`run.swap_every_s`),
+/// announce the payload step (`run.announce_changes`). Records what the swaps did.
+pub(super) struct SimOperations {
+    schedule: Option<SwapSchedule>,
+    pub(super) log: SwapLog,
+    dt: f64,
+    freeze_at: u64,
+    announce_at: Option<f64>,
+    /// The tick the stages below are for, and the next stage.
+    tick: Option<u64>,
+    stage: u8,
+    /// The swap just requested and its tick, until the loop says whether it was accepted.
+    requested: Option<(u64, usize)>,
+}
+
+impl SimOperations {
+    /// For a run of period `dt`, freezing the calibration at tick `freeze_at` and announcing
+    /// a change at `announce_at`, s.
+    pub(super) fn new(
+        schedule: Option<SwapSchedule>,
+        ticks: usize,
+        dt: f64,
+        freeze_at: u64,
+        announce_at: Option<f64>,
+    ) -> Self {
+        let log = SwapLog::with_capacity(
+            if schedule.is_some() { ticks } else { 0 },
+            schedule.as_ref().map_or(0, SwapSchedule::planned),
+        );
+        Self {
+            schedule,
+            log,
+            dt,
+            freeze_at,
+            announce_at,
+            tick: None,
+            stage: 0,
+            requested: None,
+        }
+    }
+
+    /// The schedule, when swaps were planned (busy refusals, labels).
+    pub(super) fn schedule(&self) -> Option<&SwapSchedule> {
+        self.schedule.as_ref()
+    }
+}
+
+impl Operations for SimOperations {
+    fn next_command(&mut self, view: &LoopView) -> Option<ControlCommand> {
+        let k = view.ticks;
+        if self.tick != Some(k) {
+            self.tick = Some(k);
+            self.stage = 0;
+            if self.schedule.is_some() {
+                self.log.tick_started.push(Instant::now());
+            }
+        }
+        let t = k as f64 * self.dt;
+        while self.stage < 3 {
+            self.stage += 1;
+            match self.stage {
+                1 if k == self.freeze_at => return Some(ControlCommand::FreezeCalibration),
+                2 => {
+                    let active = view.phase == LearnPhase::Active;
+                    if let Some(request) = self.schedule.as_mut().and_then(|s| s.due(t, active)) {
+                        self.requested = Some((request.id, k as usize));
+                        return Some(ControlCommand::Swap(request));
+                    }
+                }
+                3 if self.announce_at.is_some_and(|at| t >= at) => {
+                    self.announce_at = None;
+                    return Some(ControlCommand::AnnounceChange);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn on_applied(&mut self, reply: Option<ControlReply>) {
+        let Some(requested) = self.requested.take() else {
+            return;
+        };
+        match reply {
+            None => self.log.requested.push(requested),
+            Some(ControlReply::Refused {
+                request: Some(request),
+                ..
+            }) => {
+                if let Some(schedule) = self.schedule.as_mut() {
+                    schedule.refused(request);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn on_event(&mut self, tick: u64, event: SwapEvent) {
+        self.log.record(tick as usize, event);
     }
 }

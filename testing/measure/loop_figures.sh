@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# BEFORE/AFTER figures of the control loop: two release builds, N interleaved rounds of
+#  (a) ROS loopback latency: `gp-node run --nominal --json` (state received -> command
+#      published, `latency_us` of its summary) against testing/measure/loopback_peer.py, a
+#      Cyclone DDS robot in lock-step (STATES joint states paced at RATE Hz);
+#  (b) hot swap: `gp-node sim --realtime --learned-only --no-viz --swap-every 0.25
+#      --swap-to 'skygp:{"variant":"fast"}' --json` with learn.replay_capacity 3000
+#      (docs/results/hot-swap.md);
+# then a table: min and median per binary, and after/before of the medians.
+#
+#   testing/measure/loop_figures.sh BEFORE_DIR AFTER_DIR
+#
+# Each DIR is a checkout with a release build of gp-node (the `ros` feature is needed, e.g.
+# `cargo build --release -p gp_node --no-default-features --features ros --bin gp-node`):
+# the binary is $DIR/target/release/gp-node, or <target>/release/gp-node with
+# BEFORE_TARGET / AFTER_TARGET set to that checkout's CARGO_TARGET_DIR. The plugins
+# (libgpn_skygp.so) are found beside the binary, where cargo builds them. Parameters come
+# from each checkout's launch/sim_default.yaml.
+#
+# Environment (all optional):
+#   ROUNDS=5            rounds; each runs (a) then (b) for both binaries, the order of the
+#                       two binaries alternating from round to round (before first in odd rounds)
+#   STATES=2000         joint states per loopback run      RATE=1000   their rate, Hz (0: back to back)
+#   SWAP_DURATION=30    seconds of the hot-swap run
+#   PYTHON              a Python with cyclonedds (default: $GPN_PYTHON, else this
+#                       repository's .venv/bin/python)
+#   OUT                 where the raw JSON and logs go (default: a new temporary directory; kept)
+#   DOMAIN_BASE         first DDS domain id (default from the PID); each run uses its own
+#   SKIP_LOOPBACK=1 / SKIP_SWAP=1   leave one measurement out
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+if [ $# -ne 2 ]; then
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+before_dir="$(cd "$1" && pwd)"
+after_dir="$(cd "$2" && pwd)"
+
+ROUNDS="${ROUNDS:-5}"
+STATES="${STATES:-2000}"
+RATE="${RATE:-1000}"
+SWAP_DURATION="${SWAP_DURATION:-30}"
+PYTHON="${PYTHON:-${GPN_PYTHON:-$repo/.venv/bin/python}}"
+OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/loop_figures.XXXXXX")}"
+DOMAIN_BASE="${DOMAIN_BASE:-$(( $$ % 100 ))}"
+peer="$here/loopback_peer.py"
+
+die() { echo "loop_figures: $*" >&2; exit 1; }
+
+binary_of() { # DIR TARGET_OVERRIDE
+  local target="${2:-$1/target}"
+  echo "$target/release/gp-node"
+}
+before_bin="$(binary_of "$before_dir" "${BEFORE_TARGET:-}")"
+after_bin="$(binary_of "$after_dir" "${AFTER_TARGET:-}")"
+for b in "$before_bin" "$after_bin"; do
+  [ -x "$b" ] || die "no binary $b (build it, or set BEFORE_TARGET / AFTER_TARGET)"
+done
+[ -x "$PYTHON" ] || command -v "$PYTHON" >/dev/null || die "no python $PYTHON (set PYTHON or GPN_PYTHON)"
+"$PYTHON" -c 'import cyclonedds' 2>/dev/null || die "$PYTHON has no cyclonedds"
+[ -f "$peer" ] || die "missing $peer"
+
+# Background processes (the node under test) are stopped on any exit.
+node_pid=""
+cleanup() {
+  if [ -n "$node_pid" ] && kill -0 "$node_pid" 2>/dev/null; then
+    kill -INT "$node_pid" 2>/dev/null || true
+    sleep 1
+    kill -KILL "$node_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# edit FILE FROM TO: replace the first FROM by TO; fail if FROM is absent.
+edit() {
+  grep -qF -- "$2" "$1" || die "$1 has no '$2' (the parameter file changed?)"
+  FROM="$2" TO="$3" "$PYTHON" - "$1" <<'PY'
+import os, sys
+p = sys.argv[1]
+t = open(p).read().replace(os.environ["FROM"], os.environ["TO"], 1)
+open(p, "w").write(t)
+PY
+}
+
+# Parameter files per side, from that checkout's defaults.
+for side in before after; do
+  dir="$before_dir"; [ "$side" = after ] && dir="$after_dir"
+  mkdir -p "$OUT/$side"
+  yaml="$dir/launch/sim_default.yaml"
+  [ -f "$yaml" ] || die "no $yaml"
+  # (a): DDS on loopback, nominal law, no hyperparameter fit during the run, watchdog 1 s
+  # (no safe outputs while the peer discovers the node).
+  cp "$yaml" "$OUT/$side/run.yaml"
+  edit "$OUT/$side/run.yaml" "localhost_only: false" "localhost_only: true"
+  edit "$OUT/$side/run.yaml" "use_model: true" "use_model: false"
+  edit "$OUT/$side/run.yaml" "fit_samples: 1000 " "fit_samples: 1000000 "
+  edit "$OUT/$side/run.yaml" "watchdog_timeout_s: 0.1 " "watchdog_timeout_s: 1.0 "
+  # (b): the hot-swap measurement's replay buffer.
+  cp "$yaml" "$OUT/$side/swap.yaml"
+  edit "$OUT/$side/swap.yaml" "      replay_capacity: 10000" "      replay_capacity: 3000"
+done
+
+run_count=0
+next_domain() { run_count=$((run_count + 1)); echo $(( 20 + (DOMAIN_BASE + run_count) % 200 )); }
+
+loopback() { # SIDE BIN ROUND
+  local side="$1" bin="$2" i="$3" domain
+  domain="$(next_domain)"
+  "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
+    >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
+  node_pid=$!
+  if ! timeout 300 "$PYTHON" "$peer" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
+    echo "loop_figures: peer failed ($side round $i, domain $domain): $(tail -c 400 "$OUT/$side/peer_$i.json" "$OUT/$side/peer_$i.log")" >&2
+  fi
+  kill -INT "$node_pid" 2>/dev/null || true
+  local waited=0
+  while kill -0 "$node_pid" 2>/dev/null && [ $waited -lt 200 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if kill -0 "$node_pid" 2>/dev/null; then
+    kill -KILL "$node_pid" 2>/dev/null || true
+    echo "loop_figures: gp-node run ($side round $i) did not stop within 20 s of SIGINT" >&2
+  fi
+  wait "$node_pid" 2>/dev/null || echo "loop_figures: gp-node run ($side round $i) exited with $?; see $OUT/$side/loop_$i.log" >&2
+  node_pid=""
+}
+
+swap() { # SIDE BIN ROUND
+  local side="$1" bin="$2" i="$3"
+  timeout $(( SWAP_DURATION * 4 + 300 )) "$bin" sim --params "$OUT/$side/swap.yaml" --duration "$SWAP_DURATION" \
+    --realtime --learned-only --no-viz --swap-every 0.25 --swap-to 'skygp:{"variant":"fast"}' --json \
+    >"$OUT/$side/swap_$i.json" 2>"$OUT/$side/swap_$i.log" \
+    || echo "loop_figures: gp-node sim ($side round $i) exited with $?; see $OUT/$side/swap_$i.log" >&2
+}
+
+echo "loop_figures: before $before_bin" >&2
+echo "loop_figures: after  $after_bin" >&2
+echo "loop_figures: $ROUNDS rounds, raw results in $OUT" >&2
+for i in $(seq 1 "$ROUNDS"); do
+  if [ $((i % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
+  for what in loopback swap; do
+    [ "$what" = loopback ] && [ "${SKIP_LOOPBACK:-0}" = 1 ] && continue
+    [ "$what" = swap ] && [ "${SKIP_SWAP:-0}" = 1 ] && continue
+    for side in $order; do
+      bin="$before_bin"; [ "$side" = after ] && bin="$after_bin"
+      echo "loop_figures: round $i/$ROUNDS $what $side ($(date +%H:%M:%S))" >&2
+      "$what" "$side" "$bin" "$i"
+    done
+  done
+done
+
+"$PYTHON" - "$OUT" "$ROUNDS" <<'PY'
+import json, pathlib, statistics, sys
+
+out, rounds = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+
+def load(side, name, i):
+    p = out / side / f"{name}_{i}.json"
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+
+def delays(s):
+    d = []
+    for k, n in s["swaps"]["summary"]["adoption_delay_ticks"]:
+        d += [k] * n
+    return d
+
+metrics = [
+    # (group, label, file, extractor)
+    ("loopback", "state->command p50 us (node)", "loop", lambda j: j["latency_us"]["p50"]),
+    ("loopback", "state->command p99 us (node)", "loop", lambda j: j["latency_us"]["p99"]),
+    ("loopback", "state->command max us (node)", "loop", lambda j: j["latency_us"]["max"]),
+    ("loopback", "tick p50 us (node)", "loop", lambda j: j["tick_us"]["p50"]),
+    ("loopback", "tick p99 us (node)", "loop", lambda j: j["tick_us"]["p99"]),
+    ("loopback", "round trip p50 us (peer)", "peer", lambda j: j["roundtrip_us"]["p50"]),
+    ("loopback", "round trip p99 us (peer)", "peer", lambda j: j["roundtrip_us"]["p99"]),
+    ("loopback", "commands published", "loop", lambda j: j["commands_published"]),
+    ("loopback", "states unanswered (peer)", "peer", lambda j: j["unanswered"]),
+    ("loopback", "states dropped busy (node)", "loop", lambda j: j["joint_states_dropped_busy"]),
+    ("hot swap", "swaps planned", "swap", lambda j: j["swaps"]["summary"]["planned"]),
+    ("hot swap", "swaps adopted", "swap", lambda j: j["swaps"]["summary"]["adopted"]),
+    ("hot swap", "adoption delay ticks, median", "swap", lambda j: statistics.median(delays(j))),
+    ("hot swap", "adoption delay ticks, max", "swap", lambda j: max(delays(j))),
+    ("hot swap", "request->ready median s", "swap", lambda j: j["swaps"]["summary"]["median_build_s"]),
+    ("hot swap", "busy ticks", "swap", lambda j: j["swaps"]["summary"]["busy_ticks"]),
+    ("hot swap", "tick p50 us", "swap", lambda j: j["tick_us"]["p50"]),
+    ("hot swap", "tick p99 us", "swap", lambda j: j["tick_us"]["p99"]),
+    ("hot swap", "tick max us", "swap", lambda j: j["tick_us"]["max"]),
+    ("hot swap", "late ticks (> 1 ms)", "swap", lambda j: j["late_ticks"]),
+]
+
+def values(side, name, f):
+    v = []
+    for i in range(1, rounds + 1):
+        j = load(side, name, i)
+        if j is None:
+            continue
+        try:
+            x = f(j)
+        except (KeyError, TypeError, ValueError, IndexError):
+            continue
+        if x is not None:
+            v.append(float(x))
+    return v
+
+def fmt(x):
+    if x is None:
+        return "-"
+    if x == 0 or abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 1:
+        return f"{x:.1f}"
+    return f"{x:.3f}"
+
+hdr = f"| {'measurement':<36} | {'before min':>10} | {'before med':>10} | {'after min':>10} | {'after med':>10} | {'after/before':>12} | {'runs':>5} |"
+print(hdr)
+print("|" + "|".join("-" * (len(c)) for c in hdr.split("|")[1:-1]) + "|")
+for group, label, name, f in metrics:
+    b, a = values("before", name, f), values("after", name, f)
+    if not b and not a:
+        continue
+    bmin, bmed = (min(b), statistics.median(b)) if b else (None, None)
+    amin, amed = (min(a), statistics.median(a)) if a else (None, None)
+    ratio = f"{amed / bmed:.3f}" if bmed and amed is not None else "-"
+    print(f"| {group + ': ' + label:<36} | {fmt(bmin):>10} | {fmt(bmed):>10} | {fmt(amin):>10} | {fmt(amed):>10} | {ratio:>12} | {len(b)}+{len(a):<3} |")
+print(f"\n(min / median over rounds; ratio = after median / before median; raw JSON in {out})")
+PY

@@ -1,0 +1,118 @@
+"""A Cyclone DDS peer of `gp-node run` for testing/measure/loop_figures.sh: plays the robot
+(joint_state_broadcaster + effort controller) in lock-step over loopback DDS and prints one
+JSON object on stdout.
+
+    loopback_peer.py DOMAIN_ID [N_STATES] [RATE_HZ]
+
+Sends N_STATES (default 2000) valid joint states of the Panda, each answered by a command
+before the next is sent, paced at RATE_HZ (default 1000; 0: back to back). Stamps advance by
+1/RATE_HZ (1 ms when unpaced). Reports the states answered and the peer's round-trip
+(write → command taken) p50/p99/max in µs. The node's own latency (state received →
+command published) is in its `--json` summary.
+
+Uses the repository's `sim/gpn_mujoco` (message types, QoS, loopback configuration): run it
+from a checkout (this file's repository), with a Python that has `cyclonedds`.
+"""
+
+import json
+import math
+import pathlib
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+
+from cyclonedds.core import Policy, Qos  # noqa: E402
+from cyclonedds.domain import DomainParticipant  # noqa: E402
+from cyclonedds.pub import DataWriter  # noqa: E402
+from cyclonedds.sub import DataReader  # noqa: E402
+from cyclonedds.topic import Topic  # noqa: E402
+from cyclonedds.util import duration  # noqa: E402
+
+from gpn_mujoco.messages import Float64MultiArray_, Header_, JointState_, Time_  # noqa: E402
+from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
+
+RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
+POSE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+
+
+def state(t: float, k: int) -> JointState_:
+    # A slow small motion around the pose, so the numbers are not constant.
+    q = [x + 0.05 * math.sin(0.5 * t + j) for j, x in enumerate(POSE)]
+    dq = [0.025 * math.cos(0.5 * t + j) for j in range(7)]
+    sec = int(math.floor(t))
+    return JointState_(
+        header=Header_(stamp=Time_(sec=sec, nanosec=int(round((t - sec) * 1e9)))),
+        name=list(JOINTS),
+        position=q,
+        velocity=dq,
+        effort=[],
+    )
+
+
+def main() -> None:
+    domain = int(sys.argv[1])
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+    rate = float(sys.argv[3]) if len(sys.argv) > 3 else 1000.0
+    use_localhost_only()
+    dp = DomainParticipant(domain)
+    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
+    commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=RELIABLE)
+
+    deadline = time.monotonic() + 30
+    while not (states.get_matched_subscriptions() and commands.get_matched_publications()):
+        if time.monotonic() > deadline:
+            print(json.dumps({"error": "the node was not discovered within 30 s"}))
+            sys.exit(1)
+        time.sleep(0.01)
+    time.sleep(0.5)
+    commands.take(N=1000)  # anything published before the run
+
+    period = 1.0 / rate if rate > 0 else 0.0
+    dt = period if rate > 0 else 0.001
+    rtt = []
+    unanswered = 0
+    t0 = time.perf_counter()
+    for k in range(n):
+        if period:
+            wait = t0 + k * period - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+        commands.take(N=100)  # a late answer to an earlier state must not count for this one
+        start = time.perf_counter()
+        states.write(state(1.0 + k * dt, k))
+        got = None
+        limit = start + 1.0
+        while got is None and time.perf_counter() < limit:
+            for c in commands.take(N=1):
+                if isinstance(c, Float64MultiArray_):
+                    got = c
+            if got is None:
+                time.sleep(0.00005)
+        if got is None:
+            unanswered += 1
+        else:
+            rtt.append((time.perf_counter() - start) * 1e6)
+    rtt.sort()
+    print(
+        json.dumps(
+            {
+                "sent": n,
+                "answered": len(rtt),
+                "unanswered": unanswered,
+                "rate_hz": rate,
+                "wall_s": time.perf_counter() - t0,
+                "roundtrip_us": {
+                    "p50": statistics.median(rtt) if rtt else None,
+                    "p99": rtt[int(0.99 * (len(rtt) - 1))] if rtt else None,
+                    "max": rtt[-1] if rtt else None,
+                },
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
