@@ -111,6 +111,22 @@ impl Plant for ScriptedPlant {
     }
 }
 
+/// The plant of [`script`] and the clock it sets.
+fn scripted_plant(observe_only: bool) -> (ScriptedPlant, Rc<Cell<Instant>>) {
+    let t0 = Instant::now();
+    let now = Rc::new(Cell::new(t0));
+    let plant = ScriptedPlant {
+        script: script(),
+        next: 0,
+        t0,
+        now: now.clone(),
+        observe_only,
+        written: Vec::new(),
+        states: Vec::new(),
+    };
+    (plant, now)
+}
+
 /// The script's wall clock.
 struct ScriptClock(Rc<Cell<Instant>>);
 
@@ -268,17 +284,8 @@ fn expected_commands(
 #[test]
 fn a_scripted_plant_gets_the_commands_the_decision_rules_say_and_listeners_every_output() {
     let (robot, p) = setup();
-    let t0 = Instant::now();
-    let now = Rc::new(Cell::new(t0));
-    let mut plant = ScriptedPlant {
-        script: script(),
-        next: 0,
-        t0,
-        now: now.clone(),
-        observe_only: false,
-        written: Vec::new(),
-        states: Vec::new(),
-    };
+    let (mut plant, now) = scripted_plant(false);
+    let t0 = plant.t0;
     let mut control = make_loop(&robot, &p, t0);
     let mut ops = ResetAtThree::default();
     let mut outputs = Outputs::default();
@@ -388,17 +395,8 @@ fn a_scripted_plant_gets_the_commands_the_decision_rules_say_and_listeners_every
 #[test]
 fn an_observe_only_plant_is_never_commanded_and_its_estimate_still_flows() {
     let (robot, p) = setup();
-    let t0 = Instant::now();
-    let now = Rc::new(Cell::new(t0));
-    let mut plant = ScriptedPlant {
-        script: script(),
-        next: 0,
-        t0,
-        now: now.clone(),
-        observe_only: true,
-        written: Vec::new(),
-        states: Vec::new(),
-    };
+    let (mut plant, now) = scripted_plant(true);
+    let t0 = plant.t0;
     let mut control = make_loop(&robot, &p, t0);
     let mut outputs = Outputs::default();
     control

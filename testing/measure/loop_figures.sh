@@ -63,14 +63,19 @@ done
 "$PYTHON" -c 'import cyclonedds' 2>/dev/null || die "$PYTHON has no cyclonedds"
 [ -f "$peer" ] || die "missing $peer"
 
-# Background processes (the node under test) are stopped on any exit.
+# Every process the script starts runs in the background and is waited for (a signal then
+# reaches the trap at once); whatever is still running is stopped on any exit.
 node_pid=""
+child_pid=""
 cleanup() {
-  if [ -n "$node_pid" ] && kill -0 "$node_pid" 2>/dev/null; then
-    kill -INT "$node_pid" 2>/dev/null || true
-    sleep 1
-    kill -KILL "$node_pid" 2>/dev/null || true
-  fi
+  local p
+  [ -n "$child_pid" ] && kill -TERM "$child_pid" 2>/dev/null # `timeout`: passes it on
+  [ -n "$node_pid" ] && kill -INT "$node_pid" 2>/dev/null     # gp-node run: as Ctrl-C
+  sleep 1
+  for p in $child_pid $node_pid; do
+    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+  done
+  return 0
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -105,15 +110,26 @@ for side in before after; do
 done
 
 run_count=0
-next_domain() { run_count=$((run_count + 1)); echo $(( 20 + (DOMAIN_BASE + run_count) % 200 )); }
+domain=0
+next_domain() { run_count=$((run_count + 1)); domain=$(( 20 + (DOMAIN_BASE + run_count) % 200 )); }
+
+# in_background CMD...: runs CMD (its output redirected by the caller) and waits for it.
+in_background() {
+  "$@" &
+  child_pid=$!
+  local rc=0
+  wait "$child_pid" || rc=$?
+  child_pid=""
+  return "$rc"
+}
 
 loopback() { # SIDE BIN ROUND
-  local side="$1" bin="$2" i="$3" domain
-  domain="$(next_domain)"
+  local side="$1" bin="$2" i="$3"
+  next_domain
   "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
     >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
   node_pid=$!
-  if ! timeout 300 "$PYTHON" "$peer" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
+  if ! in_background timeout 300 "$PYTHON" "$peer" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
     echo "loop_figures: peer failed ($side round $i, domain $domain): $(tail -c 400 "$OUT/$side/peer_$i.json" "$OUT/$side/peer_$i.log")" >&2
   fi
   kill -INT "$node_pid" 2>/dev/null || true
@@ -123,13 +139,15 @@ loopback() { # SIDE BIN ROUND
     kill -KILL "$node_pid" 2>/dev/null || true
     echo "loop_figures: gp-node run ($side round $i) did not stop within 20 s of SIGINT" >&2
   fi
-  wait "$node_pid" 2>/dev/null || echo "loop_figures: gp-node run ($side round $i) exited with $?; see $OUT/$side/loop_$i.log" >&2
+  local rc=0
+  wait "$node_pid" 2>/dev/null || rc=$?
+  [ $rc -eq 0 ] || echo "loop_figures: gp-node run ($side round $i) exited with $rc; see $OUT/$side/loop_$i.log" >&2
   node_pid=""
 }
 
 swap() { # SIDE BIN ROUND
   local side="$1" bin="$2" i="$3"
-  timeout $(( SWAP_DURATION * 4 + 300 )) "$bin" sim --params "$OUT/$side/swap.yaml" --duration "$SWAP_DURATION" \
+  in_background timeout $(( SWAP_DURATION * 4 + 300 )) "$bin" sim --params "$OUT/$side/swap.yaml" --duration "$SWAP_DURATION" \
     --realtime --learned-only --no-viz --swap-every 0.25 --swap-to 'skygp:{"variant":"fast"}' --json \
     >"$OUT/$side/swap_$i.json" 2>"$OUT/$side/swap_$i.log" \
     || echo "loop_figures: gp-node sim ($side round $i) exited with $?; see $OUT/$side/swap_$i.log" >&2
@@ -216,7 +234,7 @@ def fmt(x):
         return f"{x:.1f}"
     return f"{x:.3f}"
 
-hdr = f"| {'measurement':<36} | {'before min':>10} | {'before med':>10} | {'after min':>10} | {'after med':>10} | {'after/before':>12} | {'runs':>5} |"
+hdr = f"| {'measurement':<40} | {'before min':>10} | {'before med':>10} | {'after min':>10} | {'after med':>10} | {'after/before':>12} | {'runs':>5} |"
 print(hdr)
 print("|" + "|".join("-" * (len(c)) for c in hdr.split("|")[1:-1]) + "|")
 for group, label, name, f in metrics:
@@ -226,6 +244,6 @@ for group, label, name, f in metrics:
     bmin, bmed = (min(b), statistics.median(b)) if b else (None, None)
     amin, amed = (min(a), statistics.median(a)) if a else (None, None)
     ratio = f"{amed / bmed:.3f}" if bmed and amed is not None else "-"
-    print(f"| {group + ': ' + label:<36} | {fmt(bmin):>10} | {fmt(bmed):>10} | {fmt(amin):>10} | {fmt(amed):>10} | {ratio:>12} | {len(b)}+{len(a):<3} |")
+    print(f"| {group + ': ' + label:<40} | {fmt(bmin):>10} | {fmt(bmed):>10} | {fmt(amin):>10} | {fmt(amed):>10} | {ratio:>12} | {len(b)}+{len(a):<3} |")
 print(f"\n(min / median over rounds; ratio = after median / before median; raw JSON in {out})")
 PY

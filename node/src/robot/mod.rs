@@ -83,6 +83,7 @@ mod data;
 mod error;
 pub mod fixture_check;
 mod kinematics;
+mod load;
 mod model;
 mod regressor;
 mod rnea;

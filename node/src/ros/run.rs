@@ -1,19 +1,22 @@
-//! `gp-node run`: the node on the ROS 2 graph. Wires the transport to the control loop with
-//! three threads and bounded channels of preallocated frames:
+//! `gp-node run`: the node on the ROS 2 graph. Wires the transport to the one control loop
+//! ([`ControlLoop`] over the [`RosPlant`], on the [`WallClock`]) with three threads and
+//! bounded channels of preallocated frames:
 //!
 //! ```text
 //!  receive thread (DDS)           control thread                  publish thread
-//!  joint_states → StateFrame ─►  ControlLoop::on_state  ─► OutFrame ─► command, ~/residual,
-//!  reference → Trajectory   ─►   (switch at a tick)          │         /diagnostics, latency
-//!  command (learn mode)          watchdog on silence         │
-//!        ▲ free StateFrames ◄────┘                 free OutFrames ◄────┘
+//!  joint_states → StateFrame ─►  RosPlant::read ─► ControlLoop    command, ~/residual,
+//!  reference → Trajectory   ─►   TopicReference (switch at a tick) /diagnostics, latency
+//!  command (learn mode)          RosPlant::write ─► Outgoing ─────► (in the loop's order)
+//!        ▲ free StateFrames ◄──  PublishQueue (listener) ─► Outgoing
+//!                                ChannelOperations ◄─► operations thread (services, params)
 //! ```
 //!
 //! The control thread never allocates, locks or does I/O after start-up; a state that finds
 //! no free frame (a burst the loop cannot absorb) is dropped and counted by the receive
-//! thread; a tick that finds no free out frame publishes nothing (counted). In a burst every
-//! queued state is ticked (the learner sees all data) but only the newest one's command is
-//! published. Stops on SIGINT/SIGTERM or after `--duration`, then prints a summary.
+//! thread; a command or output that finds no free frame is not published. In a burst every
+//! queued state is ticked (the learner sees all data) but only the newest one's command and
+//! estimate are published. Stops on SIGINT/SIGTERM or after `--duration`, then prints a
+//! summary.
 
 use std::cell::RefCell;
 use std::pin::pin;

@@ -148,14 +148,15 @@ impl ReferenceSource for ProbingReference<'_> {
 mod tests {
     use super::*;
 
+    fn robot() -> Model {
+        let params = crate::app::NodeParams::from_yaml(crate::app::DEFAULT_PARAMS_YAML);
+        crate::app::load_robot(&params.expect("built-in parameters")).expect("built-in robot")
+    }
+
     #[test]
     fn the_task_pauses_during_a_probe_and_resumes_where_it_paused() {
         let task = ReferenceParams::default();
-        let mut reference = ProbingReference::new(
-            &crate::app::load_robot(&crate::app::NodeParams::default()).expect("robot"),
-            &task,
-            &ProbeParams::default(),
-        );
+        let mut reference = ProbingReference::new(&robot(), &task, &ProbeParams::default());
         let nv = 7;
         let (mut q, mut v, mut a) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
         let (mut tq, mut tv, mut ta) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
