@@ -34,6 +34,9 @@ enum Step {
     Silent { at: f64 },
 }
 
+/// A state the plant handed out: (t, q, v, tau).
+type Sent = (f64, Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// The scripted plant: states along a slow motion from HOME; records what it is commanded.
 struct ScriptedPlant {
     script: Vec<Step>,
@@ -44,7 +47,7 @@ struct ScriptedPlant {
     /// (u, the receipt instant of the state it answers).
     written: Vec<(Vec<f64>, Option<Instant>)>,
     /// The states handed out (t, q, v, tau).
-    states: Vec<(f64, Vec<f64>, Vec<f64>, Vec<f64>)>,
+    states: Vec<Sent>,
 }
 
 fn pose(t: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
@@ -257,7 +260,7 @@ fn script() -> Vec<Step> {
 fn expected_commands(
     robot: &Model,
     p: &NodeParams,
-    states: &[(f64, Vec<f64>, Vec<f64>, Vec<f64>)],
+    states: &[Sent],
 ) -> Vec<Vec<f64>> {
     let mut tick = Tick::new(robot, &p.control, BudgetClock::Simulated).expect("tick");
     let mut learner = Learner::new(robot, p.learn.clone(), None, no_model()).expect("learner");
