@@ -91,8 +91,8 @@ fn the_loop_over_the_ros_plant_allocates_nothing_once_warm() {
             frame.t_secs = t;
             frame.stamp_secs = t;
             frame.received = std::time::Instant::now();
-            for j in 0..7 {
-                frame.q[j] = HOME[j] + 0.2 * (t + j as f64).sin();
+            for (j, home) in HOME.iter().enumerate() {
+                frame.q[j] = home + 0.2 * (t + j as f64).sin();
                 frame.v[j] = 0.2 * (t + j as f64).cos();
             }
             frame.tau_origin = TorqueOrigin::OwnCommand;
