@@ -257,11 +257,7 @@ fn script() -> Vec<Step> {
 }
 
 /// The commands an independent tick computes for the plant's states, in order.
-fn expected_commands(
-    robot: &Model,
-    p: &NodeParams,
-    states: &[Sent],
-) -> Vec<Vec<f64>> {
+fn expected_commands(robot: &Model, p: &NodeParams, states: &[Sent]) -> Vec<Vec<f64>> {
     let mut tick = Tick::new(robot, &p.control, BudgetClock::Simulated).expect("tick");
     let mut learner = Learner::new(robot, p.learn.clone(), None, no_model()).expect("learner");
     let mut out = TickOutput::new(7);

@@ -61,6 +61,21 @@ fn the_defaults_have_a_range_for_every_number_and_lie_in_it() {
     assert!(err.contains("learn.undeclared_number"), "{err}");
 }
 
+/// The optional parts a scenario switches on (a payload step, a friction drift, glitches)
+/// are numbers too: every scenario's parameters pass the check (`--scenario payload-step`
+/// was refused for its undeclared `sim.payload.step.at_secs`).
+#[test]
+fn every_scenario_has_its_numbers_declared() {
+    use clap::ValueEnum as _;
+    for scenario in gp_node::simulate::Scenario::value_variants() {
+        let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("the defaults load");
+        scenario.apply(&mut params);
+        params
+            .check_ranges()
+            .unwrap_or_else(|e| panic!("{}: {e}", scenario.name()));
+    }
+}
+
 #[test]
 fn parameter_files_with_out_of_range_numbers_are_refused_naming_key_and_range() {
     for (key, from, to) in HOSTILE {

@@ -163,7 +163,7 @@ for i in $(seq 1 "$ROUNDS"); do
     [ "$what" = swap ] && [ "${SKIP_SWAP:-0}" = 1 ] && continue
     for side in $order; do
       bin="$before_bin"; [ "$side" = after ] && bin="$after_bin"
-      echo "loop_figures: round $i/$ROUNDS $what $side ($(date +%H:%M:%S))" >&2
+      echo "loop_figures: round $i/$ROUNDS $what $side ($(date +%H:%M:%S), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))" >&2
       "$what" "$side" "$bin" "$i"
     done
   done
