@@ -14,8 +14,9 @@
 # `cargo build --release -p gp_node --no-default-features --features ros --bin gp-node`):
 # the binary is $DIR/target/release/gp-node, or <target>/release/gp-node with
 # BEFORE_TARGET / AFTER_TARGET set to that checkout's CARGO_TARGET_DIR. The plugins
-# (libgpn_skygp.so) are found beside the binary, where cargo builds them. Parameters come
-# from each checkout's launch/sim_default.yaml.
+# (libgpn_skygp.so) are found in <target>/release/deps, where building gp-node puts them.
+# Parameters come from each checkout's launch/sim_default.yaml; for (a) with DDS on
+# loopback, the nominal law, no hyperparameter fit (learn.fit_samples 1e6) and a 1 s watchdog.
 #
 # Environment (all optional):
 #   ROUNDS=5            rounds; each runs (a) then (b) for both binaries, the order of the
@@ -25,7 +26,7 @@
 #   PYTHON              a Python with cyclonedds (default: $GPN_PYTHON, else this
 #                       repository's .venv/bin/python)
 #   OUT                 where the raw JSON and logs go (default: a new temporary directory; kept)
-#   DOMAIN_BASE         first DDS domain id (default from the PID); each run uses its own
+#   DOMAIN_BASE         DDS domains are 20 + (DOMAIN_BASE + run) % 200 (default: PID % 100)
 #   SKIP_LOOPBACK=1 / SKIP_SWAP=1   leave one measurement out
 set -euo pipefail
 
@@ -33,7 +34,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 if [ $# -ne 2 ]; then
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 before_dir="$(cd "$1" && pwd)"

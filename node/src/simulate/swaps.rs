@@ -165,7 +165,7 @@ impl SwapLog {
     /// One record per planned swap; `error_rad` is the run's tracking error (tick-major,
     /// `nv` per tick), `dt` the period.
     pub fn resolve(&self, error_rad: &[f64], nv: usize, dt: f64) -> Vec<SwapRecord> {
-        let ticks = self.tick_started.len();
+        let ticks = self.tick_started.len().min(error_rad.len() / nv.max(1));
         let window = (0.25 / dt).round() as usize;
         let rms = |from: usize, to: usize| -> Option<f64> {
             (to > from && to <= ticks).then(|| {
@@ -223,6 +223,7 @@ impl SwapLog {
 pub(super) struct SimOperations {
     schedule: Option<SwapSchedule>,
     pub(super) log: SwapLog,
+    ticks: u64,
     dt: f64,
     freeze_at: u64,
     announce_at: Option<f64>,
@@ -250,6 +251,7 @@ impl SimOperations {
         Self {
             schedule,
             log,
+            ticks: ticks as u64,
             dt,
             freeze_at,
             announce_at,
@@ -271,7 +273,8 @@ impl Operations for SimOperations {
         if self.tick != Some(k) {
             self.tick = Some(k);
             self.stage = 0;
-            if self.schedule.is_some() {
+            // The loop asks once more after the last tick (then the plant closes).
+            if self.schedule.is_some() && k < self.ticks {
                 self.log.tick_started.push(Instant::now());
             }
         }
@@ -317,5 +320,61 @@ impl Operations for SimOperations {
 
     fn on_event(&mut self, tick: u64, event: SwapEvent) {
         self.log.record(tick as usize, event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control_loop::Operations as _;
+
+    fn schedule(duration_s: f64) -> SwapSchedule {
+        let target = |variant: &str| SwapTarget {
+            plugin: "skygp".into(),
+            config: serde_json::json!({ "variant": variant }),
+        };
+        let search = SearchPath::standard(Vec::<&str>::new());
+        SwapSchedule::new(
+            &search,
+            0.5,
+            &target("dense"),
+            &[target("fast")],
+            duration_s,
+            21,
+            7,
+        )
+        .expect("swaps planned")
+    }
+
+    #[test]
+    fn one_tick_start_per_tick_of_the_run_though_the_loop_asks_once_more() {
+        let ticks = 100;
+        let mut ops = SimOperations::new(Some(schedule(0.1)), ticks, 1e-3, 50, None);
+        for k in 0..=ticks as u64 {
+            let view = LoopView {
+                ticks: k,
+                phase: LearnPhase::Collecting,
+            };
+            while ops.next_command(&view).is_some() {}
+        }
+        assert_eq!(ops.log.tick_started.len(), ticks);
+    }
+
+    #[test]
+    fn a_swap_adopted_at_the_last_tick_is_resolved_within_the_run() {
+        let (ticks, nv) = (1000, 7);
+        let start = Instant::now();
+        let log = SwapLog {
+            requested: vec![(1, ticks - 10)],
+            adopted: vec![(1, ticks - 1, start)],
+            failed: Vec::new(),
+            // One start too many must not reach past the tracking error's end.
+            tick_started: vec![start; ticks + 1],
+            labels: vec!["skygp".into()],
+        };
+        let records = log.resolve(&vec![1e-3; ticks * nv], nv, 1e-3);
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].outcome, "adopted");
+        assert!((records[0].rms_after_rad.expect("one tick after") - 1e-3).abs() < 1e-15);
     }
 }
