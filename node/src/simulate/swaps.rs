@@ -326,7 +326,6 @@ impl Operations for SimOperations {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control_loop::Operations as _;
 
     fn schedule(duration_s: f64) -> SwapSchedule {
         let target = |variant: &str| SwapTarget {
