@@ -8,7 +8,7 @@ use anyhow::Context;
 use gp_node::app;
 use gp_node::app::param_ranges::check_value;
 use gp_node::app::{DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams};
-use gp_node::simulate::{self, Recorder, Scenario, SimReport};
+use gp_node::simulate::{self, Recorder, RunLog, Scenario, SimReport};
 use gp_node::viz::{self, Viz, VizTarget};
 
 /// Where the rerun recording goes without `--rrd`, `--spawn`, `--connect` or `--no-viz`.
@@ -242,7 +242,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let nominal = nominal.unwrap_or_else(|| learned.clone());
+    let nominal = nominal.unwrap_or_else(|| RunLog {
+        // Not run: its columns repeat the learned run, its wall time is none.
+        wall_secs: 0.0,
+        ..learned.clone()
+    });
     let mut report = SimReport::new(
         &params.model.plugin,
         args.scenario.name(),
