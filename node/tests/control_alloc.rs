@@ -5,11 +5,9 @@
 
 use std::sync::Mutex;
 
-use gp_node::app;
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
 use std::sync::mpsc::Receiver;
 
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
 use gp_node::sim::{SimState, Simulator};
 
@@ -41,23 +39,11 @@ fn run_counted(
     mut during: impl FnMut(usize, &mut Learner),
 ) -> Counted {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
-    params.learn.change.action = action;
-    params.learn.probe.enabled = probe;
-    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
-    params.model.config["hyper"] =
-        serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
-    let robot = app::load_robot(&params).expect("robot");
+    let (params, robot, mut learner) = alloc_support::fixed_hyper_setup(|params| {
+        params.learn.change.action = action;
+        params.learn.probe.enabled = probe;
+    });
     let nv = robot.nv();
-    let factory = app::model_factory(
-        &app::plugin_search(&params),
-        &params.model.plugin,
-        &params.model.config,
-        3 * nv,
-        nv,
-    );
-    let hyper = params.model.config.get("hyper").cloned();
-    let mut learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
     let probe_offers = learner.offer_probes();
     assert_eq!(probe_offers.is_some(), probe);
     // The simulated robot waits for the model: no overrun, however loaded the machine.

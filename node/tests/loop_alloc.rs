@@ -7,13 +7,11 @@
 use std::sync::atomic::AtomicBool;
 use std::thread;
 
-use gp_node::app::{self, DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{Tick, TickResult};
 use gp_node::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, NoOperations, OutKind, OutputListener,
     SimulatedClock, TorqueOrigin, Watchdog, WatchdogAction,
 };
-use gp_node::learn::Learner;
 use gp_node::ros::TopicReference;
 use gp_node::ros::plant::{Outgoing, channels};
 
@@ -52,21 +50,8 @@ impl OutputListener for ArmAt {
 #[test]
 fn the_loop_over_the_ros_plant_allocates_nothing_once_warm() {
     let (warm, counted) = (3000u64, 2000u64);
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
-    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
-    params.model.config["hyper"] =
-        serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
-    let robot = app::load_robot(&params).expect("robot");
+    let (params, robot, learner) = alloc_support::fixed_hyper_setup(|_| {});
     let nv = robot.nv();
-    let factory = app::model_factory(
-        &app::plugin_search(&params),
-        &params.model.plugin,
-        &params.model.config,
-        3 * nv,
-        nv,
-    );
-    let hyper = params.model.config.get("hyper").cloned();
-    let learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
     // Simulated time: the loop waits for the model's fits, so it is active when counting.
     let mut clock = SimulatedClock;
     let tick = Tick::new(&robot, &params.control, clock.budget()).expect("tick");

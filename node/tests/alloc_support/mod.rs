@@ -6,6 +6,32 @@
 //! static GLOBAL: alloc_support::Counting = alloc_support::Counting;
 //! ```
 
-#![allow(unused_imports)] // each test uses part of it
+#![allow(unused_imports, dead_code)] // each test uses part of it
 
 pub use gpn_alloc_count::*;
+
+use gp_node::app::{self, DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::learn::Learner;
+use gp_node::robot::Model;
+
+/// The default parameters with fixed hyperparameters (no fit to wait for), as the
+/// allocation tests run them; `adjust` changes them before the robot and learner are built.
+pub fn fixed_hyper_setup(adjust: impl FnOnce(&mut NodeParams)) -> (NodeParams, Model, Learner) {
+    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
+    params.model.config["hyper"] =
+        serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
+    adjust(&mut params);
+    let robot = app::load_robot(&params).expect("robot");
+    let nv = robot.nv();
+    let factory = app::model_factory(
+        &app::plugin_search(&params),
+        &params.model.plugin,
+        &params.model.config,
+        3 * nv,
+        nv,
+    );
+    let hyper = params.model.config.get("hyper").cloned();
+    let learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");
+    (params, robot, learner)
+}
