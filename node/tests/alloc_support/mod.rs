@@ -1,5 +1,5 @@
 //! The counting allocator of the allocation tests (`testing/alloc_count`), under the name
-//! these tests use. Each test crate installs it:
+//! these tests use, and the learning setup they share. Each test crate installs it:
 //!
 //! ```ignore
 //! #[global_allocator]
