@@ -10,7 +10,8 @@ pub mod control_loop;
 pub mod eval;
 pub mod learn;
 pub mod model;
-pub mod robot;
+/// Rigid-body dynamics (the `gpn_dynamics` crate).
+pub use gpn_dynamics as robot;
 pub mod ros;
 pub mod sim;
 pub mod simulate;

@@ -8,7 +8,7 @@ removed every ``<visual>`` and ``<collision>`` element: MuJoCo opens the mesh fi
 reference, and none ship.
 
 Joint order: depth-first from the root link, the joints of each link in file order — the
-order of the node's URDF loader (``node/src/robot/urdf.rs``), which is the file order for a
+order of the node's URDF loader (``crates/dynamics/src/urdf.rs``), which is the file order for a
 serial chain. JointState names, commands and per-joint scenario values use this order;
 MuJoCo's own indices are mapped by joint name.
 

@@ -3,10 +3,10 @@
 //! inertia matrix (CRBA), gravity and nonlinear effects, forward dynamics (ABA) and the
 //! inertial-parameter regressor of one body.
 //!
-//! Boundary: this module knows rigid bodies and URDF, nothing of learning, plugins or ROS.
+//! Boundary: this crate knows rigid bodies and URDF, nothing of learning, plugins or ROS.
 //! Its shape follows Pinocchio: an immutable [`Model`] built once from the URDF and a
 //! [`Data`] holding every buffer, allocated once by [`Data::new`]. After that, no algorithm
-//! allocates (`node/tests/robot_alloc.rs` proves it with a counting allocator). The
+//! allocates (`tests/alloc.rs` proves it with a counting allocator). The
 //! formulas are those of Featherstone, *Rigid Body Dynamics Algorithms* (2008); each file
 //! cites its chapter.
 //!
@@ -47,7 +47,7 @@
 //!
 //! # Example
 //! ```
-//! use gp_node::robot::{Data, Model, aba, crba, rnea};
+//! use gpn_dynamics::{Data, Model, aba, crba, rnea};
 //!
 //! let urdf = r#"<robot name="pendulum">
 //!   <link name="base"/>
@@ -74,8 +74,10 @@
 //!
 //! // Wrong sizes are errors, not panics.
 //! assert!(rnea(&model, &mut data, &[0.0, 0.0], &v, &a).is_err());
-//! # Ok::<(), gp_node::robot::RobotError>(())
+//! # Ok::<(), gpn_dynamics::RobotError>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod aba;
 mod crba;

@@ -4,23 +4,22 @@
 //! Only allocations made by this test's own thread while the counter is armed are counted, so
 //! the test harness's threads cannot disturb the count.
 
-use gp_node::robot::{
+use gpn_dynamics::{
     Data, Model, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor, rnea,
     world_from_link,
 };
 use nalgebra::{Matrix3, Vector3};
 
-mod alloc_support;
-use alloc_support::count_allocations;
+use gpn_alloc_count::count_allocations;
 
 #[global_allocator]
-static GLOBAL: alloc_support::Counting = alloc_support::Counting;
+static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 #[test]
 fn no_algorithm_allocates_after_data_new() {
     let urdf = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/dynamics/panda.urdf"
+        "/../../../shared/fixtures/dynamics/panda.urdf"
     );
     let model = Model::from_urdf_file(urdf).expect("panda loads");
     // Also with armature and a payload: the variants use the same code paths.

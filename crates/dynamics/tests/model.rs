@@ -4,7 +4,7 @@
 
 use std::f64::consts::FRAC_PI_4;
 
-use gp_node::robot::{
+use gpn_dynamics::{
     BodyRef, DEFAULT_GRAVITY_MPS2, Data, JointType, Model, RigidInertia, aba, crba,
     forward_kinematics, gravity, nonlinear_effects, regressor, rnea, world_from_link,
 };
@@ -12,7 +12,7 @@ use nalgebra::{Matrix3, Rotation3, Vector3};
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/dynamics"
+    "/../../../shared/fixtures/dynamics"
 );
 
 fn fixture_model(robot: &str) -> Model {
@@ -350,8 +350,11 @@ fn fixed_joint_merge_equals_a_model_merged_by_hand() {
 fn the_node_panda_is_the_fixture_panda_with_fingers_welded() {
     // urdf/panda.urdf fixes the fingers; at finger position 0 its dynamics must equal the
     // first seven joints of the 9-dof fixture Panda with zero finger motion.
-    let node = Model::from_urdf_file(concat!(env!("CARGO_MANIFEST_DIR"), "/../urdf/panda.urdf"))
-        .expect("node Panda");
+    let node = Model::from_urdf_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../urdf/panda.urdf"
+    ))
+    .expect("node Panda");
     let full = fixture_model("panda");
     assert_eq!(node.nv(), 7);
     assert_eq!(node.joint_names(), &full.joint_names()[..7]);

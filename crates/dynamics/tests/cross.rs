@@ -10,7 +10,7 @@
 //! - Σ_k Y_k π_k = RNEA, and Y_k π_payload = RNEA(with payload) − RNEA;
 //! - armature and payload variants consistent across RNEA, CRBA and ABA.
 
-use gp_node::robot::{
+use gpn_dynamics::{
     BodyRef, Data, Model, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor,
     rnea,
 };
@@ -21,9 +21,9 @@ use rand_chacha::ChaCha8Rng;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/dynamics"
+    "/../../../shared/fixtures/dynamics"
 );
-const NODE_PANDA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../urdf/panda.urdf");
+const NODE_PANDA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
 const N_RANDOM_ROBOTS: u64 = 60;
 
 /// A random tree-shaped URDF: `n_links` links, each attached to a random earlier one.
@@ -408,7 +408,7 @@ fn payload_contribution_equals_regressor_and_payload_models_are_consistent() {
                 ),
                 BodyRef::Body(b) => {
                     let in_link =
-                        gp_node::robot::RigidInertia::from_mass_com_inertia(mass, com, inertia);
+                        gpn_dynamics::RigidInertia::from_mass_com_inertia(mass, com, inertia);
                     let pi = DVector::from_row_slice(
                         &body_from_link.apply_rigid_inertia(&in_link).params(),
                     );

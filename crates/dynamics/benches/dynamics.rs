@@ -3,16 +3,16 @@
 //! kinematics and the regressor for reference. Setup (loading, `Data::new`, inputs) stays
 //! outside the timed closures; nothing is written to disk.
 //!
-//! Run: `cargo bench -p gp_node --bench dynamics -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench -p gpn_dynamics --bench dynamics -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gp_node::robot::{
+use gpn_dynamics::{
     Data, Model, aba, crba, forward_kinematics, nonlinear_effects, regressor, rnea,
 };
 
-const PANDA_URDF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../urdf/panda.urdf");
+const PANDA_URDF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
 
 fn state(nv: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let q = (0..nv).map(|i| 0.3 + 0.17 * i as f64).collect();

@@ -2,7 +2,7 @@
 //! panic: malformed URDFs, broken trees, unphysical inertias, unsupported joints, and wrong
 //! slice lengths or arguments passed to the algorithms and model builders.
 
-use gp_node::robot::{
+use gpn_dynamics::{
     Data, Model, RobotError, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor,
     rnea, world_from_link,
 };
@@ -309,7 +309,7 @@ fn unreadable_files_name_the_path() {
 fn fixture_panda() -> Model {
     Model::from_urdf_file(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/dynamics/panda.urdf"
+        "/../../../shared/fixtures/dynamics/panda.urdf"
     ))
     .expect("panda loads")
 }
