@@ -63,7 +63,7 @@ impl StrRef {
 }
 
 /// Counters a model reports through `stats` (`gpn_stats` in C); mirrors
-/// `gpn_gp_core::model::ModelStats`.
+/// `gpn_online_model::ModelStats`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PluginStats {
@@ -77,8 +77,8 @@ pub struct PluginStats {
     pub memory_bytes: u64,
 }
 
-impl From<gpn_gp_core::model::ModelStats> for PluginStats {
-    fn from(s: gpn_gp_core::model::ModelStats) -> Self {
+impl From<gpn_online_model::ModelStats> for PluginStats {
+    fn from(s: gpn_online_model::ModelStats) -> Self {
         PluginStats {
             samples_seen: s.samples_seen,
             samples_stored: s.samples_stored,
@@ -88,9 +88,9 @@ impl From<gpn_gp_core::model::ModelStats> for PluginStats {
     }
 }
 
-impl From<PluginStats> for gpn_gp_core::model::ModelStats {
+impl From<PluginStats> for gpn_online_model::ModelStats {
     fn from(s: PluginStats) -> Self {
-        gpn_gp_core::model::ModelStats {
+        gpn_online_model::ModelStats {
             samples_seen: s.samples_seen,
             samples_stored: s.samples_stored,
             experts: s.experts,

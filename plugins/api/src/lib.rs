@@ -3,7 +3,7 @@
 //! `include/gpn_plugin.h`) the same ABI for C and C++ authors.
 //!
 //! Boundary: this crate is the plugin side of the contract. It knows the model trait
-//! (`gpn_gp_core::model::OnlineModel`) and nothing of robots, ROS or how a host finds and
+//! (`gpn_online_model::OnlineModel`) and nothing of robots, ROS or how a host finds and
 //! loads libraries (that is `gp_node::model`). No feature flags.
 //!
 //! # The ABI (version 1)

@@ -1,6 +1,6 @@
 //! The trait a Rust model implements to become a plugin with [`crate::export_plugin!`].
 
-use gpn_gp_core::model::{ModelError, OnlineModel};
+use gpn_online_model::{ModelError, OnlineModel};
 
 /// A streaming model that can be exported through the C ABI.
 ///
@@ -10,7 +10,7 @@ use gpn_gp_core::model::{ModelError, OnlineModel};
 /// control thread), hence the `Send` bound inherited from `OnlineModel`.
 ///
 /// ```
-/// use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+/// use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 /// use gpn_plugin_api::Plugin;
 ///
 /// /// Predicts the running mean of each output.

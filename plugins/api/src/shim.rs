@@ -12,7 +12,7 @@
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use gpn_gp_core::model::ModelError;
+use gpn_online_model::ModelError;
 
 use crate::abi::{ABI_VERSION, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE, WriteFn};
 use crate::last_error;

@@ -2,7 +2,7 @@
 //! zero; any other value comes with a message from `last_error`. Codes are categories for
 //! the caller to act on (retry, reconfigure, drop the model); the message says what happened.
 
-use gpn_gp_core::model::ModelError;
+use gpn_online_model::ModelError;
 
 /// A status code as it crosses the ABI.
 pub type StatusCode = u32;

@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::{
     ABI_VERSION, ModelHandle, Plugin, PluginStats, PluginTable, TABLE_SIZE, status,
 };

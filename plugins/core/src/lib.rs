@@ -14,5 +14,6 @@ pub mod hyper_config;
 pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;
-pub mod model;
+/// The streaming-model contract (the `gpn_online_model` crate).
+pub use gpn_online_model as model;
 pub mod tvgp;

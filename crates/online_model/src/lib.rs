@@ -2,6 +2,10 @@
 //!
 //! It mirrors the plugin ABI (create / update / predict / stats) in safe Rust, so the
 //! evaluator, the control loop and the tests drive in-process crates and plugins the same way.
+//! A crate of its own so that the plugin ABI needs no numerics (`gpn_gp_core` re-exports it
+//! as `gpn_gp_core::model`).
+
+#![warn(missing_docs)]
 
 /// Errors a streaming model reports to its caller.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
