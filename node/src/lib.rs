@@ -13,6 +13,7 @@ pub mod model;
 /// Rigid-body dynamics (the `gpn_dynamics` crate).
 pub use gpn_dynamics as robot;
 pub mod ros;
-pub mod sim;
+/// The embedded simulator of the true robot (the `gpn_embedded_sim` crate).
+pub use gpn_embedded_sim as sim;
 pub mod simulate;
 pub mod viz;

@@ -1,6 +1,6 @@
 """The true robot in MuJoCo: the nominal URDF model plus a scenario's unmodelled effects.
 
-True dynamics, as the embedded simulator's (``node/src/sim/truth.rs``):
+True dynamics, as the embedded simulator's (``crates/embedded_sim/src/truth.rs``):
 M_true(q) q̈ + h_true(q, q̇) = τ_applied + τ_f(q̇, τ), with
 
 - payload: an extra body rigidly attached to the payload link at ``com_m`` in that link's

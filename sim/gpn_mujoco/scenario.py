@@ -3,7 +3,7 @@
 Layout ``gp_learning_node: ros__parameters:`` as in ``launch/sim_default.yaml``. The driver
 reads ``robot.urdf``, the ``sim:`` section (the true robot) and the ``run:`` section
 (duration, reference). Every key is optional; the defaults are those of the embedded
-simulator (``node/src/sim/params.rs``, ``node/src/simulate/reference.rs``), so a file means
+simulator (``crates/embedded_sim/src/params.rs``, ``node/src/app/reference.rs``), so a file means
 the same robot to both. Keys the driver does not use (``model``, ``control``, ``learn``,
 ``run.realtime``, and any unknown key) are ignored; a value of a key it uses that is of the
 wrong type or out of range is refused with a :class:`ScenarioError` naming the key.
@@ -145,7 +145,7 @@ class FrictionDrift:
 
 @dataclass(frozen=True)
 class Friction:
-    """τ_f = −(k(τ)·b·q̇ + c·tanh(q̇/v_s)) per joint (as ``node/src/sim/truth.rs``)."""
+    """τ_f = −(k(τ)·b·q̇ + c·tanh(q̇/v_s)) per joint (as ``crates/embedded_sim/src/truth.rs``)."""
 
     viscous_nms_per_rad: PerJoint
     coulomb_nm: PerJoint

@@ -1,6 +1,6 @@
 """The measurement model: what the robot's drivers report, given the true state.
 
-As ``node/src/sim/sensors.rs``: per joint, in this order, an encoder-noise draw on q, a
+As ``crates/embedded_sim/src/sensors.rs``: per joint, in this order, an encoder-noise draw on q, a
 velocity-noise draw on q̇ and a torque-sensor-noise draw on the applied torque (each drawn
 even when its σ is 0, so changing one noise level leaves the others' draws unchanged), then
 a uniform draw that decides a glitch: with probability ``probability_per_sample`` a torque

@@ -215,8 +215,8 @@ mod tests {
     #[test]
     fn spec_example_gains_give_the_published_lyapunov_solution() {
         let params = ControlParams {
-            kp_per_s2: crate::sim::JointValues::All(5.0),
-            kd_per_s: crate::sim::JointValues::All(10.0),
+            kp_per_s2: crate::robot::JointValues::All(5.0),
+            kd_per_s: crate::robot::JointValues::All(10.0),
             ..ControlParams::default()
         };
         let gains = Gains::new(&params, 1).expect("valid");

@@ -35,8 +35,7 @@ pub use params::{BoundParams, ControlParams, SupervisorParams};
 pub use supervisor::{Fallback, Supervisor, SupervisorCounts};
 pub use tick::{Tick, TickInput, TickOutput, TickResult, TickStatus};
 
-use crate::robot::RobotError;
-use crate::sim::SimError;
+use crate::robot::{JointValuesError, RobotError};
 
 /// Why the control law could not be set up or evaluated.
 #[derive(Debug, thiserror::Error)]
@@ -57,14 +56,11 @@ pub enum ControlError {
     Robot(#[from] RobotError),
 }
 
-impl From<SimError> for ControlError {
-    fn from(e: SimError) -> Self {
-        match e {
-            SimError::Param { key, reason } => ControlError::Param { key, reason },
-            other => ControlError::Param {
-                key: "joint values",
-                reason: other.to_string(),
-            },
+impl From<JointValuesError> for ControlError {
+    fn from(e: JointValuesError) -> Self {
+        ControlError::Param {
+            key: e.key,
+            reason: e.reason,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `ControlParams`: gains, the robustness margin ε, error-bound constants and the
 //! supervisor's budget, with units and defaults.
 
-use crate::sim::JointValues;
+use crate::robot::JointValues;
 
 /// Constants of the Lemma-1 bound η_thm = β·σ + γ (SkyGP spec §4 with its recommended choices).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

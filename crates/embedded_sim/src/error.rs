@@ -1,6 +1,6 @@
 //! Errors of the embedded simulator.
 
-use crate::robot::RobotError;
+use gpn_dynamics::RobotError;
 
 /// Why the simulator refused a parameter set or a step.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,15 @@ pub enum SimError {
     /// Building the true robot model failed.
     #[error(transparent)]
     Robot(#[from] RobotError),
+}
+
+impl From<gpn_dynamics::JointValuesError> for SimError {
+    fn from(e: gpn_dynamics::JointValuesError) -> Self {
+        SimError::Param {
+            key: e.key,
+            reason: e.reason,
+        }
+    }
 }
 
 /// Result alias of the simulator.

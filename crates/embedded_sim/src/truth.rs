@@ -10,7 +10,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use super::error::{SimError, SimResult};
 use super::params::{FrictionDrift, SimParams};
-use crate::robot::{Data, Model, aba, rnea};
+use gpn_dynamics::{Data, Model, aba, rnea};
 
 /// Friction law and its drift schedule.
 struct Friction {

@@ -9,9 +9,9 @@
 //! bit-identical run.
 //!
 //! ```no_run
-//! use gp_node::robot::Model;
-//! use gp_node::sim::{SimParams, SimState, Simulator};
-//! let nominal = Model::from_urdf_file("urdf/panda.urdf")?;
+//! use gpn_dynamics::Model;
+//! use gpn_embedded_sim::{SimParams, SimState, Simulator};
+//! let nominal = Model::from_urdf_file("urdf/panda.urdf")?; // the repository's Panda
 //! let mut sim = Simulator::new(&nominal, &SimParams::default())?;
 //! let mut state = SimState::at_rest(&[0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]);
 //! let tau = [0.0; 7];
@@ -20,6 +20,8 @@
 //! println!("q = {:?}", measured.q);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![warn(missing_docs)]
 
 mod error;
 mod params;

@@ -4,7 +4,7 @@ use super::error::{SimError, SimResult};
 use super::params::{Integrator, SimParams};
 use super::sensors::{Measurement, Sensors};
 use super::truth::TrueRobot;
-use crate::robot::{Data, Model};
+use gpn_dynamics::{Data, Model};
 
 /// The true robot's state: time, joint positions and velocities (joint order of the model).
 #[derive(Debug, Clone, PartialEq)]

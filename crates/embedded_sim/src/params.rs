@@ -6,40 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use gpn_dynamics::JointValues;
+
 use super::error::{SimError, SimResult};
-
-/// One value for every joint, or one per joint (in the model's joint order).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum JointValues {
-    /// The same value for every joint.
-    All(f64),
-    /// One value per joint.
-    Each(Vec<f64>),
-}
-
-impl JointValues {
-    /// Expands to one value per joint, checking length and that each value is finite and ≥ 0.
-    pub fn expand(&self, key: &'static str, nv: usize) -> SimResult<Vec<f64>> {
-        let values = match self {
-            Self::All(v) => vec![*v; nv],
-            Self::Each(v) if v.len() == nv => v.clone(),
-            Self::Each(v) => {
-                return Err(SimError::Param {
-                    key,
-                    reason: format!("expected one value or {nv} values, found {}", v.len()),
-                });
-            }
-        };
-        if let Some(bad) = values.iter().find(|v| !v.is_finite() || **v < 0.0) {
-            return Err(SimError::Param {
-                key,
-                reason: format!("must be finite and ≥ 0, found {bad}"),
-            });
-        }
-        Ok(values)
-    }
-}
 
 /// Numerical integration scheme of one simulator step (the command is held over the step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! Embedded simulator (foundation issue): determinism, consistency of the true residual
 //! with the true dynamics, schedules, glitches, and refusal of bad commands.
 
-use gp_node::robot::{Data, Model, rnea};
-use gp_node::sim::{
+use gpn_dynamics::{Data, Model, rnea};
+use gpn_embedded_sim::{
     FrictionDrift, GlitchParams, Integrator, JointValues, PayloadParams, PayloadStep, SimError,
     SimParams, SimState, Simulator,
 };
@@ -10,8 +10,11 @@ use gp_node::sim::{
 const READY: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
 
 fn panda() -> Model {
-    Model::from_urdf_file(concat!(env!("CARGO_MANIFEST_DIR"), "/../urdf/panda.urdf"))
-        .expect("panda URDF loads")
+    Model::from_urdf_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../urdf/panda.urdf"
+    ))
+    .expect("panda URDF loads")
 }
 
 /// Runs `steps` ticks of a PD-plus-gravity loop on measured values; returns every
@@ -112,7 +115,7 @@ fn without_unmodelled_effects_the_residual_vanishes() {
             mass_kg: 0.0,
             ..PayloadParams::default()
         },
-        friction: gp_node::sim::FrictionParams {
+        friction: gpn_embedded_sim::FrictionParams {
             viscous_nms_per_rad: JointValues::All(0.0),
             coulomb_nm: JointValues::All(0.0),
             ..Default::default()
@@ -145,7 +148,7 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
             }),
             ..PayloadParams::default()
         },
-        friction: gp_node::sim::FrictionParams {
+        friction: gpn_embedded_sim::FrictionParams {
             coulomb_nm: JointValues::All(0.0),
             drift: Some(FrictionDrift {
                 factor_at_end: 3.0,
