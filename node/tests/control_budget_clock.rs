@@ -1,5 +1,5 @@
 //! The supervisor's work clock (`control::BudgetClock`) with the slow plugin double in the
-//! tick (`plugins/doubles/slow`, a real cdylib loaded through the plugin host): on the wall
+//! tick (`testing/doubles/slow`, a real cdylib loaded through the plugin host): on the wall
 //! clock its late answers are discarded and it is quarantined; on the simulated clock (the
 //! simulated robot waits for the model) the same slow model never overruns, and the tick
 //! still measures and reports its wall time.

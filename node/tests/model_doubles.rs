@@ -1,4 +1,4 @@
-//! The plugin host against its failure doubles (real cdylibs from `plugins/doubles/`):
+//! The plugin host against its failure doubles (real cdylibs from `testing/doubles/`):
 //! each failure gives its own clear error, leaves nothing behind (live-model and
 //! live-thread counters exported by the doubles, and the library unmapped from the process
 //! after the last handle drops), and the host then loads and runs another model.

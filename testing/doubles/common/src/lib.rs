@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use gpn_double_common::{Mean, live_models};
-//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_online_model::OnlineModel;
 //! let before = live_models();
 //! let mut m = Mean::new(1, 1);
 //! m.update(&[0.0], &[2.0], 0.0, &[0.1]).unwrap();
@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
 
 static LIVE_MODELS: AtomicU64 = AtomicU64::new(0);

@@ -7,7 +7,7 @@
 //! control loop's budget supervisor tests.
 //!
 //! ```
-//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_online_model::OnlineModel;
 //! use gpn_plugin_api::Plugin;
 //! let cfg = gpn_double_common::serde_json::json!({"predict_sleep_ms": 1});
 //! let mut m = gpn_double_slow::Slow::create(&cfg, 1, 1).unwrap();
@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use gpn_double_common::serde_json::Value;
 use gpn_double_common::{LiveThread, Mean};
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
 
 /// A model with a slow `predict` and a background thread.

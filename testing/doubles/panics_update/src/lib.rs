@@ -5,7 +5,7 @@
 //! Boundary: test support only. Used by `node/tests/model_doubles.rs`.
 //!
 //! ```
-//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_online_model::OnlineModel;
 //! use gpn_plugin_api::Plugin;
 //! let mut m = gpn_double_panics_update::PanicsUpdate::create(&gpn_double_common::serde_json::json!({}), 1, 1).unwrap();
 //! m.update(&[0.0], &[1.0], 0.0, &[0.1]).unwrap();
@@ -17,7 +17,7 @@
 
 use gpn_double_common::Mean;
 use gpn_double_common::serde_json::Value;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
 
 /// Updates that work twice, then panic.

@@ -5,7 +5,7 @@
 //! Boundary: test support only. Used by `node/tests/model_doubles.rs`.
 //!
 //! ```
-//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_online_model::OnlineModel;
 //! use gpn_plugin_api::Plugin;
 //! let mut m = gpn_double_returns_nan::ReturnsNan::create(&gpn_double_common::serde_json::json!({}), 1, 2).unwrap();
 //! let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
@@ -16,7 +16,7 @@
 
 use gpn_double_common::Mean;
 use gpn_double_common::serde_json::Value;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
 
 /// Predictions with a NaN in them.

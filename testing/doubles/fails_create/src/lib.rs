@@ -13,7 +13,7 @@
 
 use gpn_double_common::Mean;
 use gpn_double_common::serde_json::Value;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
 
 /// A model that can never be created.
