@@ -7,27 +7,8 @@
 //! Without `$GPN_PYTHON` the test says so and passes, except in CI (`CI=true`), where it
 //! fails: `.ci/run` creates the venv from `ci/requirements.txt` and exports the variable.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("GPN_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
-        }
-        _ => {
-            // Straight to stderr: the test harness captures `eprintln!` of passing tests.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED mujoco_driver_py: set GPN_PYTHON to a python with the packages of \
-                 ci/requirements.txt (python3 -m venv .venv && .venv/bin/pip install -r ci/requirements.txt)"
-            );
-            None
-        }
-    }
-}
 
 fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
@@ -36,7 +17,9 @@ fn tail(text: &str, lines: usize) -> String {
 
 #[test]
 fn the_mujoco_driver_passes_its_pytest_suite() {
-    let Some(python) = python() else { return };
+    let Some(python) = gpn_test_support::python("mujoco_driver_py") else {
+        return;
+    };
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("repository root");

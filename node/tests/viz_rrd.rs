@@ -6,33 +6,13 @@
 //! fails: `.ci/run` creates the venv from `ci/requirements.txt` and exports the variable.
 #![cfg(feature = "rerun")]
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 const DURATION_SECS: f64 = 4.0;
 const RATE_HZ: f64 = 1000.0;
-
-fn python() -> Option<PathBuf> {
-    match std::env::var_os("GPN_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
-        }
-        _ => {
-            // Straight to stderr: the test harness captures `eprintln!` of passing tests.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED viz_rrd: set GPN_PYTHON to a python with rerun-sdk=={} \
-                 (python3 -m venv .venv && .venv/bin/pip install -r ci/requirements.txt)",
-                gp_node::viz::RERUN_VERSION
-            );
-            None
-        }
-    }
-}
 
 fn gp_node_sim(args: &[&str], path_env: Option<&str>) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gp-node"));
@@ -73,7 +53,9 @@ fn number_before(text: &str, marker: &str) -> u64 {
 
 #[test]
 fn the_rrd_of_a_run_reads_back_with_every_entity() {
-    let Some(python) = python() else { return };
+    let Some(python) = gpn_test_support::python("viz_rrd") else {
+        return;
+    };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viz_rrd");
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let rrd = dir.join("run.rrd");

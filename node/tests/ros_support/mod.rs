@@ -2,35 +2,11 @@
 //! for a test node, a domain id per test, starting the node and stopping it with SIGINT.
 #![allow(dead_code)] // each test file uses a subset
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `$GPN_PYTHON`; None (the test then passes with a message) outside CI, a panic in CI.
-pub fn python(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("GPN_PYTHON") {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
-        }
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: set GPN_PYTHON to a python with the packages of ci/requirements.txt"
-            );
-            None
-        }
-    }
-}
-
-/// The repository root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("node/ has a parent")
-        .to_path_buf()
-}
+pub use gpn_test_support::{python, repo_root};
 
 /// A DDS domain for one test (different tests and concurrent runs must not meet).
 pub fn domain_id(salt: u32) -> u16 {

@@ -1,0 +1,57 @@
+//! Helpers the workspace's tests share (one copy each): whether this is CI, the Python that
+//! runs the reference checks, and the repository's folders.
+//!
+//! A test whose reference is missing (no Python, no `../shared`) says so and passes on a
+//! developer's machine, and fails in CI (`CI=true`): there the reference must be present.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Whether the tests run in CI (`CI=true`, as `.ci/run` and CI services set it).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// `$GPN_PYTHON`, the Python with the packages of `ci/requirements.txt`. Without it: a
+/// panic in CI; elsewhere `None` after a line on stderr naming `test` (the caller returns).
+pub fn python(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("GPN_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if in_ci() => {
+            panic!("GPN_PYTHON is not set in CI: .ci/run creates it from ci/requirements.txt")
+        }
+        _ => {
+            // Straight to stderr: the test harness captures `eprintln!` of passing tests.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: set GPN_PYTHON to a python with the packages of \
+                 ci/requirements.txt (python3 -m venv .venv && \
+                 .venv/bin/pip install -r ci/requirements.txt -c ci/constraints.txt)"
+            );
+            None
+        }
+    }
+}
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository's root exists")
+}
+
+/// `../shared` beside the repository (specs, fixtures, data); a panic in CI if it is
+/// missing, else `None` after a line on stderr naming `test`.
+pub fn shared(test: &str) -> Option<PathBuf> {
+    let dir = repo_root().join("../shared");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(!in_ci(), "{} is missing in CI", dir.display());
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: no ../shared beside the repository"
+    );
+    None
+}
