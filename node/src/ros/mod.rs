@@ -3,12 +3,13 @@
 //!
 //! Boundary: the loop is [`crate::control_loop`]; this layer gives it a plant (`plant`:
 //! state frames in, commands out through channels), a reference (`TopicReference`), the
-//! operations (`ops`) and the publishers as listeners. `joint_state` and `trajectory` turn messages
-//! (`gpn_msgs`) into frames and references; only `transport` and `run` (feature `ros`) touch
-//! `ros2-client`, and no ros2-client type leaves them. Threads: the DDS receive thread
-//! (conversion and validation), the control thread (the tick: no allocation, lock or I/O),
-//! and the publish thread (messages, diagnostics, latency); bounded channels between them
-//! carry preallocated frames.
+//! operations (`ops`) and the publishers as a listener. `joint_state` and `trajectory` turn
+//! messages (`gpn_msgs`) into frames and references. Only the files of feature `ros` touch
+//! `ros2-client`, and no ros2-client type leaves them: `transport` (the node, topics,
+//! services), `run` (wiring and the summary), and one file per thread — `receive` (DDS in:
+//! conversion and validation), `publish` (messages, diagnostics, latency; probe offers) and
+//! `services` (services and parameter sets). The control thread runs the loop (no
+//! allocation, lock or I/O); bounded channels between the threads carry preallocated frames.
 
 pub mod diagnostics;
 pub mod ingest;
@@ -21,7 +22,13 @@ pub mod stamp_clock;
 pub mod trajectory;
 
 #[cfg(feature = "ros")]
+mod publish;
+#[cfg(feature = "ros")]
+mod receive;
+#[cfg(feature = "ros")]
 pub mod run;
+#[cfg(feature = "ros")]
+mod services;
 #[cfg(feature = "ros")]
 mod transport;
 

@@ -1,0 +1,305 @@
+//! The publish thread of `gp-node run`: commands and outputs from the control loop become
+//! messages (the command, `~/residual`, `~/events`, `/diagnostics`) and latency histograms;
+//! and the probe thread, which publishes the learner's probe offers.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use gpn_msgs::builtin_interfaces::Time;
+use gpn_msgs::diagnostic_msgs::DiagnosticArray;
+use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
+use gpn_msgs::std_msgs::{Float64MultiArray, Header};
+use gpn_msgs::trajectory_msgs::JointTrajectory;
+
+use super::diagnostics::{DiagnosticsInput, diagnostics};
+use super::ingest::{IngestCounters, IngestSnapshot};
+use super::latency::LatencyHistogram;
+use super::ops::{self, SharedStatus};
+use super::plant::{Outgoing, PublishEnd};
+use super::trajectory::Trajectory;
+use super::transport::Publisher;
+use crate::app::ros_params::RosParams;
+use crate::control_loop::{LoopCounters, LoopOutput, OutKind};
+
+/// Probe offers published and refusals logged.
+#[derive(Default)]
+pub(super) struct ProbeCounts {
+    pub(super) offered: AtomicU64,
+    pub(super) refused: AtomicU64,
+}
+
+/// The probe thread: publishes each plan the learning worker offers and logs every outcome
+/// (a refusal is logged, not published). Ends at stop or when the learner is gone.
+pub(super) fn offer_probes(
+    offers: &Receiver<crate::learn::ProbeOffer>,
+    publisher: &Publisher<JointTrajectory>,
+    joints: &[String],
+    stop: &AtomicBool,
+    counts: &ProbeCounts,
+) {
+    while !stop.load(Ordering::SeqCst) {
+        let offer = match offers.recv_timeout(Duration::from_millis(100)) {
+            Ok(offer) => offer,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        eprintln!("gp-node: {}", super::probe_offer::describe_offer(&offer));
+        match &offer.plan {
+            Ok(plan) => {
+                let msg = super::probe_offer::offer_message(plan, joints);
+                if let Err(e) = publisher.publish(msg) {
+                    eprintln!("gp-node: publishing the probe offer failed: {e:?}");
+                }
+                counts.offered.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                counts.refused.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The events-topic message of a change; `joints` name the detector's joint index.
+pub(super) fn change_event(c: &crate::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
+    use crate::learn::{ChangeAction, ChangeSource};
+    ChangeEvent {
+        header: Header {
+            stamp: Time::from_secs_f64(c.t_secs),
+            frame_id: String::new(),
+        },
+        onset: Time::from_secs_f64(c.onset_secs),
+        source: match c.source {
+            ChangeSource::Detected => "detected".into(),
+            ChangeSource::Announced => "announced".into(),
+        },
+        joint: c
+            .joint
+            .and_then(|j| joints.get(j))
+            .cloned()
+            .unwrap_or_default(),
+        action: match c.action {
+            ChangeAction::Report => "report",
+            ChangeAction::Inject => "inject",
+            ChangeAction::Drop => "drop",
+            ChangeAction::Reidentify => "reidentify",
+        }
+        .into(),
+        description: crate::learn::describe_change(c),
+    }
+}
+
+/// Runs one step of the publish thread; a panic (a defect) is logged and the thread goes on.
+pub(super) fn survive(what: &str, f: impl FnOnce()) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        ops::internal_error(what, panic.as_ref());
+    }
+}
+
+/// What the publish thread measured.
+pub(super) struct Published {
+    pub(super) commands: u64,
+    pub(super) latency: LatencyHistogram,
+    pub(super) tick_time: LatencyHistogram,
+}
+
+/// State of the publish thread.
+pub(super) struct Publisher_ {
+    pub(super) node_name: String,
+    pub(super) robot: String,
+    pub(super) coverage_alarm: f64,
+    pub(super) events: Publisher<ChangeEvent>,
+    pub(super) shared: SharedStatus,
+    pub(super) joints: Vec<String>,
+    pub(super) ros: RosParams,
+    pub(super) command: Option<Publisher<Float64MultiArray>>,
+    pub(super) residual: Publisher<ResidualEstimate>,
+    pub(super) diagnostics: Publisher<DiagnosticArray>,
+    pub(super) ingest: Arc<IngestCounters>,
+    pub(super) last_rejection: Arc<Mutex<Option<String>>>,
+}
+
+impl Publisher_ {
+    pub(super) fn run(self, end: &PublishEnd, trash: &Receiver<Box<Trajectory>>) -> Published {
+        let mut published = Published {
+            commands: 0,
+            latency: LatencyHistogram::new(),
+            tick_time: LatencyHistogram::new(),
+        };
+        // Checked at start (ros.diagnostics_period_s ≤ 1 h); a second as the fallback.
+        let period = Duration::try_from_secs_f64(self.ros.diagnostics_period_s)
+            .unwrap_or(Duration::from_secs(1));
+        let mut last_diag = Instant::now();
+        let mut latest = LoopCounters::default();
+        let mut previous = LoopCounters::default();
+        let mut ingest_previous = IngestSnapshot::default();
+        let mut latest_t = 0.0;
+        let mut ticks: u64 = 0;
+        loop {
+            match end
+                .outgoing
+                .recv_timeout(period.min(Duration::from_millis(100)))
+            {
+                Ok(message) => {
+                    match &message {
+                        Outgoing::Command(frame) => survive("publishing the command", || {
+                            self.publish_command(&frame.u, frame.answers, &mut published);
+                        }),
+                        Outgoing::Output(frame) => {
+                            latest = frame.counters;
+                            latest_t = frame.stamp_secs;
+                            survive("publishing", || {
+                                self.publish_output(frame, &mut published, &mut ticks);
+                            });
+                        }
+                    }
+                    end.recycle(message);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            while let Ok(old) = trash.try_recv() {
+                drop(old);
+            }
+            if last_diag.elapsed() >= period {
+                survive("diagnostics", || {
+                    last_diag = Instant::now();
+                    let ingest = self.ingest.snapshot();
+                    let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
+                    let model = self.model_label();
+                    let msg = diagnostics(&DiagnosticsInput {
+                        node_name: &self.node_name,
+                        robot: &self.robot,
+                        model: &model,
+                        mode: self.ros.mode,
+                        watchdog_action: self.ros.watchdog_action,
+                        watchdog_timeout_s: self.ros.watchdog_timeout_s,
+                        counters: &latest,
+                        previous: &previous,
+                        ingest: &ingest,
+                        ingest_previous: &ingest_previous,
+                        last_rejection: last_rejection.as_deref(),
+                        latency: &published.latency,
+                        tick_time: &published.tick_time,
+                        stamp: Time::from_secs_f64(latest_t),
+                        coverage_alarm: self.coverage_alarm,
+                    });
+                    let _ = self.diagnostics.publish(msg);
+                    previous = latest;
+                    ingest_previous = ingest;
+                });
+            }
+        }
+        published
+    }
+
+    fn model_label(&self) -> String {
+        self.shared
+            .model_label
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    fn publish_command(&self, u: &[f64], answers: Option<Instant>, published: &mut Published) {
+        let Some(command) = &self.command else { return };
+        let msg = Float64MultiArray {
+            layout: Default::default(),
+            data: u.to_vec(),
+        };
+        if command.publish(msg).is_ok() {
+            published.commands += 1;
+            if let Some(received) = answers {
+                published
+                    .latency
+                    .record(received.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    }
+
+    fn publish_output(&self, frame: &LoopOutput, published: &mut Published, ticks: &mut u64) {
+        if let Some(change) = frame.change {
+            // This thread, not the tick, writes the log: a change rebuilds the model and may
+            // discard data, which an operator should see without subscribing to ~/events.
+            eprintln!("gp-node: {}", crate::learn::describe_change(&change));
+            let _ = self.events.publish(change_event(&change, &self.joints));
+        }
+        if frame.kind != OutKind::Tick {
+            return;
+        }
+        let Some(status) = frame.status else { return };
+        published.tick_time.record(status.exec_micros);
+        *ticks += 1;
+        let every = u64::from(self.shared.residual_every.load(Ordering::Relaxed));
+        if every == 0 || !(*ticks - 1).is_multiple_of(every) {
+            return;
+        }
+        let stats = frame.stats.unwrap_or_default();
+        let msg = ResidualEstimate {
+            header: Header {
+                stamp: Time::from_secs_f64(frame.stamp_secs),
+                frame_id: String::new(),
+            },
+            model: if frame.stats.is_some() {
+                self.model_label()
+            } else {
+                String::new()
+            },
+            joint_names: self.joints.clone(),
+            mu: frame.mu.clone(),
+            sigma: frame.sigma.clone(),
+            eta: frame.eta.clone(),
+            eta_thm: frame.eta_thm.clone(),
+            fallback: frame.fallback.clone(),
+            samples_seen: stats.samples_seen,
+            samples_stored: stats.samples_stored,
+            experts: stats.experts,
+            model_us: status.model_micros,
+            tick_us: status.exec_micros,
+            tracking_bound: frame.tracking_bound,
+        };
+        if self.command.is_none() {
+            // Learn mode: the estimate is the output whose latency counts.
+            published
+                .latency
+                .record(frame.received.elapsed().as_secs_f64() * 1e6);
+        }
+        let _ = self.residual.publish(msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{ChangeAction, ChangeNotice, ChangeSource};
+
+    #[test]
+    fn a_change_event_names_the_joint_whose_detector_fired() {
+        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+        let detected = ChangeNotice {
+            source: ChangeSource::Detected,
+            t_secs: 15.04,
+            onset_secs: 15.01,
+            joint: Some(3),
+            action: ChangeAction::Drop,
+        };
+        let e = change_event(&detected, &joints);
+        assert_eq!(
+            (e.source.as_str(), e.joint.as_str(), e.action.as_str()),
+            ("detected", "panda_joint4", "drop")
+        );
+        assert!(
+            (e.onset.sec, e.onset.nanosec) == (15, 10_000_000),
+            "{:?}",
+            e.onset
+        );
+        let announced = ChangeNotice {
+            source: ChangeSource::Announced,
+            joint: None,
+            ..detected
+        };
+        let e = change_event(&announced, &joints);
+        assert_eq!((e.source.as_str(), e.joint.as_str()), ("announced", ""));
+    }
+}

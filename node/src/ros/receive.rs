@@ -1,0 +1,156 @@
+//! The receive thread of `gp-node run`: joint states, the reference, the other controller's
+//! command (learn mode) and the payload signal from DDS, validated into frames for the loop.
+
+use std::cell::RefCell;
+use std::pin::pin;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt as _;
+use gpn_msgs::sensor_msgs::JointState;
+use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
+use gpn_msgs::trajectory_msgs::JointTrajectory;
+
+use super::ingest::IngestCounters;
+use super::joint_state::{JointStateReader, StateFrame};
+use super::trajectory::Trajectory;
+use super::transport::Subscription;
+use crate::control_loop::ControlCommand;
+
+/// State of the receive thread.
+pub(super) struct Receiver_ {
+    pub(super) reader: JointStateReader,
+    pub(super) joints: Vec<String>,
+    pub(super) limits: Vec<crate::robot::JointLimits>,
+    pub(super) ingest: Arc<IngestCounters>,
+    pub(super) last_rejection: Arc<Mutex<Option<String>>>,
+    pub(super) free: Receiver<StateFrame>,
+    pub(super) spare: Option<StateFrame>,
+    pub(super) full: SyncSender<StateFrame>,
+    pub(super) trajectories: SyncSender<Box<Trajectory>>,
+    pub(super) commands: SyncSender<ControlCommand>,
+}
+
+impl Receiver_ {
+    pub(super) fn run(
+        mut self,
+        joint_states: Subscription<JointState>,
+        reference: Subscription<JointTrajectory>,
+        command: Option<Subscription<Float64MultiArray>>,
+        payload_changed: Subscription<Empty>,
+    ) {
+        let commanded = RefCell::new(None::<Vec<f64>>);
+        let commands = self.commands.clone();
+        let nv = self.joints.len();
+        let ingest = self.ingest.clone();
+        let last_rejection = self.last_rejection.clone();
+        let joints = self.joints.clone();
+        let limits = self.limits.clone();
+        let trajectories = self.trajectories.clone();
+        futures::executor::block_on(async {
+            let states = async {
+                let mut stream = pin!(joint_states.async_stream());
+                while let Some(item) = stream.next().await {
+                    let received = Instant::now();
+                    ingest.count(&ingest.joint_states);
+                    let msg = match item {
+                        Ok((msg, _info)) => msg,
+                        Err(_) => {
+                            ingest.count(&ingest.decode_errors);
+                            continue;
+                        }
+                    };
+                    self.on_joint_state(&msg, commanded.borrow().as_deref(), received);
+                }
+            };
+            let refs = async {
+                let mut stream = pin!(reference.async_stream());
+                while let Some(item) = stream.next().await {
+                    let Ok((msg, _)) = item else {
+                        ingest.count(&ingest.decode_errors);
+                        continue;
+                    };
+                    match Trajectory::from_msg(&msg, &joints, &limits) {
+                        Ok(t) => {
+                            ingest.count(&ingest.trajectories_accepted);
+                            let _ = trajectories.try_send(Box::new(t));
+                        }
+                        Err(e) => {
+                            ingest.count(&ingest.trajectories_refused);
+                            set_last(&last_rejection, e.to_string());
+                        }
+                    }
+                }
+            };
+            let cmds = async {
+                let Some(command) = command.as_ref() else {
+                    return std::future::pending::<()>().await;
+                };
+                let mut stream = pin!(command.async_stream());
+                while let Some(item) = stream.next().await {
+                    let Ok((msg, _)) = item else {
+                        ingest.count(&ingest.decode_errors);
+                        continue;
+                    };
+                    if msg.data.len() == nv && msg.data.iter().all(|x| x.is_finite()) {
+                        ingest.count(&ingest.commands_accepted);
+                        *commanded.borrow_mut() = Some(msg.data);
+                    } else {
+                        ingest.count(&ingest.commands_refused);
+                        set_last(
+                            &last_rejection,
+                            format!(
+                                "commanded torque: {} values (expected {nv}) or a non-finite one",
+                                msg.data.len()
+                            ),
+                        );
+                    }
+                }
+            };
+            let announcements = async {
+                let mut stream = pin!(payload_changed.async_stream());
+                while let Some(item) = stream.next().await {
+                    if item.is_ok() {
+                        let _ = commands.try_send(ControlCommand::AnnounceChange);
+                    }
+                }
+            };
+            futures::join!(states, refs, cmds, announcements);
+        });
+    }
+
+    fn on_joint_state(&mut self, msg: &JointState, commanded: Option<&[f64]>, received: Instant) {
+        let Some(mut frame) = self.spare.take().or_else(|| self.free.try_recv().ok()) else {
+            self.ingest.count(&self.ingest.dropped_busy);
+            return;
+        };
+        let read = self.reader.read(msg, commanded, received, &mut frame);
+        self.ingest
+            .stamp_resyncs
+            .store(self.reader.stamp_resyncs(), Ordering::Relaxed);
+        match read {
+            Ok(()) => {
+                if let Err(TrySendError::Full(f) | TrySendError::Disconnected(f)) =
+                    self.full.try_send(frame)
+                {
+                    self.ingest.count(&self.ingest.dropped_busy);
+                    self.spare = Some(f);
+                }
+            }
+            Err(why) => {
+                self.ingest.reject(&why);
+                set_last(&self.last_rejection, why.to_string());
+                // This thread holds the free pool's receiving end: keep the frame for next time.
+                self.spare = Some(frame);
+            }
+        }
+    }
+}
+
+pub(super) fn set_last(slot: &Mutex<Option<String>>, message: String) {
+    if let Ok(mut last) = slot.lock() {
+        *last = Some(message);
+    }
+}
