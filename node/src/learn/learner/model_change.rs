@@ -1,0 +1,471 @@
+//! The learner's model changes: the first fit and refits on the background worker, hot
+//! swaps, resets and their cancellation, the replay copy (export) handed to the worker, and
+//! adopting a finished model at a tick boundary ([`Learner::poll`]). Real-time on the
+//! control thread: bounded channels, no waiting.
+
+use std::time::Instant;
+
+use gpn_gp_core::bound::CalibratedBound;
+
+use super::super::fit_worker::{FitJob, FitWorker, Job, ModelChange, Reply, ReplyMeta, Retired};
+use super::super::swap::{
+    CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+};
+
+use super::*;
+
+impl Learner {
+    /// Moves the fit buffers to the worker; false if it is gone.
+    pub(super) fn send_fit(&mut self) -> bool {
+        let (Some(worker), Some(samples)) = (self.worker.as_ref(), self.fit_buffers.take()) else {
+            return false;
+        };
+        let job = FitJob {
+            samples,
+            d: 3 * self.nv,
+            p: self.nv,
+            max_points: self.params.fit_max_points,
+            sharing: self.params.hyper_sharing,
+        };
+        match worker.try_send(Job::Fit(job, ModelChange::Fit)) {
+            Ok(()) => true,
+            Err(Job::Fit(job, _)) => {
+                self.fit_buffers = Some(job.samples);
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Starts a refit on the replay buffer when due (the copy runs a chunk per tick).
+    pub(super) fn maybe_refit(&mut self) {
+        let due = self.params.refit_after_samples > 0
+            && !self.hyper_fixed
+            && self.refits_done < self.params.max_refits
+            && self.learned_by_model >= self.params.refit_after_samples
+            && self.export.is_none()
+            && self.fit_buffers.is_some();
+        if due {
+            self.start_export(ExportPurpose::Refit);
+            self.refits_done += 1;
+        }
+    }
+
+    pub(super) fn start_export(&mut self, purpose: ExportPurpose) {
+        if let Some(buffers) = self.fit_buffers.as_mut() {
+            buffers.clear();
+        }
+        self.export = Some(Export { next: 0, purpose });
+    }
+
+    /// Copies the next chunk of the replay buffer; hands the job to the worker when the
+    /// copy is complete. Samples that arrive during the copy may be skipped or seen twice
+    /// (the buffer is a ring); warming does not need an exact snapshot. Real-time.
+    pub(super) fn advance_export(&mut self) {
+        let (Some(export), Some(buffers)) = (self.export.as_mut(), self.fit_buffers.as_mut())
+        else {
+            return;
+        };
+        let end = (export.next + EXPORT_CHUNK).min(self.replay.len());
+        for i in export.next..end {
+            if let Some(s) = self.replay.get(i) {
+                buffers.push(s.x, s.y, s.noise_var, s.innovation, s.t_secs);
+            }
+        }
+        export.next = end;
+        if end < self.replay.len() {
+            return;
+        }
+        let (Some(export), Some(samples), Some(worker)) = (
+            self.export.take(),
+            self.fit_buffers.take(),
+            self.worker.as_ref(),
+        ) else {
+            return;
+        };
+        let job = match export.purpose {
+            ExportPurpose::Refit => Job::Fit(
+                FitJob {
+                    samples,
+                    d: 3 * self.nv,
+                    p: self.nv,
+                    max_points: self.params.fit_max_points,
+                    sharing: self.params.hyper_sharing,
+                },
+                ModelChange::Refit,
+            ),
+            ExportPurpose::Swap { factory, id } => Job::Warm {
+                factory: Some(factory),
+                samples,
+                change: ModelChange::Swap,
+                id,
+                injection: None,
+            },
+            ExportPurpose::Fresh { id } => Job::Warm {
+                factory: None,
+                samples,
+                change: ModelChange::Fresh,
+                id,
+                injection: None,
+            },
+            ExportPurpose::Rebuild { injection } => Job::Warm {
+                factory: None,
+                samples,
+                change: ModelChange::Rebuild,
+                id: 0,
+                injection: Some(injection),
+            },
+        };
+        if let Err(job) = worker.try_send(job) {
+            // The worker's queue is full (it is dropping retired models): keep the buffers
+            // and report the change as failed rather than waiting.
+            let (samples, id, change) = match job {
+                Job::Fit(j, c) => (Some(j.samples), 0, c),
+                Job::Warm {
+                    samples,
+                    id,
+                    change,
+                    ..
+                } => (Some(samples), id, change),
+                _ => (None, 0, ModelChange::Refit),
+            };
+            self.fit_buffers = samples;
+            self.push_event(SwapEvent {
+                id,
+                change,
+                outcome: SwapOutcome::Failed(String::new()),
+            });
+        }
+    }
+
+    pub(super) fn push_event(&mut self, event: SwapEvent) {
+        if event.id != 0 && self.events.len() < self.events.capacity() {
+            self.events.push(event);
+        }
+    }
+
+    pub(super) fn change_in_progress(&self) -> bool {
+        self.export.is_some()
+            || self.fit_buffers.is_none()
+            || self.pending.is_some()
+            || self.pending_adopt
+            || self.cancelled.is_some()
+            || self.undo_pending.is_some()
+    }
+
+    /// Asks for a model change (a swap warmed on the replay buffer, or a ready model).
+    /// Refused at once while another change is in progress; the request is then given back
+    /// (to be dropped off the control thread). Real-time: no allocation (it is moved).
+    pub fn request_swap(
+        &mut self,
+        request: SwapRequest,
+    ) -> Result<(), (Option<SwapRequest>, SwapRefusal)> {
+        if self.phase == LearnPhase::Fitting {
+            return Err((Some(request), SwapRefusal::Fitting));
+        }
+        if self.change_in_progress() {
+            return Err((Some(request), SwapRefusal::Busy));
+        }
+        let Some(worker) = self.worker.as_ref() else {
+            return Err((Some(request), SwapRefusal::Busy));
+        };
+        let id = request.id;
+        let job = match request.source {
+            SwapSource::Warm(factory) if self.model.is_some() => {
+                self.start_export(ExportPurpose::Swap { factory, id });
+                self.user_change = Some(id);
+                return Ok(());
+            }
+            SwapSource::Warm(factory) => Job::SetFactory(factory, id),
+            SwapSource::Ready(ready) => Job::Adopt(ready, id),
+        };
+        let adopting = matches!(job, Job::Adopt(..));
+        match worker.try_send(job) {
+            Ok(()) => {
+                self.pending_adopt = adopting;
+                self.user_change = Some(id);
+                Ok(())
+            }
+            Err(job) => Err((give_back(job), SwapRefusal::Busy)),
+        }
+    }
+
+    /// Cancels the caller's change `id` if it is still in progress: it will never be
+    /// adopted (a result that arrives later is retired off the control thread, and the
+    /// worker goes back to the plugin and hyperparameters in use). Otherwise says how it
+    /// finished. Real-time.
+    pub fn cancel_swap(&mut self, id: u64) -> CancelOutcome {
+        if self.user_change != Some(id) {
+            return match self.finished {
+                Some((done, how)) if done == id => CancelOutcome::Finished(how),
+                _ => CancelOutcome::Unknown,
+            };
+        }
+        self.user_change = None;
+        if let Some(export) = self
+            .export
+            .take_if(|e| matches!(e.purpose, ExportPurpose::Swap { id: own, .. } if own == id))
+        {
+            // Still copying the replay buffer: nothing reached the worker yet.
+            if let ExportPurpose::Swap { factory, .. } = export.purpose {
+                self.retire(Retired {
+                    factory: Some(factory),
+                    ..Retired::default()
+                });
+            }
+        } else {
+            self.cancelled = Some(id);
+        }
+        CancelOutcome::Cancelled
+    }
+
+    /// Whether the reply for `meta` answers a cancelled change.
+    pub(super) fn is_cancelled(&self, meta: &ReplyMeta) -> bool {
+        meta.id != 0 && self.cancelled == Some(meta.id)
+    }
+
+    /// Retires a cancelled change's result and tells the worker to undo it.
+    pub(super) fn drop_cancelled(&mut self, meta: &ReplyMeta, retired: Retired) {
+        self.cancelled = None;
+        if meta.change == ModelChange::Load {
+            self.pending_adopt = false;
+        }
+        self.retire(retired);
+        self.undo_pending = Some(meta.id);
+        self.send_undo();
+    }
+
+    pub(super) fn send_undo(&mut self) {
+        if let (Some(id), Some(worker)) = (self.undo_pending, self.worker.as_ref())
+            && worker.try_send(Job::Cancel(id)).is_ok()
+        {
+            self.undo_pending = None;
+        }
+    }
+
+    pub(super) fn finish(&mut self, meta: &ReplyMeta, how: Finished) {
+        if meta.id != 0 && self.user_change == Some(meta.id) {
+            self.user_change = None;
+            self.finished = Some((meta.id, how));
+        }
+    }
+
+    /// Forgets what was learned: the model (retired off the control thread), the replay
+    /// buffer and the calibration. With `keep_hyperparameters` (and hyperparameters known),
+    /// a fresh model with the current hyperparameters is built and adopted; otherwise the
+    /// learner collects samples for a new fit. Real-time.
+    pub fn reset(&mut self, keep_hyperparameters: bool, id: u64) -> Result<(), SwapRefusal> {
+        if self.phase == LearnPhase::Fitting {
+            return Err(SwapRefusal::Fitting);
+        }
+        if self.change_in_progress() {
+            return Err(SwapRefusal::Busy);
+        }
+        let keep = keep_hyperparameters && self.hyper.is_some();
+        let model = self.model.take();
+        self.retire(Retired {
+            model,
+            ..Retired::default()
+        });
+        self.replay.clear();
+        self.calibration.iter_mut().for_each(CalibratedBound::reset);
+        self.previous.valid = false;
+        self.learned_by_model = 0;
+        self.refits_done = 0;
+        self.consecutive_outliers = 0;
+        if keep {
+            self.phase = LearnPhase::Fitting;
+            self.start_export(ExportPurpose::Fresh { id });
+        } else {
+            self.phase = LearnPhase::Collecting;
+            if let Some(buffers) = self.fit_buffers.as_mut() {
+                buffers.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Results of model changes since the last call (drain every tick). Real-time.
+    pub fn take_events(&mut self) -> std::vec::Drain<'_, SwapEvent> {
+        self.events.drain(..)
+    }
+
+    /// The last adoption's identity and readiness time.
+    pub fn last_adoption(&self) -> Option<ReplyMeta> {
+        self.last_adoption
+    }
+
+    /// The running model's learned state with what is needed to rebuild it: the plugin's
+    /// identity, hyperparameters and output map. Not real-time: the model serialises into
+    /// new memory (call it between ticks).
+    pub fn snapshot(&self) -> Result<ModelSnapshot, String> {
+        let model = self.model.as_ref().ok_or("no model is active yet")?;
+        let (plugin, plugin_version) = model
+            .plugin_identity()
+            .ok_or("the model is not a plugin and cannot be saved")?;
+        Ok(ModelSnapshot {
+            plugin,
+            plugin_version,
+            hyper: self.hyper.clone().unwrap_or(serde_json::Value::Null),
+            output_mean: self.standardizer.mean().to_vec(),
+            output_std: self.standardizer.std().to_vec(),
+            input_dim: model.input_dim(),
+            output_dim: model.output_dim(),
+            stats: model.stats(),
+            state: model.state_bytes().map_err(|e| e.to_string())?,
+        })
+    }
+
+    /// A fit, refit or model change is running on the background thread.
+    pub fn background_busy(&self) -> bool {
+        (self.fit_buffers.is_none() || self.pending_adopt)
+            && self.export.is_none()
+            && self.pending.is_none()
+            && self.worker.is_some()
+    }
+
+    /// Advances a replay copy in progress and adopts a model the background worker
+    /// finished, if any; true when a new model was adopted at this call. The old model, its
+    /// hyperparameters and output map go back to the worker to be dropped there. Real-time:
+    /// no allocation, no waiting.
+    pub fn poll(&mut self) -> bool {
+        self.send_undo();
+        self.react_to_change();
+        self.advance_export();
+        let Some(reply) = self
+            .pending
+            .take()
+            .or_else(|| self.worker.as_ref().and_then(FitWorker::try_recv))
+        else {
+            return false;
+        };
+        match reply {
+            Reply::Ready(outcome, buffers, meta) => {
+                if let Some(buffers) = buffers {
+                    self.fit_buffers = Some(buffers);
+                }
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(
+                        &meta,
+                        Retired {
+                            model: Some(outcome.model),
+                            standardizer: Some(outcome.standardizer),
+                            hyper: Some(outcome.hyper),
+                            ..Retired::default()
+                        },
+                    );
+                    return false;
+                }
+                self.finish(&meta, Finished::Adopted);
+                if meta.change == ModelChange::Load {
+                    self.pending_adopt = false;
+                }
+                self.learned_by_model = 0;
+                let old_standardizer =
+                    std::mem::replace(&mut self.standardizer, outcome.standardizer);
+                let old_hyper = self.hyper.replace(outcome.hyper);
+                let old_model = self.model.replace(outcome.model);
+                self.retire(Retired {
+                    model: old_model,
+                    standardizer: Some(old_standardizer),
+                    hyper: old_hyper,
+                    ..Retired::default()
+                });
+                if matches!(meta.change, ModelChange::Fit | ModelChange::Refit) {
+                    self.counts.fit_secs = outcome.fit_secs;
+                }
+                self.phase = LearnPhase::Active;
+                self.last_adoption = Some(meta);
+                self.cusum.reset();
+                if meta.reidentified_mass_kg.is_finite() {
+                    self.reidentified_mass_kg = meta.reidentified_mass_kg;
+                }
+                self.push_event(SwapEvent {
+                    id: meta.id,
+                    change: meta.change,
+                    outcome: SwapOutcome::Adopted {
+                        ready_at: meta.ready_at,
+                        adopted_at: Instant::now(),
+                    },
+                });
+                true
+            }
+            Reply::Failed(message, buffers, meta) => {
+                if let Some(buffers) = buffers {
+                    self.fit_buffers = Some(buffers);
+                }
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(
+                        &meta,
+                        Retired {
+                            message: Some(message),
+                            ..Retired::default()
+                        },
+                    );
+                    return false;
+                }
+                self.finish(&meta, Finished::Failed);
+                if meta.change == ModelChange::Load {
+                    self.pending_adopt = false;
+                }
+                // A failed refit or swap leaves the running model in place.
+                if self.model.is_none() {
+                    self.phase = if meta.change == ModelChange::Fresh {
+                        LearnPhase::Collecting
+                    } else {
+                        LearnPhase::Failed
+                    };
+                }
+                if meta.id != 0 {
+                    self.push_event(SwapEvent {
+                        id: meta.id,
+                        change: meta.change,
+                        outcome: SwapOutcome::Failed(message),
+                    });
+                } else {
+                    let old = self.failure.replace(message);
+                    self.retire(Retired {
+                        message: old,
+                        ..Retired::default()
+                    });
+                }
+                false
+            }
+            Reply::FactorySet(meta) => {
+                if self.is_cancelled(&meta) {
+                    self.drop_cancelled(&meta, Retired::default());
+                    return false;
+                }
+                self.finish(&meta, Finished::FactorySet);
+                self.push_event(SwapEvent {
+                    id: meta.id,
+                    change: meta.change,
+                    outcome: SwapOutcome::FactorySet,
+                });
+                false
+            }
+        }
+    }
+
+    /// While fitting, waits up to `timeout` for the model; the next [`Learner::poll`] adopts
+    /// it. Returns true when a reply is ready. Not real-time: a simulation running faster
+    /// than the wall clock uses it to hold simulated time while the background fit runs.
+    pub fn wait_for_model(&mut self, timeout: std::time::Duration) -> bool {
+        if self.pending.is_some() {
+            return true;
+        }
+        if !self.background_busy() {
+            return false;
+        }
+        self.pending = self.worker.as_ref().and_then(|w| w.recv_timeout(timeout));
+        self.pending.is_some()
+    }
+
+    pub(super) fn retire(&self, retired: Retired) {
+        if let Some(worker) = &self.worker {
+            // If the queue is full it is dropped here; that only happens when the worker is
+            // busy with several jobs at once.
+            let _ = worker.try_send(Job::Retire(retired));
+        }
+    }
+}
