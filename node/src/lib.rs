@@ -5,10 +5,8 @@
 #![warn(missing_docs)]
 
 pub mod app;
-pub mod control;
-pub mod control_loop;
+pub use gpn_control::{control, control_loop, learn};
 pub mod eval;
-pub mod learn;
 pub mod model;
 /// Rigid-body dynamics (the `gpn_dynamics` crate).
 pub use gpn_dynamics as robot;

@@ -10,7 +10,8 @@
 //! on the machine's load. The tick's wall time is measured and reported either way.
 //!
 //! ```no_run
-//! # use gp_node::{control::*, learn::*, robot::Model};
+//! # use gpn_control::{control::*, learn::*};
+//! # use gpn_dynamics::Model;
 //! # fn demo(robot: &Model, learner: &mut Learner) -> Result<(), ControlError> {
 //! let mut tick = Tick::new(robot, &ControlParams::default(), BudgetClock::Wall)?;
 //! let mut out = TickOutput::new(robot.nv());

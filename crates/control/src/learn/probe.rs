@@ -350,7 +350,10 @@ impl Segment<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::DEFAULT_URDF;
+    const DEFAULT_URDF: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../urdf/panda.urdf"
+    ));
 
     fn panda() -> Model {
         Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda")

@@ -1,5 +1,5 @@
 //! The joint-state watchdog: after `timeout` without a valid joint state the node publishes
-//! the configured safe output ([`crate::app::WatchdogAction`]) and repeats it every
+//! the configured safe output ([`super::WatchdogAction`]) and repeats it every
 //! `timeout` while the silence lasts; the first valid state clears it. Before the first valid
 //! state it never trips: a node that has not commanded yet has nothing to make safe (and
 //! does not know the pose to hold). Pure state machine over instants the caller passes in, so
