@@ -16,4 +16,3 @@ pub mod kernel;
 pub mod metrics;
 /// The streaming-model contract (the `gpn_online_model` crate).
 pub use gpn_online_model as model;
-pub mod tvgp;

@@ -4,8 +4,8 @@
 //!
 //! Boundary: pure numerics over a [`problem::TimeVaryingProblem`] (a function of x ∈ D ⊂ R^d
 //! and a step t); it knows nothing of robots. Not real-time: every step refits and
-//! allocates. The drift model is [`crate::drift::Drift`] and the greedy selection is
-//! [`crate::drift::greedy_pivoted_cholesky`], the same code the plugins run.
+//! allocates. The drift model is [`gpn_gp_core::drift::Drift`] and the greedy selection is
+//! [`gpn_gp_core::drift::greedy_pivoted_cholesky`], the same code the plugins run.
 //!
 //! | module | job |
 //! |---|---|
@@ -26,17 +26,19 @@
 //! window), and reports every method's total evaluations.
 //!
 //! ```
-//! use gpn_gp_core::tvgp::bandit::{BanditConfig, Method};
-//! use gpn_gp_core::tvgp::problem::Synthetic1d;
-//! use gpn_gp_core::tvgp::problem::TimeVaryingProblem;
+//! use gpn_tvgp_bandit::bandit::{BanditConfig, Method};
+//! use gpn_tvgp_bandit::problem::Synthetic1d;
+//! use gpn_tvgp_bandit::problem::TimeVaryingProblem;
 //! let problem = Synthetic1d::with_horizon(30);
 //! let mut config = BanditConfig::synthetic_default(30).unwrap();
 //! config.grid_step = 1.0;
 //! let method = Method::sparq(problem.noise_var());
-//! let log = gpn_gp_core::tvgp::bandit::run(&problem, &method, &config, 7).unwrap();
+//! let log = gpn_tvgp_bandit::bandit::run(&problem, &method, &config, 7).unwrap();
 //! assert_eq!(log.steps.len(), 30);
 //! assert!(log.average_regret() >= 0.0);
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod bandit;
 pub mod experiment;
@@ -53,7 +55,7 @@ pub mod window;
 pub enum TvgpError {
     /// Inconsistent lengths or a NaN / infinite value (the streaming models' input errors).
     #[error(transparent)]
-    Input(#[from] crate::model::ModelError),
+    Input(#[from] gpn_gp_core::model::ModelError),
     /// A noise variance that is not > 0.
     #[error("noise variance at index {index} must be > 0, found {value}")]
     BadVariance {
@@ -75,5 +77,5 @@ pub type Result<T> = std::result::Result<T, TvgpError>;
 
 /// Index of the first non-finite entry of `v`, as an error naming `what`.
 pub(crate) fn check_finite(what: &'static str, v: &[f64]) -> Result<()> {
-    Ok(crate::model::check_finite(what, v)?)
+    Ok(gpn_gp_core::model::check_finite(what, v)?)
 }

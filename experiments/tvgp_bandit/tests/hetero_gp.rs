@@ -3,9 +3,9 @@
 
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
 use gpn_gp_core::model::ModelError;
-use gpn_gp_core::tvgp::TvgpError;
-use gpn_gp_core::tvgp::hetero_gp::{HeteroGp, merge_duplicates};
-use gpn_gp_core::tvgp::rng::SplitMix64;
+use gpn_tvgp_bandit::TvgpError;
+use gpn_tvgp_bandit::hetero_gp::{HeteroGp, merge_duplicates};
+use gpn_tvgp_bandit::rng::SplitMix64;
 use nalgebra::{DMatrix, DVector};
 
 fn kernel() -> ArdKernel {

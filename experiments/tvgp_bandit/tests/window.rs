@@ -1,7 +1,7 @@
 //! Uncertainty injection and the discard rule (spec §1.2, §1.4, §7 #2–#3, §8 #4).
 
 use gpn_gp_core::drift::DriftModel;
-use gpn_gp_core::tvgp::window::{Injection, Threshold};
+use gpn_tvgp_bandit::window::{Injection, Threshold};
 
 #[test]
 fn the_paper_variance_is_sigma2_times_age2_plus_one() {

@@ -5,8 +5,8 @@
 use super::rng::SplitMix64;
 use super::ucb::refine_1d;
 use super::{Result, TvgpError};
-use crate::hyperfit::nlml;
-use crate::kernel::ArdKernel;
+use gpn_gp_core::hyperfit::nlml;
+use gpn_gp_core::kernel::ArdKernel;
 
 /// A function f_t(x) on a box D, observed with Gaussian noise.
 pub trait TimeVaryingProblem: Sync {
@@ -200,11 +200,13 @@ pub fn fit_se_fixed_noise(
 ) -> Result<FittedHyper> {
     let n = y_raw.len();
     if n < 2 || x.len() != n {
-        return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-            what: "fitting data",
-            expected: n.max(2),
-            found: x.len(),
-        }));
+        return Err(TvgpError::Input(
+            gpn_gp_core::model::ModelError::Dimension {
+                what: "fitting data",
+                expected: n.max(2),
+                found: x.len(),
+            },
+        ));
     }
     let sd = noise_var.sqrt();
     let m0 = y_raw.iter().sum::<f64>() / n as f64;

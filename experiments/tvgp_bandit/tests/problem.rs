@@ -3,8 +3,8 @@
 
 use gpn_gp_core::hyperfit::nlml;
 use gpn_gp_core::kernel::ArdKernel;
-use gpn_gp_core::tvgp::bandit::SYNTHETIC_HYPER;
-use gpn_gp_core::tvgp::problem::{
+use gpn_tvgp_bandit::bandit::SYNTHETIC_HYPER;
+use gpn_tvgp_bandit::problem::{
     Synthetic1d, TimeVaryingProblem, fit_hyperparameters, fit_se_fixed_noise, fitting_sample,
 };
 

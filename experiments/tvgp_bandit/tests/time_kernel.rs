@@ -2,9 +2,9 @@
 //! dense recomputation.
 
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
-use gpn_gp_core::tvgp::hetero_gp::HeteroGp;
-use gpn_gp_core::tvgp::rng::SplitMix64;
-use gpn_gp_core::tvgp::time_kernel::TimeKernelGp;
+use gpn_tvgp_bandit::hetero_gp::HeteroGp;
+use gpn_tvgp_bandit::rng::SplitMix64;
+use gpn_tvgp_bandit::time_kernel::TimeKernelGp;
 use nalgebra::{DMatrix, DVector};
 
 /// Dense posterior at (x, τ) with k̃ = (1−ε)^{|i−j|/2} k and noise σ².

@@ -1,12 +1,12 @@
 //! Uncertainty injection and the discard rule (spec §1.2, §1.4, §7 #2–#3).
 //!
 //! A bandit observation taken at step i is, at step t, a noisy observation of the current
-//! function with variance v_i(t) = [`Drift::var`](crate::drift::Drift::var)(σ_i², t − i):
+//! function with variance v_i(t) = [`Drift::var`](gpn_gp_core::drift::Drift::var)(σ_i², t − i):
 //! the paper's σ²((t−i)² + 1) is the quadratic model with κ² = c_drift = σ² (ages in steps
 //! stand in for seconds). It is kept iff v_i(t) ≤ g(t) — non-strict, as §7 #3 decides — and
 //! the newest observation is always kept, which fixes g(1) = 0 and g(2) < σ².
 
-use crate::drift::{Drift, DriftModel};
+use gpn_gp_core::drift::{Drift, DriftModel};
 
 /// The discard threshold g(t).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,7 +52,7 @@ impl Injection {
         )
     }
 
-    /// Any drift model of [`crate::drift`] with a threshold; `max_var_ratio` (used by
+    /// Any drift model of [`gpn_gp_core::drift`] with a threshold; `max_var_ratio` (used by
     /// [`Threshold::Ratio`]) starts at +∞, set it on [`Injection::drift`].
     pub fn with_model(model: DriftModel, threshold: Threshold) -> Self {
         Self {

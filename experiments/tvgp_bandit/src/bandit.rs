@@ -34,8 +34,8 @@ use super::time_kernel::TimeKernelGp;
 use super::ucb::{argmax_ucb, beta, grid, refine_1d};
 use super::window::{Injection, Threshold};
 use super::{Result, TvgpError};
-use crate::drift::DriftModel;
-use crate::kernel::{ArdKernel, Kernel};
+use gpn_gp_core::drift::DriftModel;
+use gpn_gp_core::kernel::{ArdKernel, Kernel};
 
 /// Settings shared by every method.
 #[derive(Debug, Clone, PartialEq)]
@@ -349,11 +349,13 @@ pub fn run<P: TimeVaryingProblem>(
 ) -> Result<RunLog> {
     let d = problem.dim();
     if config.kernel.dim() != d {
-        return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-            what: "kernel inputs",
-            expected: d,
-            found: config.kernel.dim(),
-        }));
+        return Err(TvgpError::Input(
+            gpn_gp_core::model::ModelError::Dimension {
+                what: "kernel inputs",
+                expected: d,
+                found: config.kernel.dim(),
+            },
+        ));
     }
     if !config.grid_step.is_finite() || config.grid_step <= 0.0 || config.horizon == 0 {
         return Err(TvgpError::Config(

@@ -8,9 +8,9 @@
 //! fresh answers usable in place of stale observations.
 
 use super::rng::SplitMix64;
-use crate::cholesky::PackedCholesky;
-use crate::drift::greedy_pivoted_cholesky;
-use crate::kernel::Kernel;
+use gpn_gp_core::cholesky::PackedCholesky;
+use gpn_gp_core::drift::greedy_pivoted_cholesky;
+use gpn_gp_core::kernel::Kernel;
 
 /// Points with duplicates removed: a point within Euclidean distance `tol` of an earlier
 /// kept point is dropped (§2.4: merge points closer than 1e-9·ℓ, duplicates make the
@@ -393,7 +393,7 @@ pub trait Expert {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::ArdKernel;
+    use gpn_gp_core::kernel::ArdKernel;
 
     #[test]
     fn inverse_replacement_matches_a_fresh_inverse() {

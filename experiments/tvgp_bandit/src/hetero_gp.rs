@@ -18,8 +18,8 @@
 //! fit and predict reuse them. Not real-time: a fit is O(n³).
 
 use super::{Result, TvgpError, check_finite};
-use crate::cholesky::{PackedCholesky, dot};
-use crate::kernel::Kernel;
+use gpn_gp_core::cholesky::{PackedCholesky, dot};
+use gpn_gp_core::kernel::Kernel;
 
 /// A fitted heteroscedastic GP (empty until the first [`HeteroGp::fit`]).
 #[derive(Debug, Clone)]
@@ -73,18 +73,22 @@ impl<K: Kernel> HeteroGp<K> {
         let d = self.kernel.dim();
         let n = y.len();
         if x.len() != n * d {
-            return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-                what: "inputs",
-                expected: n * d,
-                found: x.len(),
-            }));
+            return Err(TvgpError::Input(
+                gpn_gp_core::model::ModelError::Dimension {
+                    what: "inputs",
+                    expected: n * d,
+                    found: x.len(),
+                },
+            ));
         }
         if noise_var.len() != n {
-            return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-                what: "noise variances",
-                expected: n,
-                found: noise_var.len(),
-            }));
+            return Err(TvgpError::Input(
+                gpn_gp_core::model::ModelError::Dimension {
+                    what: "noise variances",
+                    expected: n,
+                    found: noise_var.len(),
+                },
+            ));
         }
         check_finite("inputs", x)?;
         check_finite("targets", y)?;
@@ -191,11 +195,13 @@ pub struct Merged {
 pub fn merge_duplicates(x: &[f64], y: &[f64], var: &[f64], dim: usize, tol: f64) -> Result<Merged> {
     let n = y.len();
     if dim == 0 || x.len() != n * dim || var.len() != n {
-        return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-            what: "merge inputs",
-            expected: n * dim.max(1),
-            found: x.len(),
-        }));
+        return Err(TvgpError::Input(
+            gpn_gp_core::model::ModelError::Dimension {
+                what: "merge inputs",
+                expected: n * dim.max(1),
+                found: x.len(),
+            },
+        ));
     }
     let row = |i: usize| &x[i * dim..(i + 1) * dim];
     let mut order: Vec<usize> = (0..n).collect();

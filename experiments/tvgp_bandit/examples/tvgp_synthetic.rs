@@ -3,7 +3,7 @@
 //! tables of `docs/results/tvgp-synthetic.md`.
 //!
 //! ```sh
-//! cargo run --release -p gpn_gp_core --example tvgp_synthetic -- --seeds 40 --threads 2
+//! cargo run --release -p gpn_tvgp_bandit --example tvgp_synthetic -- --seeds 40 --threads 2
 //! ```
 //!
 //! Flags (all optional): `--seeds N` (40), `--horizon T` (500), `--grid-step h` (0.1),
@@ -11,10 +11,10 @@
 
 use std::time::Instant;
 
-use gpn_gp_core::tvgp::bandit::{BanditConfig, Method, RunLog, SYNTHETIC_HYPER, SparqConfig};
-use gpn_gp_core::tvgp::experiment::{Entry, markdown_table, mean_std, run_seeds, summarize, tune};
-use gpn_gp_core::tvgp::problem::{Synthetic1d, TimeVaryingProblem};
-use gpn_gp_core::tvgp::side_query::{Placement, QSchedule};
+use gpn_tvgp_bandit::bandit::{BanditConfig, Method, RunLog, SYNTHETIC_HYPER, SparqConfig};
+use gpn_tvgp_bandit::experiment::{Entry, markdown_table, mean_std, run_seeds, summarize, tune};
+use gpn_tvgp_bandit::problem::{Synthetic1d, TimeVaryingProblem};
+use gpn_tvgp_bandit::side_query::{Placement, QSchedule};
 
 struct Args {
     seeds: u64,

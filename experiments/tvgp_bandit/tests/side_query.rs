@@ -2,8 +2,8 @@
 
 use gpn_gp_core::drift::greedy_pivoted_cholesky;
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
-use gpn_gp_core::tvgp::rng::SplitMix64;
-use gpn_gp_core::tvgp::side_query::{
+use gpn_tvgp_bandit::rng::SplitMix64;
+use gpn_tvgp_bandit::side_query::{
     Placement, QSchedule, dedup_points, prefix_residual_traces, select, swap_chain, swap_det_ratio,
 };
 use nalgebra::DMatrix;

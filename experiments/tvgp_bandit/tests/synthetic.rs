@@ -7,11 +7,11 @@
 //! ≤ 0.06·0.25² ≈ 0.004), 3 seeds for SparQ and the baselines, 2 for the costly ablations.
 //! The full-size table (T = 500, 40 seeds) comes from `examples/tvgp_synthetic.rs`.
 
-use gpn_gp_core::tvgp::bandit::{BanditConfig, Method, RunLog, SparqConfig, run};
-use gpn_gp_core::tvgp::experiment::{mean_std, run_seeds};
-use gpn_gp_core::tvgp::problem::{Synthetic1d, TimeVaryingProblem};
-use gpn_gp_core::tvgp::side_query::QSchedule;
-use gpn_gp_core::tvgp::window::Injection;
+use gpn_tvgp_bandit::bandit::{BanditConfig, Method, RunLog, SparqConfig, run};
+use gpn_tvgp_bandit::experiment::{mean_std, run_seeds};
+use gpn_tvgp_bandit::problem::{Synthetic1d, TimeVaryingProblem};
+use gpn_tvgp_bandit::side_query::QSchedule;
+use gpn_tvgp_bandit::window::Injection;
 
 const T: usize = 300;
 

@@ -17,8 +17,8 @@
 //! thousand steps are far from overflow).
 
 use super::{Result, TvgpError, check_finite};
-use crate::cholesky::{PackedCholesky, dot};
-use crate::kernel::Kernel;
+use gpn_gp_core::cholesky::{PackedCholesky, dot};
+use gpn_gp_core::kernel::Kernel;
 
 /// The incremental model (see the module doc).
 #[derive(Debug, Clone)]
@@ -109,11 +109,13 @@ impl<K: Kernel> TimeKernelGp<K> {
     pub fn push(&mut self, x: &[f64], y: f64, t: f64) -> Result<()> {
         let d = self.kernel.dim();
         if x.len() != d {
-            return Err(TvgpError::Input(crate::model::ModelError::Dimension {
-                what: "input",
-                expected: d,
-                found: x.len(),
-            }));
+            return Err(TvgpError::Input(
+                gpn_gp_core::model::ModelError::Dimension {
+                    what: "input",
+                    expected: d,
+                    found: x.len(),
+                },
+            ));
         }
         check_finite("input", x)?;
         check_finite("target", &[y, t])?;

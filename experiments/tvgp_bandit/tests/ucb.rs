@@ -1,6 +1,6 @@
 //! β_t and the UCB argmax (spec §2.5, §7 #9, #13).
 
-use gpn_gp_core::tvgp::ucb::{argmax_ucb, beta, grid, refine_1d};
+use gpn_tvgp_bandit::ucb::{argmax_ucb, beta, grid, refine_1d};
 
 #[test]
 fn beta_is_the_kirschner_krause_bound_plus_b() {
