@@ -49,8 +49,8 @@ use crate::app::ros_params::Mode;
 use crate::app::{NodeParams, model_factory, plugin_search};
 use crate::control::Tick;
 use crate::control_loop::{
-    CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters, MeasuredReference,
-    ReferenceSource, WallClock, Watchdog,
+    Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
+    MeasuredReference, ReferenceSource, WallClock, Watchdog,
 };
 use crate::learn::Learner;
 use crate::robot::Model;
@@ -168,12 +168,8 @@ pub fn run(
     );
     let hyper = params.model.config.get("hyper").cloned();
     // A robot does not wait for the model: its work is charged on the wall clock.
-    let tick = Tick::new(
-        robot,
-        &params.control,
-        crate::control_loop::Clock::budget(&WallClock),
-    )
-    .map_err(|e| RosError::Param(e.to_string()))?;
+    let tick = Tick::new(robot, &params.control, WallClock.budget())
+        .map_err(|e| RosError::Param(e.to_string()))?;
     let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
         .map_err(|e| RosError::Param(e.to_string()))?;
     // Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.

@@ -3,9 +3,10 @@
 //! `cargo metadata` reports. Normal and build dependencies count; dev-dependencies (test
 //! harnesses, doubles) do not.
 //!
-//! A table row: `| `crate`, `other_crate` | folder | job | `allowed`, `allowed_*` … |`. The
-//! first cell names the crates of the row (a trailing `*` matches a prefix), the last one
-//! what they may depend on (backticked names; anything else in the cell is commentary).
+//! The rule table is the one whose header ends with "may depend on". A row:
+//! `| `crate`, `other_crate` | folder | job | `allowed`, `allowed_*` … |`. The first cell
+//! names the crates of the row (a trailing `*` matches a prefix), the last one what they may
+//! depend on (backticked names; anything else in the cell is commentary).
 
 use std::collections::BTreeMap;
 
@@ -31,27 +32,38 @@ fn backticked(cell: &str) -> Vec<String> {
         .collect()
 }
 
-/// The rule rows of `markdown`: table rows whose first cell names crates in backticks.
+/// The cells of a table row (`| a | b |`), trimmed; None for a line that is not one.
+fn cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split('|').map(str::trim).collect())
+}
+
+/// The rule rows of `markdown`: the rows of every table whose header's last column is
+/// "may depend on" (the crate table; other tables are not rules).
 pub fn rules(markdown: &str) -> Vec<Rule> {
-    markdown
-        .lines()
-        .filter_map(|line| {
-            let cells: Vec<&str> = line.trim().strip_prefix('|')?.split('|').collect();
-            // A row ends with "|", so the last split part is empty.
-            let cells: Vec<&str> = cells.iter().copied().filter(|c| !c.is_empty()).collect();
-            if cells.len() < 2 {
-                return None;
-            }
-            let crates = backticked(cells[0]);
-            if crates.is_empty() || !crates.iter().all(|c| c.starts_with("gp")) {
-                return None;
-            }
-            Some(Rule {
-                crates,
-                may_depend_on: backticked(cells[cells.len() - 1]),
-            })
-        })
-        .collect()
+    let mut rules = Vec::new();
+    let mut in_rule_table = false;
+    for line in markdown.lines() {
+        let Some(row) = cells(line) else {
+            in_rule_table = false;
+            continue;
+        };
+        if row.last() == Some(&"may depend on") {
+            in_rule_table = true;
+            continue;
+        }
+        let separator = row
+            .iter()
+            .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'));
+        if !in_rule_table || separator || row.len() < 2 {
+            continue;
+        }
+        rules.push(Rule {
+            crates: backticked(row[0]),
+            may_depend_on: backticked(row[row.len() - 1]),
+        });
+    }
+    rules
 }
 
 fn matches(pattern: &str, name: &str) -> bool {

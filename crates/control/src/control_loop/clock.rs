@@ -28,6 +28,9 @@ pub trait Clock {
         Instant::now()
     }
 
+    /// Called once when the loop starts, before the first state is read.
+    fn start(&mut self) {}
+
     /// Called after each tick: sleeps until the next one may start (a paced clock).
     fn pace(&mut self) {}
 }
@@ -46,21 +49,20 @@ impl Clock for SimulatedClock {
     }
 }
 
-/// The wall clock with a fixed period: tick k starts k·period after the first.
+/// The wall clock with a fixed period: tick k starts k·period after the loop started.
 #[derive(Debug, Clone, Copy)]
 pub struct PacedClock {
-    start: Instant,
     period: Duration,
-    ticks: u32,
+    /// When the next tick is due.
+    due: Instant,
 }
 
 impl PacedClock {
-    /// Ticks every `period` from now.
+    /// Ticks every `period`, from when the loop starts.
     pub fn new(period: Duration) -> Self {
         Self {
-            start: Instant::now(),
             period,
-            ticks: 0,
+            due: Instant::now(),
         }
     }
 }
@@ -74,10 +76,13 @@ impl Clock for PacedClock {
         false
     }
 
+    fn start(&mut self) {
+        self.due = Instant::now();
+    }
+
     fn pace(&mut self) {
-        self.ticks = self.ticks.saturating_add(1);
-        let due = self.start + self.period * self.ticks;
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+        self.due += self.period;
+        if let Some(wait) = self.due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
     }

@@ -5,10 +5,10 @@
 //!
 //! One iteration: apply the operations' pending commands → read the plant (waiting at most
 //! until the watchdog's deadline) → for a new state: sample the reference, run the tick,
-//! ask the plant for the truth (a simulator), write the command unless newer states are
-//! already queued (only the newest answer of a burst is written; every state is ticked, so
-//! the learner sees all data), pass the model-change results to the operations, hand the
-//! output to the listeners, let a simulated clock wait for the model and pace the loop; for
+//! ask the plant for the truth (a simulator), pass the model-change results to the
+//! operations, write the command unless newer states are already queued (only the newest
+//! answer of a burst is written; every state is ticked, so the learner sees all data), hand
+//! the output to the listeners, let a simulated clock wait for the model and pace the loop; for
 //! a repeated stamp: write the last command again; on silence: the command decision's safe
 //! output. An observe-only plant gets no command; its reference is the measurement.
 //! Real-time: no allocation, lock or I/O after construction.
@@ -174,6 +174,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
         self.commands = plant.accepts_commands();
         let mut frame = StateFrame::new(nv);
         let mut out = LoopOutput::new(nv);
+        clock.start();
         while !stop.load(Ordering::Relaxed) {
             self.apply_operations(ops);
             let read = plant.read(&mut frame, self.decision.deadline(clock.now()))?;
@@ -193,18 +194,18 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 Read::State { more_queued } => {
                     let handled = self.on_state(&frame, clock.now(), &mut out);
                     out.superseded = more_queued;
-                    out.has_truth = plant.truth(&out.qdd_cmd, &mut out.truth)?;
+                    // A repeat computed nothing new: no truth, no model-change results.
+                    if let Handled::Ticked(_) = handled {
+                        out.has_truth = plant.truth(&out.qdd_cmd, &mut out.truth)?;
+                        for event in self.learner.take_events() {
+                            ops.on_event(out.tick, event);
+                        }
+                    }
                     if self.commands && !more_queued {
                         plant.write(Command {
                             u: &out.u,
                             answers: Some(frame.received),
                         })?;
-                    }
-                    if let Handled::Ticked(_) = handled {
-                        let tick = out.tick;
-                        for event in self.learner.take_events() {
-                            ops.on_event(tick, event);
-                        }
                     }
                 }
             }
