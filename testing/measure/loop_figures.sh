@@ -126,11 +126,13 @@ in_background() {
 
 loopback() { # SIDE BIN ROUND
   local side="$1" bin="$2" i="$3"
+  local dir="$before_dir"
+  [ "$side" = after ] && dir="$after_dir"
   next_domain
   "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
     >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
   node_pid=$!
-  if ! in_background timeout 300 "$PYTHON" "$peer" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
+  if ! in_background timeout 300 "$PYTHON" "$peer" "$dir/launch/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
     echo "loop_figures: peer failed ($side round $i, domain $domain): $(tail -c 400 "$OUT/$side/peer_$i.json" "$OUT/$side/peer_$i.log")" >&2
   fi
   kill -INT "$node_pid" 2>/dev/null || true

@@ -2,9 +2,11 @@
 (joint_state_broadcaster + effort controller) in lock-step over loopback DDS and prints one
 JSON object on stdout.
 
-    loopback_peer.py DOMAIN_ID [N_STATES] [RATE_HZ]
+    loopback_peer.py PARAMS_YAML DOMAIN_ID [N_STATES] [RATE_HZ]
 
-Sends N_STATES (default 2000) valid joint states of the Panda, each answered by a command
+The robot is the one of the parameter file (`robot.urdf`; empty: the repository's default
+URDF): its movable joints, by name, moving slowly around the middle of their limits.
+Sends N_STATES (default 2000) valid joint states, each answered by a command
 before the next is sent, paced at RATE_HZ (default 1000; 0: back to back). Stamps advance by
 1/RATE_HZ (1 ms when unpaced). Reports the states answered and the peer's round-trip
 (write → command taken) p50/p99/max in µs. The node's own latency (state received →
@@ -30,22 +32,25 @@ from cyclonedds.sub import DataReader  # noqa: E402
 from cyclonedds.topic import Topic  # noqa: E402
 from cyclonedds.util import duration  # noqa: E402
 
+from gpn_mujoco import scenario, urdf  # noqa: E402
 from gpn_mujoco.messages import Float64MultiArray_, Header_, JointState_, Time_  # noqa: E402
 from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
 
 RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
-JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
-POSE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+def middle(joint: urdf.Joint) -> float:
+    """The middle of the joint's limits (0 for a joint without finite limits)."""
+    lo, hi = joint.position_lower, joint.position_upper
+    return 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else 0.0
 
 
-def state(t: float, k: int) -> JointState_:
+def state(t: float, joints: list[str], pose: list[float]) -> JointState_:
     # A slow small motion around the pose, so the numbers are not constant.
-    q = [x + 0.05 * math.sin(0.5 * t + j) for j, x in enumerate(POSE)]
-    dq = [0.025 * math.cos(0.5 * t + j) for j in range(7)]
+    q = [x + 0.05 * math.sin(0.5 * t + j) for j, x in enumerate(pose)]
+    dq = [0.025 * math.cos(0.5 * t + j) for j in range(len(pose))]
     sec = int(math.floor(t))
     return JointState_(
         header=Header_(stamp=Time_(sec=sec, nanosec=int(round((t - sec) * 1e9)))),
-        name=list(JOINTS),
+        name=list(joints),
         position=q,
         velocity=dq,
         effort=[],
@@ -53,9 +58,12 @@ def state(t: float, k: int) -> JointState_:
 
 
 def main() -> None:
-    domain = int(sys.argv[1])
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
-    rate = float(sys.argv[3]) if len(sys.argv) > 3 else 1000.0
+    robot = urdf.load(scenario.from_file(sys.argv[1]).urdf)
+    joints = robot.joint_names
+    pose = [middle(j) for j in robot.joints]
+    domain = int(sys.argv[2])
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
+    rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1000.0
     use_localhost_only()
     dp = DomainParticipant(domain)
     states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState_), qos=STATE_QOS)
@@ -82,7 +90,7 @@ def main() -> None:
                 time.sleep(wait)
         commands.take(N=100)  # a late answer to an earlier state must not count for this one
         start = time.perf_counter()
-        states.write(state(1.0 + k * dt, k))
+        states.write(state(1.0 + k * dt, joints, pose))
         got = None
         limit = start + 1.0
         while got is None and time.perf_counter() < limit:
