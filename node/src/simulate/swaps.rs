@@ -270,11 +270,15 @@ impl SimOperations {
 impl Operations for SimOperations {
     fn next_command(&mut self, view: &LoopView) -> Option<ControlCommand> {
         let k = view.ticks;
+        // The loop asks once more after the last tick, before the plant closes: the run is
+        // over, nothing is due.
+        if k >= self.ticks {
+            return None;
+        }
         if self.tick != Some(k) {
             self.tick = Some(k);
             self.stage = 0;
-            // The loop asks once more after the last tick (then the plant closes).
-            if self.schedule.is_some() && k < self.ticks {
+            if self.schedule.is_some() {
                 self.log.tick_started.push(Instant::now());
             }
         }
