@@ -59,35 +59,46 @@ fn overhead(c: &mut Criterion) {
         cycle(through_abi.as_mut(), k, &mut mean, &mut var);
     }
 
-    let mut group = c.benchmark_group("skygp_fast_21x7_predict_update");
-    for (name, model) in [
-        ("in_process", &mut in_process),
-        ("plugin_abi", &mut through_abi),
-    ] {
-        // Revisit one stretch of the stream, so both models see the same inputs.
-        let mut k = 2000;
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                cycle(model.as_mut(), k, &mut mean, &mut var);
-                k = 2000 + (k + 1 - 2000) % 500;
-            })
-        });
-    }
-    group.finish();
-
+    bench_each(
+        c,
+        "skygp_fast_21x7_predict_update",
+        [
+            ("in_process", &mut in_process),
+            ("plugin_abi", &mut through_abi),
+        ],
+        |model, k| cycle(model, k, &mut mean, &mut var),
+    );
     // Predict alone (the control tick's query), same stretch of inputs.
-    let mut group = c.benchmark_group("skygp_fast_21x7_predict");
-    for (name, model) in [
-        ("in_process", &mut in_process),
-        ("plugin_abi", &mut through_abi),
-    ] {
+    bench_each(
+        c,
+        "skygp_fast_21x7_predict",
+        [
+            ("in_process", &mut in_process),
+            ("plugin_abi", &mut through_abi),
+        ],
+        |model, k| {
+            let (x, _) = sample(k);
+            model
+                .predict(black_box(&x), &mut mean, &mut var)
+                .expect("predict");
+        },
+    );
+}
+
+/// Benchmarks `step` on each named model in group `group`, revisiting one stretch of the
+/// stream (samples 2000..2500) so that all of them see the same inputs.
+fn bench_each<const N: usize>(
+    c: &mut Criterion,
+    group: &str,
+    models: [(&str, &mut Box<dyn OnlineModel>); N],
+    mut step: impl FnMut(&mut dyn OnlineModel, usize),
+) {
+    let mut group = c.benchmark_group(group);
+    for (name, model) in models {
         let mut k = 2000;
         group.bench_function(name, |b| {
             b.iter(|| {
-                let (x, _) = sample(k);
-                model
-                    .predict(black_box(&x), &mut mean, &mut var)
-                    .expect("predict");
+                step(model.as_mut(), k);
                 k = 2000 + (k + 1 - 2000) % 500;
             })
         });

@@ -7,11 +7,14 @@
 pub mod app;
 pub use gpn_control::{control, control_loop, learn};
 pub mod eval;
-pub mod model;
 /// Rigid-body dynamics (the `gpn_dynamics` crate).
 pub use gpn_dynamics as robot;
+/// The plugin host (the `gpn_plugin_host` crate).
+pub use gpn_plugin_host as model;
 pub mod ros;
 /// The embedded simulator of the true robot (the `gpn_embedded_sim` crate).
 pub use gpn_embedded_sim as sim;
 pub mod simulate;
-pub mod viz;
+/// rerun logging off the control thread (the `gpn_viz` crate; a stub without the `rerun`
+/// feature).
+pub use gpn_viz as viz;

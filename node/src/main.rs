@@ -24,6 +24,8 @@ enum Command {
     Dynamics(cli::dynamics::DynamicsCommand),
     /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
     Eval(cli::eval::EvalArgs),
+    /// List the model plugins found, or print one plugin's configuration keys.
+    Plugins(cli::plugins::PluginsArgs),
     /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
     Sim(cli::sim::SimArgs),
     /// The ROS 2 node: joint states in, compensated effort command and estimates out.
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dynamics(cmd) => cli::dynamics::run(cmd),
         Command::Eval(args) => cli::eval::run(args),
+        Command::Plugins(args) => cli::plugins::run(args),
         Command::Sim(args) => cli::sim::run(args),
         #[cfg(feature = "ros")]
         Command::Run(args) => cli::run::run(args),

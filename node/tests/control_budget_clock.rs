@@ -4,16 +4,18 @@
 //! simulated robot waits for the model) the same slow model never overruns, and the tick
 //! still measures and reports its wall time.
 
+mod loop_support;
 mod model_support;
 
 use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, ControlParams, Fallback, SupervisorParams, Tick};
-use gp_node::control::{TickInput, TickOutput, TickResult, TickStatus};
+use gp_node::control::{TickOutput, TickResult, TickStatus};
 use gp_node::learn::{LearnParams, Learner, ModelFactory};
 use gp_node::model::Plugin;
 use gp_node::robot::Model;
 use gpn_gp_core::model::OnlineModel;
+use loop_support::holding_still;
 use model_support::double;
 
 /// Each `predict` of the double sleeps this long: 10× the budget below.
@@ -72,15 +74,7 @@ impl Rig {
     }
 
     fn step(&mut self, k: usize) -> TickStatus {
-        let input = TickInput {
-            t_secs: k as f64 * 1e-3,
-            q: &self.q,
-            v: &self.zeros,
-            tau: &self.zeros,
-            q_d: &self.q,
-            qd_d: &self.zeros,
-            qdd_d: &self.zeros,
-        };
+        let input = holding_still(k as f64 * 1e-3, &self.q, &self.zeros);
         self.tick.step(&input, &mut self.learner, &mut self.out)
     }
 }

@@ -13,10 +13,10 @@ use gp_node::learn::{
 };
 use gp_node::robot::Model;
 use gp_node::simulate;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_gp_core::model::ModelError;
 
 mod loop_support;
-use loop_support::exact_factory;
+use loop_support::{Script, exact_factory, holding_still, scripted_factory};
 
 fn default_params(duration_s: f64) -> NodeParams {
     let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("built-in parameters parse");
@@ -55,13 +55,7 @@ enum Misbehaviour {
 
 struct BadModel(Misbehaviour);
 
-impl OnlineModel for BadModel {
-    fn input_dim(&self) -> usize {
-        21
-    }
-    fn output_dim(&self) -> usize {
-        7
-    }
+impl Script for BadModel {
     fn predict(&mut self, _: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
         mean.fill(1.0);
         var.fill(0.01);
@@ -76,12 +70,6 @@ impl OnlineModel for BadModel {
                 Ok(())
             }
         }
-    }
-    fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
     }
 }
 
@@ -106,7 +94,7 @@ impl Rig {
         let (hyper, factory): (Option<serde_json::Value>, ModelFactory) = match behaviour {
             Some(b) => (
                 Some(serde_json::json!({})),
-                Box::new(move |_| Ok(Box::new(BadModel(b)) as Box<dyn OnlineModel>)),
+                scripted_factory(move || BadModel(b)),
             ),
             None => (None, Box::new(|_| Err("never created".to_owned()))),
         };
@@ -124,15 +112,7 @@ impl Rig {
     }
 
     fn step(&mut self, t: f64) -> TickResult {
-        let input = TickInput {
-            t_secs: t,
-            q: &self.q,
-            v: &self.zeros,
-            tau: &self.zeros,
-            q_d: &self.q,
-            qd_d: &self.zeros,
-            qdd_d: &self.zeros,
-        };
+        let input = holding_still(t, &self.q, &self.zeros);
         self.tick
             .step(&input, &mut self.learner, &mut self.out)
             .result
@@ -231,13 +211,8 @@ fn bad_input_holds_gravity_compensation_at_the_last_good_pose() {
     }
     let short = [0.0; 6];
     let input = TickInput {
-        t_secs: 0.002,
         q: &short,
-        v: &rig.zeros,
-        tau: &rig.zeros,
-        q_d: &good_q,
-        qd_d: &rig.zeros,
-        qdd_d: &rig.zeros,
+        ..holding_still(0.002, &good_q, &rig.zeros)
     };
     assert_eq!(
         rig.tick.step(&input, &mut rig.learner, &mut rig.out).result,

@@ -2,8 +2,9 @@
 //! every robot agrees within 1e-8·max(1, max|ref|), through the library and through
 //! `gp-node dynamics check`; joint matching by name; exit codes 0/1/2.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use gp_node::robot::Model;
 use gp_node::robot::RobotError;
@@ -24,8 +25,15 @@ fn fixture(robot: &str) -> PathBuf {
     PathBuf::from(format!("{FIXTURES}/{robot}.json"))
 }
 
-fn gp_node() -> Command {
+/// `gp-node dynamics check` of `robot`'s URDF against the fixture at `fixture`.
+fn binary_check(robot: &str, fixture: impl AsRef<OsStr>) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .args(["dynamics", "check", "--urdf"])
+        .arg(urdf(robot))
+        .arg("--fixture")
+        .arg(fixture)
+        .output()
+        .expect("run gp-node")
 }
 
 /// A modified copy of a fixture, written under the test temp dir.
@@ -76,13 +84,7 @@ fn double_pendulum_agrees_with_pinocchio_in_every_quantity() {
 #[test]
 fn binary_check_passes_on_every_fixture() {
     for robot in ROBOTS {
-        let out = gp_node()
-            .args(["dynamics", "check", "--urdf"])
-            .arg(urdf(robot))
-            .arg("--fixture")
-            .arg(fixture(robot))
-            .output()
-            .expect("run gp-node");
+        let out = binary_check(robot, fixture(robot));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             out.status.code(),
@@ -170,13 +172,7 @@ fn mismatched_joint_names_are_an_error_naming_them() {
 
     // Through the binary: exit 2 and the names on stderr.
     let path = write_fixture("typo", &json);
-    let out = gp_node()
-        .args(["dynamics", "check", "--urdf"])
-        .arg(urdf("ur5"))
-        .arg("--fixture")
-        .arg(&path)
-        .output()
-        .expect("run gp-node");
+    let out = binary_check("ur5", &path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -204,13 +200,7 @@ fn disagreement_exits_1_and_names_the_quantity() {
     let tau = &mut json["samples"][7]["tau_rnea"][1];
     *tau = Value::from(tau.as_f64().expect("number") + 1e-3);
     let path = write_fixture("perturbed", &json);
-    let out = gp_node()
-        .args(["dynamics", "check", "--urdf"])
-        .arg(urdf("double_pendulum"))
-        .arg("--fixture")
-        .arg(&path)
-        .output()
-        .expect("run gp-node");
+    let out = binary_check("double_pendulum", &path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let line = stdout
@@ -226,15 +216,19 @@ fn disagreement_exits_1_and_names_the_quantity() {
     assert!(m_line.contains("PASS"), "{m_line}");
 }
 
+/// The error of checking `model` against fixture `json` (read as file `name`), which parses
+/// but must not check.
+fn malformed_fixture_error(model: &Model, json: &Value, name: &str) -> String {
+    let fixture = Fixture::from_json_str(&json.to_string(), name).expect("parse");
+    check_fixture(model, &fixture).expect_err(name).to_string()
+}
+
 #[test]
 fn malformed_fixtures_are_errors_naming_the_element() {
     let model = Model::from_urdf_file(urdf("double_pendulum")).expect("load");
     let mut json = fixture_json("double_pendulum");
     json["samples"][3]["v"] = Value::from(vec![0.0]);
-    let fixture = Fixture::from_json_str(&json.to_string(), "short.json").expect("parse");
-    let message = check_fixture(&model, &fixture)
-        .expect_err("short v")
-        .to_string();
+    let message = malformed_fixture_error(&model, &json, "short.json");
     assert!(
         message.contains("samples[3].v")
             && message.contains("expected 2")
@@ -244,10 +238,7 @@ fn malformed_fixtures_are_errors_naming_the_element() {
 
     let mut json = fixture_json("double_pendulum");
     json["samples"][4]["M"][1] = Value::from(vec![1.0, 2.0, 3.0]);
-    let fixture = Fixture::from_json_str(&json.to_string(), "m.json").expect("parse");
-    let message = check_fixture(&model, &fixture)
-        .expect_err("bad M row")
-        .to_string();
+    let message = malformed_fixture_error(&model, &json, "m.json");
     assert!(message.contains("samples[4].M row 1"), "{message}");
 
     let message = Fixture::from_json_str("{\"joints\": [", "truncated.json")
@@ -256,12 +247,7 @@ fn malformed_fixtures_are_errors_naming_the_element() {
     assert!(message.contains("truncated.json"), "{message}");
 
     // Missing files through the binary: exit 2 with the path.
-    let out = gp_node()
-        .args(["dynamics", "check", "--urdf"])
-        .arg(urdf("double_pendulum"))
-        .args(["--fixture", "/nonexistent/fixture.json"])
-        .output()
-        .expect("run gp-node");
+    let out = binary_check("double_pendulum", "/nonexistent/fixture.json");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/fixture.json"));
 }

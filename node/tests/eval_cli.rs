@@ -3,14 +3,12 @@
 
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
-use std::path::{Path, PathBuf};
+mod eval_support;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("gpn_eval_cli_{}_{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use eval_support::{assert_report_keys, temp_file};
 
 fn eval(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gp-node"))
@@ -123,25 +121,7 @@ fn json_output_with_truth_and_hyper() {
     let o = eval(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    for key in [
-        "plugin",
-        "n_samples",
-        "targets",
-        "smse_final",
-        "smse_curve_mean",
-        "msll_final",
-        "msll_curve_mean",
-        "truth_rmse",
-        "bound_coverage",
-        "predict_us_mean",
-        "predict_us_p99",
-        "update_us_mean",
-        "update_us_p99",
-        "experts",
-        "memory_bytes",
-    ] {
-        assert!(j.get(key).is_some(), "missing {key}");
-    }
+    assert_report_keys(&j);
     assert_eq!(j["n_samples"], 120);
     assert_eq!(j["targets"][0], "y");
     let cov = j["bound_coverage"][0].as_f64().unwrap();

@@ -3,39 +3,12 @@
 //! and the JSON names the contamination.
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
+mod eval_support;
+
+use eval_support::CallLog;
 use gp_node::eval::contaminate::Contamination;
 use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
 use gp_node::eval::runner::{RunOptions, run_stream};
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
-
-/// Predicts 0 with variance 1; logs what it is given.
-#[derive(Default)]
-struct Log {
-    predicted_at: Vec<Vec<f64>>,
-    updated_with: Vec<(Vec<f64>, Vec<f64>)>,
-}
-
-impl OnlineModel for Log {
-    fn input_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.predicted_at.push(x.to_vec());
-        mean[0] = 0.0;
-        var[0] = 1.0;
-        Ok(())
-    }
-    fn update(&mut self, x: &[f64], y: &[f64], _t: f64, _nv: &[f64]) -> Result<(), ModelError> {
-        self.updated_with.push((x.to_vec(), y.to_vec()));
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
-    }
-}
 
 fn data() -> Dataset {
     let mut s = String::from("a,b,y,f\n");
@@ -64,7 +37,7 @@ fn update_sees_the_contamination_predict_and_metrics_do_not() {
             .apply(&mut dirty)
             .unwrap();
         let opts = RunOptions::new(vec![0.01]);
-        let (mut a, mut b) = (Log::default(), Log::default());
+        let (mut a, mut b) = (CallLog::default(), CallLog::default());
         let ra = run_stream("log", &mut a, &clean, &opts, &mut |_| {}).unwrap();
         let rb = run_stream("log", &mut b, &dirty, &opts, &mut |_| {}).unwrap();
         // Same prediction points and the same scores: the clean reference is used.

@@ -4,8 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
-use std::path::PathBuf;
+mod eval_support;
 
+use eval_support::{CallLog, assert_report_keys, temp_file};
 use gp_node::eval::{
     EvalError, columns, config,
     dataset::{Centering, ColumnSelection, Dataset},
@@ -79,12 +80,6 @@ impl OnlineModel for RunningMean {
             memory_bytes: 8 * self.sum.len() as u64,
         }
     }
-}
-
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("gpn_eval_lib_{}_{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 /// n rows: t, a, b (inputs), y1, y2 (targets), f1, f2 (truth).
@@ -202,25 +197,7 @@ fn test_double_stream_metrics_and_json() {
     assert_eq!(report.update.count, n);
 
     let j = report.to_json();
-    for key in [
-        "plugin",
-        "n_samples",
-        "targets",
-        "smse_final",
-        "smse_curve_mean",
-        "msll_final",
-        "msll_curve_mean",
-        "truth_rmse",
-        "bound_coverage",
-        "predict_us_mean",
-        "predict_us_p99",
-        "update_us_mean",
-        "update_us_p99",
-        "experts",
-        "memory_bytes",
-    ] {
-        assert!(j.get(key).is_some(), "missing JSON key {key}");
-    }
+    assert_report_keys(&j);
     assert_eq!(j["plugin"], "double");
     assert_eq!(j["n_samples"], n);
     assert_eq!(j["targets"], json!(["y1", "y2"]));
@@ -472,35 +449,6 @@ fn rows_with_missing_values_are_left_out() {
     assert!(Dataset::from_reader(bad.as_bytes(), "test", &ColumnSelection::default()).is_err());
 }
 
-/// Remembers the first input component of every predict and update call.
-#[derive(Default)]
-struct InputLog {
-    predicted_at: Vec<f64>,
-    learned_at: Vec<f64>,
-}
-
-impl OnlineModel for InputLog {
-    fn input_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.predicted_at.push(x[0]);
-        mean[0] = 0.0;
-        var[0] = 1.0;
-        Ok(())
-    }
-    fn update(&mut self, x: &[f64], _y: &[f64], _t: f64, _n: &[f64]) -> Result<(), ModelError> {
-        self.learned_at.push(x[0]);
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
-    }
-}
-
 #[test]
 fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
     // The third row's prediction input is missing: the row is left out.
@@ -515,7 +463,7 @@ fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
     let data = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();
     assert_eq!((data.len(), data.skipped_rows), (3, 1));
     assert_eq!(data.input_names, ["a", "b"]);
-    let mut model = InputLog::default();
+    let mut model = CallLog::default();
     run_stream(
         "log",
         &mut model,
@@ -526,10 +474,11 @@ fn predict_inputs_are_where_the_model_is_asked_and_the_inputs_what_it_learns() {
     .unwrap();
     assert_eq!(
         model.predicted_at,
-        [200.0, 400.0],
+        [[200.0, 2000.0], [400.0, 4000.0]],
         "step 0 is not predicted"
     );
-    assert_eq!(model.learned_at, [1.0, 2.0, 4.0]);
+    let learned_at: Vec<&[f64]> = model.updated_with.iter().map(|(x, _)| &x[..]).collect();
+    assert_eq!(learned_at, [[1.0, 10.0], [2.0, 20.0], [4.0, 40.0]]);
 
     // One prediction column per input, none shared with a target.
     let err = |predict: &str| {

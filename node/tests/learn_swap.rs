@@ -18,10 +18,13 @@ use gp_node::learn::{
 };
 use gp_node::model::{ModelFile, SearchPath};
 use gp_node::sim::{SimState, Simulator};
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_gp_core::model::ModelError;
 
 mod alloc_support;
+mod loop_support;
 mod model_support;
+
+use loop_support::{Constant, Script, scripted_factory};
 
 #[global_allocator]
 static GLOBAL: alloc_support::Counting = alloc_support::Counting;
@@ -32,23 +35,9 @@ struct Probe {
     drops: Arc<Mutex<Vec<(u64, ThreadId)>>>,
 }
 
-impl OnlineModel for Probe {
-    fn input_dim(&self) -> usize {
-        21
-    }
-    fn output_dim(&self) -> usize {
-        7
-    }
-    fn predict(&mut self, _: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        mean.fill(self.id);
-        var.fill(0.01);
-        Ok(())
-    }
-    fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
+impl Script for Probe {
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        Constant(self.id).predict(x, mean, var)
     }
 }
 
@@ -62,11 +51,9 @@ impl Drop for Probe {
 
 fn probe_factory(id: u64, drops: &Arc<Mutex<Vec<(u64, ThreadId)>>>) -> ModelFactory {
     let drops = drops.clone();
-    Box::new(move |_| {
-        Ok(Box::new(Probe {
-            id: id as f64,
-            drops: drops.clone(),
-        }) as Box<dyn OnlineModel>)
+    scripted_factory(move || Probe {
+        id: id as f64,
+        drops: drops.clone(),
     })
 }
 
@@ -144,6 +131,16 @@ impl Rig {
         for _ in 0..ticks {
             self.step();
         }
+    }
+
+    /// Requests a swap to a model that `factory` builds and warms; panics if it is refused.
+    fn request_warm_swap(&mut self, id: u64, factory: ModelFactory) {
+        self.learner
+            .request_swap(SwapRequest {
+                id,
+                source: SwapSource::Warm(factory),
+            })
+            .unwrap_or_else(|(_, why)| panic!("swap {id} refused: {why:?}"));
     }
 
     /// Ticks until the learner reports an event (at most `max` ticks).
@@ -277,21 +274,10 @@ fn a_cancelled_swap_is_never_adopted_and_the_worker_keeps_the_plugin_in_use() {
     let drops = Arc::new(Mutex::new(Vec::new()));
     let mut rig = Rig::new(probe_factory(1, &drops), hyper());
     rig.warm(2500);
-    let request = |id: u64, factory: ModelFactory| SwapRequest {
-        id,
-        source: SwapSource::Warm(factory),
-    };
-
-    rig.learner
-        .request_swap(request(1, probe_factory(2, &drops)))
-        .map_err(|(_, why)| why)
-        .expect("accepted");
+    rig.request_warm_swap(1, probe_factory(2, &drops));
     assert_eq!(rig.learner.cancel_swap(1), CancelOutcome::Cancelled);
 
-    rig.learner
-        .request_swap(request(2, slow_probe_factory(3, &drops)))
-        .map_err(|(_, why)| why)
-        .expect("accepted after the first cancel");
+    rig.request_warm_swap(2, slow_probe_factory(3, &drops));
     while !rig.learner.background_busy() {
         assert!(!rig.step());
     }
@@ -315,10 +301,7 @@ fn a_cancelled_swap_is_never_adopted_and_the_worker_keeps_the_plugin_in_use() {
         "the rebuild used the cancelled swap's plugin"
     );
 
-    rig.learner
-        .request_swap(request(4, probe_factory(4, &drops)))
-        .map_err(|(_, why)| why)
-        .expect("accepted");
+    rig.request_warm_swap(4, probe_factory(4, &drops));
     let event = rig.until_event(100_000).expect("adopted");
     assert!(matches!(event.outcome, SwapOutcome::Adopted { .. }));
     assert_eq!(predicted(&mut rig), 4.0);
@@ -376,13 +359,7 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
     attempts.push((failing_factory("the factory failed"), "factory failed"));
     for (factory, expected) in attempts {
         id += 1;
-        rig.learner
-            .request_swap(SwapRequest {
-                id,
-                source: SwapSource::Warm(factory),
-            })
-            .map_err(|(_, why)| why)
-            .expect("accepted");
+        rig.request_warm_swap(id, factory);
         let event = rig.until_event(100_000).expect("an answer");
         assert_eq!(event.id, id);
         match event.outcome {
@@ -540,13 +517,7 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
             21,
             7,
         );
-        rig.learner
-            .request_swap(SwapRequest {
-                id,
-                source: SwapSource::Warm(factory),
-            })
-            .map_err(|(_, why)| why)
-            .expect("accepted");
+        rig.request_warm_swap(id, factory);
         let event = rig.until_event(100_000).expect("swapped");
         assert!(
             matches!(event.outcome, SwapOutcome::Adopted { .. }),

@@ -6,9 +6,9 @@
 
 mod model_support;
 
-use gp_node::model::{HostError, Plugin, PluginModel, SearchPath};
+use gp_node::model::{Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::OnlineModel;
-use model_support::{c_example, is_mapped};
+use model_support::{assert_call_failed, c_example, is_mapped};
 use nalgebra::{DMatrix, DVector};
 
 /// Inputs on a deterministic, non-degenerate path in R^2.
@@ -152,15 +152,11 @@ fn the_c_state_round_trips_bitwise() {
     // State for other dimensions or not a state at all.
     let mut other = plugin.create("", 3, 2).expect("create");
     let err = other.load_state(&state).expect_err("wrong dims");
-    assert!(
-        matches!(
-            err,
-            HostError::Call {
-                status: "INVALID_STATE",
-                ..
-            }
-        ),
-        "{err:?}"
+    assert_call_failed(
+        &err,
+        "load",
+        "INVALID_STATE",
+        "load failed with INVALID_STATE",
     );
     let err = other
         .load_state(b"definitely not a state")
@@ -178,20 +174,11 @@ fn the_c_plugins_errors_come_back_with_their_messages() {
     let err = plugin
         .create("prior_var: 1\nlengthscale: 3", 1, 1)
         .expect_err("unknown key");
-    assert!(
-        matches!(
-            err,
-            HostError::Call {
-                function: "create",
-                status: "INVALID_CONFIG",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains("unknown key \"lengthscale\""),
-        "{err}"
+    assert_call_failed(
+        &err,
+        "create",
+        "INVALID_CONFIG",
+        "unknown key \"lengthscale\"",
     );
     let err = plugin
         .create("forgetting: 1.5", 1, 1)

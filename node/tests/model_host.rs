@@ -9,7 +9,7 @@ use std::ffi::OsString;
 
 use gp_node::model::{HostError, Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::{ModelError, OnlineModel};
-use model_support::{cdylib, double, is_mapped, scratch_dir};
+use model_support::{assert_call_failed, bits, cdylib, double, is_mapped, scratch_dir};
 
 const FAST: &str = "predict_sleep_ms: 0";
 
@@ -71,60 +71,30 @@ fn a_plugin_model_is_an_online_model() {
     );
 }
 
+/// The (expected, found) lengths of the error of `result`, which must be a length error
+/// of argument `what`.
+fn wrong_length(result: Result<(), ModelError>, what: &str) -> (usize, usize) {
+    match result {
+        Err(ModelError::Dimension {
+            what: w,
+            expected,
+            found,
+        }) if w == what => (expected, found),
+        other => panic!("expected a length error of {what}, got {other:?}"),
+    }
+}
+
 #[test]
 fn wrong_lengths_are_caught_before_the_call() {
     let (plugin, _) = well_behaved("lengths");
     let mut model = plugin.create(FAST, 3, 2).expect("create");
-    let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
-    let err = model
-        .predict(&[0.0; 2], &mut mean, &mut var)
-        .expect_err("x too short");
-    assert!(
-        matches!(
-            err,
-            ModelError::Dimension {
-                what: "x",
-                expected: 3,
-                found: 2
-            }
-        ),
-        "{err:?}"
-    );
-    let err = model
-        .update(&[0.0; 3], &[1.0; 3], 0.0, &[0.1; 2])
-        .expect_err("y too long");
-    assert!(
-        matches!(
-            err,
-            ModelError::Dimension {
-                what: "y",
-                expected: 2,
-                found: 3
-            }
-        ),
-        "{err:?}"
-    );
-    let err = model
-        .update(&[0.0; 3], &[1.0; 2], 0.0, &[0.1])
-        .expect_err("noise_var too short");
-    assert!(
-        matches!(
-            err,
-            ModelError::Dimension {
-                what: "noise_var",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    let mut short = [0.0; 1];
-    let err = model
-        .predict(&[0.0; 3], &mut short, &mut var)
-        .expect_err("mean too short");
-    assert!(
-        matches!(err, ModelError::Dimension { what: "mean", .. }),
-        "{err:?}"
-    );
+    let (mut mean, mut var, mut short) = ([0.0; 2], [0.0; 2], [0.0; 1]);
+    let x_short = model.predict(&[0.0; 2], &mut mean, &mut var);
+    assert_eq!(wrong_length(x_short, "x"), (3, 2));
+    let y_long = model.update(&[0.0; 3], &[1.0; 3], 0.0, &[0.1; 2]);
+    assert_eq!(wrong_length(y_long, "y"), (2, 3));
+    wrong_length(model.update(&[0.0; 3], &[1.0; 2], 0.0, &[0.1]), "noise_var");
+    wrong_length(model.predict(&[0.0; 3], &mut short, &mut var), "mean");
     // The plugin's own checks come back as errors too (non-finite input).
     let err = model
         .update(&[f64::NAN, 0.0, 0.0], &[1.0; 2], 0.0, &[0.1; 2])
@@ -154,20 +124,11 @@ fn yaml_and_json_configs_reach_the_plugin() {
     let err = plugin
         .create("predict_sleep_ms: -3", 1, 1)
         .expect_err("negative sleep");
-    let text = err.to_string();
-    assert!(
-        matches!(
-            err,
-            HostError::Call {
-                status: "INVALID_CONFIG",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(
-        text.contains("predict_sleep_ms must be a whole number, got -3"),
-        "{text}"
+    assert_call_failed(
+        &err,
+        "create",
+        "INVALID_CONFIG",
+        "predict_sleep_ms must be a whole number, got -3",
     );
     // Text that is neither YAML nor JSON never reaches it.
     let err = plugin
@@ -195,31 +156,16 @@ fn save_then_load_reproduces_predictions_bitwise() {
     b.load_state(&state).expect("load");
     let (ma, va) = predict(&mut a, &[0.5]);
     let (mb, vb) = predict(&mut b, &[0.5]);
-    assert_eq!(
-        ma.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-        mb.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-    );
-    assert_eq!(
-        va.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-        vb.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-    );
+    assert_eq!(bits(&ma), bits(&mb));
+    assert_eq!(bits(&va), bits(&vb));
     assert_eq!(b.stats().samples_seen, 7);
 
     let err = b.load_state(&state[..5]).expect_err("truncated state");
-    assert!(
-        matches!(
-            err,
-            HostError::Call {
-                function: "load",
-                status: "INVALID_STATE",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains("state has 5 bytes, expected 24"),
-        "{err}"
+    assert_call_failed(
+        &err,
+        "load",
+        "INVALID_STATE",
+        "state has 5 bytes, expected 24",
     );
     // A failed load leaves the model as it was.
     assert_eq!(predict(&mut b, &[0.5]).0, mb);

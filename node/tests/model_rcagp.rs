@@ -10,11 +10,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
-use gp_node::eval::plugins;
-use gp_node::eval::runner::{RunOptions, run_stream};
-use gp_node::model::{Plugin, PluginModel, SearchPath};
+use gp_node::model::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
+use model_support::{eval_json_command, lockstep, same_eval_via_host_and_in_process};
 use serde_json::json;
 
 fn config(background: bool) -> serde_json::Value {
@@ -41,28 +40,6 @@ fn rcagp_plugin() -> Plugin {
     Plugin::find("rcagp", &SearchPath::standard(Vec::<&str>::new())).expect("rcagp plugin")
 }
 
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
-
-fn lockstep(plugin: &mut PluginModel, crate_model: &mut RcaGp, range: std::ops::Range<usize>) {
-    let (mut m1, mut v1, mut m2, mut v2) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
-    for k in range {
-        let (x, y) = sample(k);
-        plugin
-            .predict(&x, &mut m1, &mut v1)
-            .expect("plugin predict");
-        crate_model
-            .predict(&x, &mut m2, &mut v2)
-            .expect("crate predict");
-        assert_eq!(bits(&m1), bits(&m2), "mean at step {k}");
-        assert_eq!(bits(&v1), bits(&v2), "variance at step {k}");
-        let t = k as f64 * 0.01;
-        plugin.update(&x, &y, t, &NOISE).expect("plugin update");
-        crate_model.update(&x, &y, t, &NOISE).expect("crate update");
-    }
-}
-
 #[test]
 fn the_plugin_predicts_exactly_what_the_crate_does_and_saves_the_same_state() {
     let plugin = rcagp_plugin();
@@ -70,14 +47,14 @@ fn the_plugin_predicts_exactly_what_the_crate_does_and_saves_the_same_state() {
     let cfg = config(false);
     let mut through_abi = plugin.create_json(&cfg, 2, 2).expect("create");
     let mut in_process = RcaGp::from_json(&cfg, 2, 2).expect("create");
-    lockstep(&mut through_abi, &mut in_process, 0..300);
+    lockstep(&mut through_abi, &mut in_process, 0..300, sample, &NOISE);
     assert!(in_process.refits_applied() > 0, "refits ran");
     assert_eq!(through_abi.stats(), in_process.stats());
     let state = through_abi.save_state().expect("save");
     assert_eq!(state, in_process.save().expect("crate save"));
     let mut b = plugin.create_json(&cfg, 2, 2).expect("create");
     b.load_state(&state).expect("load");
-    lockstep(&mut b, &mut in_process, 300..400);
+    lockstep(&mut b, &mut in_process, 300..400, sample, &NOISE);
     let mut other = plugin.create_json(&config(true), 2, 2).expect("create");
     let err = other.load_state(&state).expect_err("other config");
     assert!(err.to_string().contains("different configuration"), "{err}");
@@ -150,16 +127,9 @@ fn eval_gives_the_same_numbers_through_the_plugin_and_in_process() {
         .expect("contaminate");
     let cfg = json!({"background": false, "blocks": 10, "block_size": 5,
                      "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.7, 0.9]}});
-    let opts = RunOptions::new(vec![0.01]);
-    let mut via_host = plugins::create_model("rcagp", &cfg, 2, 1).expect("plugin model");
-    let mut in_process: Box<dyn OnlineModel> =
-        Box::new(RcaGp::from_json(&cfg, 2, 1).expect("crate model"));
-    let a = run_stream("rcagp", via_host.as_mut(), &data, &opts, &mut |_| {}).expect("run");
-    let b = run_stream("rcagp", in_process.as_mut(), &data, &opts, &mut |_| {}).expect("run");
-    assert_eq!(a.metrics, b.metrics);
-    assert_eq!(a.stats, b.stats);
-    assert_eq!(a.truth, b.truth);
-    assert_eq!(a.contamination.as_ref().map(|c| c.count), Some(40));
+    let in_process = Box::new(RcaGp::from_json(&cfg, 2, 1).expect("crate model"));
+    let report = same_eval_via_host_and_in_process("rcagp", &cfg, in_process, &data);
+    assert_eq!(report.contamination.as_ref().map(|c| c.count), Some(40));
 }
 
 #[test]
@@ -168,34 +138,14 @@ fn gp_node_eval_runs_rcagp_on_a_contaminated_stream() {
     let data = dir.join("stream.csv");
     std::fs::write(&data, csv(500)).expect("write csv");
     let run = |plugin: &str, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-            .args([
-                "eval",
-                "--plugin",
-                plugin,
-                "--json",
-                "--inputs",
-                "x1,x2",
-                "--targets",
-                "y",
-                "--truth",
-                "f",
-            ])
+        let mut eval = eval_json_command(plugin, &data);
+        eval.args(["--inputs", "x1,x2", "--targets", "y", "--truth", "f"])
             .args([
                 "--set",
                 r#"hyper={"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.7, 0.9]}"#,
             ])
-            .arg("--data")
-            .arg(&data)
-            .args(extra)
-            .output()
-            .expect("run gp-node");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json")
+            .args(extra);
+        gpn_test_support::json_stdout(&mut eval, &format!("gp-node eval --plugin {plugin}"))
     };
     let common = ["--contaminate", "asymmetric:0.1", "--contaminate-seed", "5"];
     let robust = run(

@@ -4,15 +4,12 @@
 
 mod model_support;
 
-use std::process::Command;
-
 use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
-use gp_node::eval::plugins;
-use gp_node::eval::runner::{RunOptions, run_stream};
-use gp_node::model::{Plugin, PluginModel, SearchPath};
+use gp_node::model::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin as _;
 use gpn_skygp::SkyGp;
+use model_support::{eval_json_command, lockstep, same_eval_via_host_and_in_process};
 use serde_json::json;
 
 fn config(variant: &str) -> serde_json::Value {
@@ -41,29 +38,6 @@ fn skygp_plugin() -> Plugin {
     Plugin::find("skygp", &SearchPath::standard(Vec::<&str>::new())).expect("skygp plugin")
 }
 
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
-
-/// Streams samples `range` through both models, asserting bitwise-equal predictions.
-fn lockstep(plugin: &mut PluginModel, crate_model: &mut SkyGp, range: std::ops::Range<usize>) {
-    let (mut m1, mut v1, mut m2, mut v2) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
-    for k in range {
-        let (x, y) = sample(k);
-        plugin
-            .predict(&x, &mut m1, &mut v1)
-            .expect("plugin predict");
-        crate_model
-            .predict(&x, &mut m2, &mut v2)
-            .expect("crate predict");
-        assert_eq!(bits(&m1), bits(&m2), "mean at step {k}");
-        assert_eq!(bits(&v1), bits(&v2), "variance at step {k}");
-        let t = k as f64 * 0.01;
-        plugin.update(&x, &y, t, &NOISE).expect("plugin update");
-        crate_model.update(&x, &y, t, &NOISE).expect("crate update");
-    }
-}
-
 #[test]
 fn the_plugin_predicts_exactly_what_the_crate_does() {
     let plugin = skygp_plugin();
@@ -72,7 +46,7 @@ fn the_plugin_predicts_exactly_what_the_crate_does() {
         let cfg = config(variant);
         let mut through_abi = plugin.create_json(&cfg, 2, 2).expect("create");
         let mut in_process = SkyGp::from_json(&cfg, 2, 2).expect("create");
-        lockstep(&mut through_abi, &mut in_process, 0..800);
+        lockstep(&mut through_abi, &mut in_process, 0..800, sample, &NOISE);
         assert_eq!(through_abi.stats(), in_process.stats(), "{variant}");
         // The stream exercises the structural paths: recycling (Fast), replacement (Dense).
         let exercised = match variant {
@@ -93,7 +67,7 @@ fn state_saved_through_the_host_reloads_bitwise_and_matches_the_crate() {
         let cfg = config(variant);
         let mut a = plugin.create_json(&cfg, 2, 2).expect("create");
         let mut reference = SkyGp::from_json(&cfg, 2, 2).expect("create");
-        lockstep(&mut a, &mut reference, 0..500);
+        lockstep(&mut a, &mut reference, 0..500, sample, &NOISE);
         let state = a.save_state().expect("save");
         // The plugin writes exactly what the crate's own save writes.
         assert_eq!(
@@ -104,7 +78,7 @@ fn state_saved_through_the_host_reloads_bitwise_and_matches_the_crate() {
         // A fresh plugin model loaded with it continues exactly like the crate model.
         let mut b = plugin.create_json(&cfg, 2, 2).expect("create");
         b.load_state(&state).expect("load");
-        lockstep(&mut b, &mut reference, 500..700);
+        lockstep(&mut b, &mut reference, 500..700, sample, &NOISE);
         // A state for another config is refused with the reason.
         let mut other = plugin
             .create_json(
@@ -140,15 +114,8 @@ fn eval_gives_the_same_numbers_through_the_plugin_and_in_process() {
     data.center(Centering::WholeFile);
     let cfg = json!({"variant": "dense", "n_bar": 15,
                      "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.7, 0.9]}});
-    let opts = RunOptions::new(vec![0.01]);
-    let mut via_host = plugins::create_model("skygp", &cfg, 2, 1).expect("plugin model");
-    let mut in_process: Box<dyn OnlineModel> =
-        Box::new(SkyGp::from_json(&cfg, 2, 1).expect("crate model"));
-    let a = run_stream("skygp", via_host.as_mut(), &data, &opts, &mut |_| {}).expect("run");
-    let b = run_stream("skygp", in_process.as_mut(), &data, &opts, &mut |_| {}).expect("run");
-    assert_eq!(a.metrics, b.metrics);
-    assert_eq!(a.stats, b.stats);
-    assert_eq!(a.truth, b.truth);
+    let in_process = Box::new(SkyGp::from_json(&cfg, 2, 1).expect("crate model"));
+    same_eval_via_host_and_in_process("skygp", &cfg, in_process, &data);
 }
 
 #[test]
@@ -178,18 +145,8 @@ fn gp_node_eval_loads_the_plugin_from_plugin_path() {
     )
     .expect("copy");
     let run = |plugin: &str, extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-            .args([
-                "eval",
-                "--plugin",
-                plugin,
-                "--json",
-                "--set",
-                "variant=dense",
-            ])
-            .arg("--data")
-            .arg(&data)
-            .arg("--hyper")
+        let out = eval_json_command(plugin, &data)
+            .args(["--set", "variant=dense", "--hyper"])
             .arg(&hyper)
             .args(extra)
             .output()

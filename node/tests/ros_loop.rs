@@ -18,14 +18,13 @@ use gp_node::ros::{
     Trajectory,
 };
 use gp_node::sim::{SimState, Simulator};
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 use gpn_msgs::builtin_interfaces::{Duration as RosDuration, Time};
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::Header;
 use gpn_msgs::trajectory_msgs::{JointTrajectory, JointTrajectoryPoint};
 
 mod loop_support;
-use loop_support::exact_factory;
+use loop_support::{Constant, exact_factory, scripted_factory};
 
 const TIMEOUT: Duration = Duration::from_millis(100);
 
@@ -37,29 +36,8 @@ fn params() -> NodeParams {
 }
 
 /// Predicts zero with a small variance (a model that is there but knows nothing).
-struct ZeroModel;
-impl OnlineModel for ZeroModel {
-    fn input_dim(&self) -> usize {
-        21
-    }
-    fn output_dim(&self) -> usize {
-        7
-    }
-    fn predict(&mut self, _: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        mean.fill(0.0);
-        var.fill(0.01);
-        Ok(())
-    }
-    fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
-        Ok(())
-    }
-    fn stats(&self) -> ModelStats {
-        ModelStats::default()
-    }
-}
-
 fn zero_factory() -> ModelFactory {
-    Box::new(|_| Ok(Box::new(ZeroModel) as Box<dyn OnlineModel>))
+    scripted_factory(|| Constant(0.0))
 }
 
 /// The loop as the ROS node builds it in `mode`: a trajectory topic's reference and

@@ -7,9 +7,9 @@
 
 mod ros_support;
 
-use std::process::Command;
-
-use ros_support::{domain_id, params_file, python, repo_root, scratch, start_node, stop_node};
+use ros_support::{
+    domain_id, driver_result, mujoco_driver, params_file, python, scratch, start_node, stop_node,
+};
 
 const DURATION_S: &str = "30";
 
@@ -25,44 +25,19 @@ fn run(
         &dir,
         &[("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5")],
     );
+    let params = params.to_str().expect("utf-8 path");
     let domain = domain_id(salt).to_string();
-    let mut args = vec![
-        "--params",
-        params.to_str().expect("utf-8 path"),
-        "--domain-id",
-        &domain,
-        "--json",
-    ];
+    let mut args = vec!["--params", params, "--domain-id", &domain, "--json"];
     if nominal {
         args.push("--nominal");
     }
     let node = start_node(&args);
     let result_path = dir.join("result.json");
-    let _ = std::fs::remove_file(&result_path);
-    let driver = Command::new(python)
-        .arg(repo_root().join("sim/mujoco_driver.py"))
-        .args(["--params", params.to_str().expect("utf-8 path")])
-        .args(["--domain-id", &domain, "--duration-s", DURATION_S])
-        .args([
-            "--publish-reference",
-            "--localhost-only",
-            "--command-timeout-s",
-            "10",
-        ])
-        .arg("--result")
-        .arg(&result_path)
+    let driver = mujoco_driver(python, params, &domain, DURATION_S, &result_path)
         .output()
         .expect("run the MuJoCo driver");
     let summary = stop_node(node);
-    let result: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&result_path).unwrap_or_default(),
-    )
-    .unwrap_or_else(|e| {
-        panic!(
-            "no driver result ({e}); driver stderr:\n{}",
-            String::from_utf8_lossy(&driver.stderr)
-        )
-    });
+    let result = driver_result(&result_path, &driver.stderr);
     assert!(
         driver.status.success() && result["completed"] == true,
         "the {tag} run did not complete: {}\n{}",

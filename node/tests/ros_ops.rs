@@ -10,7 +10,8 @@ mod ros_support;
 use std::process::{Command, Stdio};
 
 use ros_support::{
-    domain_id, params_file, python, repo_root, scratch, start_node, stop_node_with_log,
+    domain_id, driver_result, mujoco_driver, params_file, python, repo_root, scratch, start_node,
+    stop_node_with_log,
 };
 
 #[test]
@@ -44,25 +45,7 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
     let domain = domain_id(4).to_string();
     let node = start_node(&["--params", params, "--domain-id", &domain, "--json"]);
     let result_path = dir.join("result.json");
-    let _ = std::fs::remove_file(&result_path);
-    let driver = Command::new(&python)
-        .arg(repo_root().join("sim/mujoco_driver.py"))
-        .args([
-            "--params",
-            params,
-            "--domain-id",
-            &domain,
-            "--duration-s",
-            "30",
-        ])
-        .args([
-            "--publish-reference",
-            "--localhost-only",
-            "--command-timeout-s",
-            "10",
-        ])
-        .arg("--result")
-        .arg(&result_path)
+    let driver = mujoco_driver(&python, params, &domain, "30", &result_path)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the MuJoCo driver");
@@ -76,31 +59,13 @@ fn parameters_swaps_save_and_load_from_a_cyclone_peer_during_a_mujoco_run() {
         .expect("run ros_ops_peer.py");
     let driver = driver.wait_with_output().expect("driver");
     let (summary, log) = stop_node_with_log(node);
-    assert!(
-        peer.status.success(),
-        "ros_ops_peer.py failed:\n{}",
-        String::from_utf8_lossy(&peer.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&peer.stdout).unwrap_or_else(|e| {
-        panic!(
-            "peer output is not JSON ({e}): {}",
-            String::from_utf8_lossy(&peer.stdout)
-        )
-    });
+    let r = gpn_test_support::json_output(&peer, "ros_ops_peer.py");
     eprintln!(
         "peer: {}",
         serde_json::to_string_pretty(&r).unwrap_or_default()
     );
     eprintln!("node: {summary}");
-    let result: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(&result_path).unwrap_or_default(),
-    )
-    .unwrap_or_else(|e| {
-        panic!(
-            "no driver result ({e}): {}",
-            String::from_utf8_lossy(&driver.stderr)
-        )
-    });
+    let result = driver_result(&result_path, &driver.stderr);
     eprintln!("driver: {result}");
     assert_eq!(result["completed"], true, "the MuJoCo run completed");
     assert_eq!(r["services_discovered"], true);

@@ -217,11 +217,10 @@ fn bad_trajectories_are_refused_with_the_reason() {
             .map(|_| ())
             .unwrap_err()
     };
+    // Points for the two joints, in order.
+    let check_points = |points| check(trajectory(1.0, j.clone(), points));
 
-    assert_eq!(
-        check(trajectory(1.0, j.clone(), vec![])),
-        TrajectoryError::Empty
-    );
+    assert_eq!(check_points(vec![]), TrajectoryError::Empty);
     assert!(matches!(
         check(trajectory(1.0, vec!["j0".into()], vec![point(0.5, &[0.0], &[], &[])])),
         TrajectoryError::MissingJoint(n) if n == "j1"
@@ -230,53 +229,30 @@ fn bad_trajectories_are_refused_with_the_reason() {
         check(trajectory(1.0, vec!["j0".into(), "j1".into(), "j0".into()], vec![point(0.5, &[0.0, 0.0, 0.0], &[], &[])])),
         TrajectoryError::DuplicateJoint(n) if n == "j0"
     ));
+    // A point with too few positions, or velocities for only one of two joints.
+    for (field, bad) in [
+        ("positions", point(0.5, &[0.0], &[], &[])),
+        ("velocities", point(0.5, &[0.0, 0.0], &[1.0], &[])),
+    ] {
+        let err = check_points(vec![bad]);
+        assert!(
+            matches!(err, TrajectoryError::Length { field: f, .. } if f == field),
+            "{field}: {err:?}"
+        );
+    }
     assert!(matches!(
-        check(trajectory(
-            1.0,
-            j.clone(),
-            vec![point(0.5, &[0.0], &[], &[])]
-        )),
-        TrajectoryError::Length {
-            field: "positions",
-            ..
-        }
-    ));
-    assert!(matches!(
-        check(trajectory(
-            1.0,
-            j.clone(),
-            vec![point(0.5, &[0.0, 0.0], &[1.0], &[])]
-        )),
-        TrajectoryError::Length {
-            field: "velocities",
-            ..
-        }
-    ));
-    assert!(matches!(
-        check(trajectory(
-            1.0,
-            j.clone(),
-            vec![point(0.5, &[0.0, f64::NAN], &[], &[])]
-        )),
+        check_points(vec![point(0.5, &[0.0, f64::NAN], &[], &[])]),
         TrajectoryError::NonFinite {
             field: "positions",
             ..
         }
     ));
     assert!(matches!(
-        check(trajectory(
-            1.0,
-            j.clone(),
-            vec![ok_point(), point(0.5, &[0.0, 0.0], &[], &[])]
-        )),
+        check_points(vec![ok_point(), point(0.5, &[0.0, 0.0], &[], &[])]),
         TrajectoryError::Time { point: 1, .. }
     ));
     assert!(matches!(
-        check(trajectory(
-            1.0,
-            j.clone(),
-            vec![point(0.5, &[0.0, 3.5], &[], &[])]
-        )),
+        check_points(vec![point(0.5, &[0.0, 3.5], &[], &[])]),
         TrajectoryError::Limit { point: 0, .. }
     ));
 }

@@ -48,17 +48,10 @@ fn load_cpu(threads: usize) -> (Arc<AtomicBool>, Vec<std::thread::JoinHandle<u64
 
 /// `gp-node sim --json` of a short learned run of the default scenario with seed 7.
 fn run_sim() -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-        .args(["sim", "--json", "--no-viz", "--learned-only"])
-        .args(["--duration", "6", "--seed", "7"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gp-node sim failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut sim = Command::new(env!("CARGO_BIN_EXE_gp-node"));
+    sim.args(["sim", "--json", "--no-viz", "--learned-only"])
+        .args(["--duration", "6", "--seed", "7"]);
+    gpn_test_support::json_stdout(&mut sim, "gp-node sim")
 }
 
 #[test]

@@ -26,17 +26,10 @@ fn gp_node_sim(args: &[&str], path_env: Option<&str>) -> std::process::Output {
 /// The summary `viz_read_rrd.py` prints for `rrd`.
 fn read_back(python: &Path, rrd: &Path) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/viz_read_rrd.py");
-    let out = Command::new(python)
-        .arg(&script)
-        .arg(rrd)
-        .output()
-        .expect("run the python reader");
-    assert!(
-        out.status.success(),
-        "viz_read_rrd.py failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("reader JSON")
+    gpn_test_support::json_stdout(
+        Command::new(python).arg(&script).arg(rrd),
+        "viz_read_rrd.py",
+    )
 }
 
 fn number_before(text: &str, marker: &str) -> u64 {

@@ -9,7 +9,7 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`rng`] | a small seeded generator (SplitMix64) so runs are reproducible without `rand` |
+//! | [`rng`] | SplitMix64 (from `gpn_gp_core::rng`), so runs are reproducible without `rand` |
 //! | [`hetero_gp`] | exact GP with one noise variance per sample, whitened Cholesky (§1.3) |
 //! | [`window`] | injected variances and the discard rule g(t) (§1.2, §1.4, §7 #2–#3) |
 //! | [`side_query`] | the pool of past locations, Q_t, greedy pivoted Cholesky / M-DPP swap chain, Ĉ_KL (§1.5, §2.4) |

@@ -4,7 +4,7 @@ use gpn_gp_core::model::OnlineModel;
 
 use super::params::NodeParams;
 use crate::learn::ModelFactory;
-use crate::model::SearchPath;
+use crate::model::{Plugin, SearchPath};
 use crate::robot::{Model, RobotError};
 
 /// The plugin search path of a parameter set: `model.plugin_path`, then `GPN_PLUGIN_PATH`,
@@ -35,6 +35,23 @@ pub fn model_factory(
                 .map_err(|e| e.to_string())
         },
     )
+}
+
+/// Checks every model configuration of a parameter set (`model.config`, each
+/// `run.swap_to` entry) against the schema its plugin declares, so that a mistyped key
+/// fails at start-up, naming the nearest key, rather than when the first model is built
+/// after the first fit. Ranges and relations between keys stay the plugin's to check.
+pub fn check_model_configs(params: &NodeParams) -> Result<(), String> {
+    let search = plugin_search(params);
+    let swaps = params.run.swap_to.iter().map(|t| (&t.plugin, &t.config));
+    for (plugin, config) in
+        std::iter::once((&params.model.plugin, &params.model.config)).chain(swaps)
+    {
+        Plugin::find(plugin, &search)
+            .and_then(|found| found.check_config(config))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Loads the robot of a parameter set (`gp-node sim` and `gp-node run`): the built-in Panda

@@ -11,7 +11,7 @@ mod params;
 mod reference;
 pub mod ros_params;
 
-pub use factory::{load_robot, model_factory, plugin_search};
+pub use factory::{check_model_configs, load_robot, model_factory, plugin_search};
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
 pub use reference::ReferenceParams;
 pub use ros_params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};

@@ -253,10 +253,9 @@ impl Ops {
         if !config.is_object() {
             return Err(format!("config_json must be a JSON object, got {config}"));
         }
-        let info = Plugin::find(plugin, &self.search)
-            .map_err(|e| e.to_string())?
-            .info()
-            .clone();
+        let found = Plugin::find(plugin, &self.search).map_err(|e| e.to_string())?;
+        found.check_config(&config).map_err(|e| e.to_string())?;
+        let info = found.info().clone();
         let nv = self.robot.nv();
         let id = self.id();
         let factory = model_factory(&self.search, plugin, &config, 3 * nv, nv);

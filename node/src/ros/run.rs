@@ -46,7 +46,7 @@ use super::trajectory::{TopicReference, Trajectory};
 use super::transport::{Publisher, RosError, Subscription, TopicQos, Transport, to_ros};
 use crate::app::param_schema::{self};
 use crate::app::ros_params::Mode;
-use crate::app::{NodeParams, model_factory, plugin_search};
+use crate::app::{NodeParams, check_model_configs, model_factory, plugin_search};
 use crate::control::Tick;
 use crate::control_loop::{
     Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
@@ -151,6 +151,7 @@ pub fn run(
     let ros = params.ros.clone();
     ros.check().map_err(RosError::Param)?;
     params.check_ranges().map_err(RosError::Param)?;
+    check_model_configs(params).map_err(RosError::Param)?;
     let domain_id = ros
         .resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
         .map_err(RosError::Param)?;

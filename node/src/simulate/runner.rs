@@ -19,7 +19,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crate::app::{NodeParams, SwapTarget, model_factory, plugin_search};
+use crate::app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
 use crate::control::{Tick, TickOutput, TickResult};
 use crate::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
@@ -114,6 +114,7 @@ pub fn run_with_viz(
     viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
+    check_model_configs(params).map_err(SimulateError::Param)?;
     let factory = model_factory(
         &plugin_search(params),
         &params.model.plugin,

@@ -1,19 +1,25 @@
-//! Shared by the control-loop and ROS-node tests: a model that knows the simulator's true
-//! residual exactly, so a loop driven by it tracks (almost) perfectly.
+//! Shared by the control-loop and ROS-node tests: robot-sized scripted models (one of them
+//! knows the simulator's true residual exactly, so a loop driven by it tracks almost
+//! perfectly), and the input of a tick that holds the robot still.
 #![allow(dead_code)] // each test file uses a subset
 
+use gp_node::control::TickInput;
 use gp_node::learn::ModelFactory;
 use gp_node::robot::Model;
 use gp_node::sim::{SimParams, SimState, Simulator};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
-/// Predicts the simulator's true residual exactly (its own copy of the true robot).
-pub struct ExactModel {
-    sim: Simulator,
-    state: SimState,
+/// What a [`Scripted`] model predicts at `x` (q, v, q̈ of the 7 joints).
+pub trait Script: Send + 'static {
+    /// Writes the 7 means and variances.
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError>;
 }
 
-impl OnlineModel for ExactModel {
+/// A model of the 7-joint robot (21 inputs, 7 outputs) that predicts what its script says
+/// and learns nothing.
+pub struct Scripted<S>(pub S);
+
+impl<S: Script> OnlineModel for Scripted<S> {
     fn input_dim(&self) -> usize {
         21
     }
@@ -21,13 +27,7 @@ impl OnlineModel for ExactModel {
         7
     }
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.state.q.copy_from_slice(&x[..7]);
-        self.state.v.copy_from_slice(&x[7..14]);
-        self.sim
-            .true_residual(&self.state, &x[14..], mean)
-            .map_err(|e| ModelError::Other(e.to_string()))?;
-        var.fill(1e-6);
-        Ok(())
+        self.0.predict(x, mean, var)
     }
     fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
         Ok(())
@@ -37,14 +37,62 @@ impl OnlineModel for ExactModel {
     }
 }
 
-/// A factory of [`ExactModel`]s for `robot` with the true robot of `sim`.
+/// A factory of [`Scripted`] models, each with the script `make` returns.
+pub fn scripted_factory<S: Script>(make: impl Fn() -> S + Send + 'static) -> ModelFactory {
+    Box::new(move |_| Ok(Box::new(Scripted(make())) as Box<dyn OnlineModel>))
+}
+
+/// Predicts the same value on every joint, with a small variance (0.01).
+pub struct Constant(pub f64);
+
+impl Script for Constant {
+    fn predict(&mut self, _: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        mean.fill(self.0);
+        var.fill(0.01);
+        Ok(())
+    }
+}
+
+/// Predicts the simulator's true residual exactly (its own copy of the true robot).
+pub struct Exact {
+    sim: Simulator,
+    state: SimState,
+}
+
+impl Script for Exact {
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        self.state.q.copy_from_slice(&x[..7]);
+        self.state.v.copy_from_slice(&x[7..14]);
+        self.sim
+            .true_residual(&self.state, &x[14..], mean)
+            .map_err(|e| ModelError::Other(e.to_string()))?;
+        var.fill(1e-6);
+        Ok(())
+    }
+}
+
+/// A factory of [`Exact`] models for `robot` with the true robot of `sim`.
 pub fn exact_factory(robot: &Model, sim: &SimParams) -> ModelFactory {
     let (robot, sim) = (robot.clone(), sim.clone());
     Box::new(move |_| {
-        let model = ExactModel {
+        let model = Exact {
             sim: Simulator::new(&robot, &sim).map_err(|e| e.to_string())?,
             state: SimState::at_rest(&[0.0; 7]),
         };
-        Ok(Box::new(model) as Box<dyn OnlineModel>)
+        Ok(Box::new(Scripted(model)) as Box<dyn OnlineModel>)
     })
+}
+
+/// The input of a tick at `t_secs` that holds the robot still at `q`: no velocity, torque
+/// or reference motion (`zeros` holds one zero per joint).
+pub fn holding_still<'a>(t_secs: f64, q: &'a [f64], zeros: &'a [f64]) -> TickInput<'a> {
+    TickInput {
+        t_secs,
+        q,
+        v: zeros,
+        tau: zeros,
+        q_d: q,
+        qd_d: zeros,
+        qdd_d: zeros,
+    }
 }

@@ -1,6 +1,7 @@
 //! Shared by `node/tests/model_*.rs`: locating (or building) the failure-double cdylibs,
-//! compiling the C example plugin, giving each test its own copy of a library, and asking
-//! the process whether a library is still mapped.
+//! compiling the C example plugin, giving each test its own copy of a library, asking the
+//! process whether a library is still mapped, running a plugin against its crate, and
+//! checking the host's errors.
 #![allow(dead_code)] // each test file uses a subset
 
 use std::path::{Path, PathBuf};
@@ -8,6 +9,13 @@ use std::process::Command;
 use std::sync::{Mutex, Once};
 
 use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+
+use gp_node::eval::dataset::Dataset;
+use gp_node::eval::plugins;
+use gp_node::eval::report::EvalReport;
+use gp_node::eval::runner::{RunOptions, run_stream};
+use gp_node::model::HostError;
+use gpn_gp_core::model::OnlineModel;
 
 /// `target/<profile>/`: this test binary lives in `target/<profile>/deps/`.
 pub fn profile_dir() -> PathBuf {
@@ -187,4 +195,77 @@ pub fn c_example(test: &str) -> PathBuf {
         String::from_utf8_lossy(&status.stderr)
     );
     out
+}
+
+/// A sample of the plugin-against-crate tests: two inputs, two targets.
+pub type Sample = ([f64; 2], [f64; 2]);
+
+/// The bits of each value, so that `assert_eq!` compares floats exactly (NaNs included).
+pub fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Streams samples `range` of `sample` through a model loaded as a plugin and the same
+/// model linked in-process, asserting bitwise-equal predictions before each update (with
+/// noise variances `noise`, stamps 10 ms apart).
+pub fn lockstep(
+    through_abi: &mut dyn OnlineModel,
+    in_process: &mut dyn OnlineModel,
+    range: std::ops::Range<usize>,
+    sample: fn(usize) -> Sample,
+    noise: &[f64; 2],
+) {
+    let (mut m1, mut v1, mut m2, mut v2) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+    for k in range {
+        let (x, y) = sample(k);
+        through_abi
+            .predict(&x, &mut m1, &mut v1)
+            .expect("plugin predict");
+        in_process
+            .predict(&x, &mut m2, &mut v2)
+            .expect("crate predict");
+        assert_eq!(bits(&m1), bits(&m2), "mean at step {k}");
+        assert_eq!(bits(&v1), bits(&v2), "variance at step {k}");
+        let t = k as f64 * 0.01;
+        through_abi.update(&x, &y, t, noise).expect("plugin update");
+        in_process.update(&x, &y, t, noise).expect("crate update");
+    }
+}
+
+/// `gp-node eval --plugin <plugin> --json --data <data>`, for the caller to add to.
+pub fn eval_json_command(plugin: &str, data: &Path) -> Command {
+    let mut eval = Command::new(env!("CARGO_BIN_EXE_gp-node"));
+    eval.args(["eval", "--plugin", plugin, "--json", "--data"])
+        .arg(data);
+    eval
+}
+
+/// Asserts that `err` reports a failed call of the plugin's `function` with `status`, and
+/// that its text contains `text`.
+pub fn assert_call_failed(err: &HostError, function: &str, status: &str, text: &str) {
+    assert!(
+        matches!(err, HostError::Call { function: f, status: s, .. } if *f == function && *s == status),
+        "expected {function} to fail with {status}: {err:?}"
+    );
+    assert!(err.to_string().contains(text), "{err}");
+}
+
+/// Evaluates `data` (one target, noise variance 0.01) with plugin `plugin` created from
+/// `config` through the host and with `in_process`, the same model linked in; asserts the
+/// two give the same metrics, stats and truth scores, and returns the host's report.
+pub fn same_eval_via_host_and_in_process(
+    plugin: &str,
+    config: &serde_json::Value,
+    mut in_process: Box<dyn OnlineModel>,
+    data: &Dataset,
+) -> EvalReport {
+    let opts = RunOptions::new(vec![0.01]);
+    let d = in_process.input_dim();
+    let mut via_host = plugins::create_model(plugin, config, d, 1).expect("plugin model");
+    let a = run_stream(plugin, via_host.as_mut(), data, &opts, &mut |_| {}).expect("run");
+    let b = run_stream(plugin, in_process.as_mut(), data, &opts, &mut |_| {}).expect("run");
+    assert_eq!(a.metrics, b.metrics);
+    assert_eq!(a.stats, b.stats);
+    assert_eq!(a.truth, b.truth);
+    a
 }

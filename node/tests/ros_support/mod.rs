@@ -113,6 +113,39 @@ pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
     (summary, log)
 }
 
+/// The MuJoCo driver (`sim/mujoco_driver.py`) for the node of parameter file `params` on
+/// DDS domain `domain`: it runs `duration_s` of simulated time, publishes the reference,
+/// stays on loopback and writes its result to `result` (removed here first).
+pub fn mujoco_driver(
+    python: &Path,
+    params: &str,
+    domain: &str,
+    duration_s: &str,
+    result: &Path,
+) -> Command {
+    let _ = std::fs::remove_file(result);
+    let mut driver = Command::new(python);
+    driver
+        .arg(repo_root().join("sim/mujoco_driver.py"))
+        .args(["--params", params, "--domain-id", domain])
+        .args(["--duration-s", duration_s, "--publish-reference"])
+        .args(["--localhost-only", "--command-timeout-s", "10"])
+        .arg("--result")
+        .arg(result);
+    driver
+}
+
+/// The result the MuJoCo driver wrote to `path`; if there is none, panics with the driver's
+/// `stderr`.
+pub fn driver_result(path: &Path, stderr: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_default()).unwrap_or_else(|e| {
+        panic!(
+            "no driver result ({e}); driver stderr:\n{}",
+            String::from_utf8_lossy(stderr)
+        )
+    })
+}
+
 /// Runs `gp-node run --nominal --json` (the default parameters with `replacements`, DDS on
 /// loopback) against the peer script `node/tests/<peer>`, which takes the domain id and
 /// prints one JSON object; returns the peer's object (checked for an `error` key) and the
@@ -140,17 +173,7 @@ pub fn nominal_node_with_peer(
         .output()
         .unwrap_or_else(|e| panic!("run {peer}: {e}"));
     let summary = stop_node(node);
-    assert!(
-        out.status.success(),
-        "{peer} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{peer}'s output is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
+    let r = gpn_test_support::json_output(&out, peer);
     eprintln!("peer: {r}\nnode: {summary}");
     assert!(r.get("error").is_none(), "{r}");
     Some((r, summary))

@@ -13,8 +13,9 @@
  * abi_version and struct_size first and refuses the library unless abi_version ==
  * GPN_ABI_VERSION and struct_size >= GPN_TABLE_SIZE_MIN (the table as first published,
  * up to last_error). Within a major version the table only grows at its end; fields added
- * later (describe) are optional and read only when struct_size covers them. Every
- * function pointer up to last_error is required; describe may be NULL.
+ * later (describe, config_schema) are optional and read only when struct_size covers
+ * them. Every function pointer up to last_error is required; describe and config_schema
+ * may be NULL.
  *
  * Threading: a model may be created on one thread and used on another; the host never
  * calls two functions on the same model at the same time. create and last_error may run
@@ -133,6 +134,13 @@ typedef struct gpn_plugin_table {
      * as ONE UTF-8 JSON object through write(ctx, ...), as save does. Return
      * GPN_STATUS_UNSUPPORTED if the model has nothing to report. Not real-time. */
     gpn_status (*describe)(const gpn_model *model, gpn_write_fn write, void *ctx);
+
+    /* Added within ABI version 1 after describe (optional; may be NULL): write the
+     * plugin's configuration schema, {"keys": [{"name", "type", "default", "values",
+     * "unit", "doc"}, ...]} (see plugins/api/src/config_schema.rs), as ONE UTF-8 JSON
+     * object through write(ctx, ...). Takes no model: the host reads it before creating
+     * one. Return GPN_STATUS_UNSUPPORTED if the plugin declares none. Not real-time. */
+    gpn_status (*config_schema)(gpn_write_fn write, void *ctx);
 } gpn_plugin_table;
 
 /* Smallest struct_size a version-1 host accepts: the table as first published, every

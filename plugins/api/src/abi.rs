@@ -160,6 +160,14 @@ pub type LoadFn =
 pub type DescribeFn =
     unsafe extern "C" fn(model: *const ModelHandle, write: WriteFn, ctx: *mut c_void) -> StatusCode;
 
+/// `config_schema` (added within version 1, at the end of the table): write the plugin's
+/// configuration schema — every key with its type, default, unit and meaning, as the JSON
+/// object of [`crate::config_schema`] — through `write(ctx, ..)`. It takes no model: a host
+/// reads it before creating one. Optional: the pointer may be null, a table whose
+/// `struct_size` ends before it has none, and a plugin that declares no schema returns
+/// [`crate::status::UNSUPPORTED`]. Not real-time (it may allocate).
+pub type ConfigSchemaFn = unsafe extern "C" fn(write: WriteFn, ctx: *mut c_void) -> StatusCode;
+
 /// `last_error`: copy the message of the most recent failing call **made on the calling
 /// thread** into `buf` (at most `cap` bytes, UTF-8, truncated at a character boundary, no
 /// NUL) and return the number of bytes written (0 when there is none).
@@ -216,6 +224,9 @@ pub struct PluginTable {
     /// See [`DescribeFn`]. Optional (may be null); added within version 1, so a host must
     /// read it only when `struct_size` covers it.
     pub describe: Option<DescribeFn>,
+    /// See [`ConfigSchemaFn`]. Optional (may be null); added within version 1 after
+    /// `describe`, so a host must read it only when `struct_size` covers it.
+    pub config_schema: Option<ConfigSchemaFn>,
 }
 
 /// `size_of::<PluginTable>()` as a `u32`: the `struct_size` a plugin built against this
@@ -227,13 +238,13 @@ pub const TABLE_SIZE: u32 = {
 };
 
 /// The smallest `struct_size` a version-1 host accepts: the table as first published
-/// (every field up to `last_error`). Fields after it (`describe`) are optional and read
+/// (every field up to `last_error`). Fields after it (`describe`, `config_schema`) are optional and read
 /// only when `struct_size` covers them.
 pub const TABLE_SIZE_MIN: u32 = std::mem::offset_of!(PluginTable, describe) as u32;
 
 /// Field names of [`PluginTable`] in declaration order with their byte offsets; the C
 /// header test compares these with `offsetof` in C.
-pub const TABLE_FIELD_OFFSETS: [(&str, usize); 14] = [
+pub const TABLE_FIELD_OFFSETS: [(&str, usize); 15] = [
     (
         "abi_version",
         std::mem::offset_of!(PluginTable, abi_version),
@@ -257,6 +268,10 @@ pub const TABLE_FIELD_OFFSETS: [(&str, usize); 14] = [
     ("load", std::mem::offset_of!(PluginTable, load)),
     ("last_error", std::mem::offset_of!(PluginTable, last_error)),
     ("describe", std::mem::offset_of!(PluginTable, describe)),
+    (
+        "config_schema",
+        std::mem::offset_of!(PluginTable, config_schema),
+    ),
 ];
 
 /// Field names of [`PluginStats`] in declaration order with their byte offsets.

@@ -15,7 +15,9 @@
 //! version and description as pointer + length UTF-8 strings ([`StrRef`]); then the
 //! functions `create`, `destroy`, `update`, `predict`, `stats`, `save`, `load` and
 //! `last_error` (types in [`abi`]), and, added at the end within version 1, the optional
-//! `describe` (model-specific diagnostics as a JSON object). Every call that can fail returns a [`status`] code;
+//! `describe` (model-specific diagnostics as a JSON object) and then `config_schema` (the
+//! plugin's configuration keys with type, default, unit and meaning; [`config_schema`]).
+//! Every call that can fail returns a [`status`] code;
 //! the message of the last failure on the calling thread comes from `last_error`, bounded
 //! by the caller's buffer and cut at a character boundary. `save` streams the state to a
 //! host-supplied writer callback, so the host owns the bytes. Within a major version the
@@ -42,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod config_schema;
 mod export;
 pub mod last_error;
 mod panic_hook;
@@ -53,6 +56,7 @@ pub use abi::{
     ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE,
     TABLE_SIZE_MIN, TableHeader,
 };
+pub use config_schema::{ConfigKey, ConfigSchema, KeyType};
 pub use plugin::Plugin;
 /// The JSON crate whose `Value` [`Plugin::create`] receives.
 pub use serde_json;

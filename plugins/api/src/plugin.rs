@@ -2,6 +2,8 @@
 
 use gpn_online_model::{ModelError, OnlineModel};
 
+use crate::config_schema::ConfigSchema;
+
 /// A streaming model that can be exported through the C ABI.
 ///
 /// Update, predict and stats come from [`OnlineModel`]; this trait adds construction from
@@ -71,6 +73,15 @@ pub trait Plugin: OnlineModel + Sized + 'static {
     /// model has nothing to report; the ABI's `describe` then returns `UNSUPPORTED`. Not
     /// called on the control thread; may allocate.
     fn describe(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// The configuration keys this plugin accepts, with type, default, unit and meaning:
+    /// what the host checks a configuration against before `create`, what the parameter
+    /// loader starts from and what the documentation prints. `None` (the default) declares
+    /// none; the ABI's `config_schema` then returns `UNSUPPORTED` and the plugin alone
+    /// checks its configuration.
+    fn config_schema() -> Option<ConfigSchema> {
         None
     }
 }

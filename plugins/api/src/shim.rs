@@ -297,16 +297,8 @@ pub unsafe extern "C" fn save<P: Plugin>(
 ) -> StatusCode {
     let body = |m: &mut P| {
         let bytes = m.save_state().map_err(|e| Failure::model("save", &e))?;
-        // SAFETY: the host's writer, called with its own context and a valid slice.
-        let code = unsafe { write(ctx, bytes.as_ptr(), bytes.len()) };
-        if code == status::OK {
-            Ok(())
-        } else {
-            Err(Failure::new(
-                code,
-                format!("save: the host's writer refused {} bytes", bytes.len()),
-            ))
-        }
+        // SAFETY: forwarded contract.
+        unsafe { write_all("save", &bytes, write, ctx) }
     };
     // SAFETY: forwarded contract; `save_state` takes `&P`.
     unsafe { with_instance::<P>("save", model.cast_mut(), body) }
@@ -361,19 +353,54 @@ pub unsafe extern "C" fn describe<P: Plugin>(
         }
         let bytes = serde_json::to_vec(&value)
             .map_err(|e| Failure::new(status::INTERNAL, format!("describe: {e}")))?;
-        // SAFETY: the host's writer, called with its own context and a valid slice.
-        let code = unsafe { write(ctx, bytes.as_ptr(), bytes.len()) };
-        if code == status::OK {
-            Ok(())
-        } else {
-            Err(Failure::new(
-                code,
-                format!("describe: the host's writer refused {} bytes", bytes.len()),
-            ))
-        }
+        // SAFETY: forwarded contract.
+        unsafe { write_all("describe", &bytes, write, ctx) }
     };
     // SAFETY: forwarded contract; `describe` takes `&P`.
     unsafe { with_instance::<P>("describe", model.cast_mut(), body) }
+}
+
+/// `config_schema` for model type `P`: its schema as one JSON object through one call of
+/// `write`, or [`status::UNSUPPORTED`] if it declares none.
+///
+/// # Safety
+/// `write` is safe to call with `ctx`.
+pub unsafe extern "C" fn config_schema<P: Plugin>(write: WriteFn, ctx: *mut c_void) -> StatusCode {
+    guard("config_schema", || {
+        let schema = P::config_schema().ok_or_else(|| {
+            Failure::new(
+                status::UNSUPPORTED,
+                "config_schema: this plugin declares no configuration schema",
+            )
+        })?;
+        // SAFETY: forwarded contract.
+        unsafe { write_all("config_schema", schema.to_json().as_bytes(), write, ctx) }
+    })
+}
+
+/// Hands `bytes` to the host's writer in one call; a refusal becomes the writer's code.
+///
+/// # Safety
+/// `write` is safe to call with `ctx`.
+unsafe fn write_all(
+    function: &str,
+    bytes: &[u8],
+    write: WriteFn,
+    ctx: *mut c_void,
+) -> Result<(), Failure> {
+    // SAFETY: the host's writer, called with its own context and a valid slice.
+    let code = unsafe { write(ctx, bytes.as_ptr(), bytes.len()) };
+    if code == status::OK {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            code,
+            format!(
+                "{function}: the host's writer refused {} bytes",
+                bytes.len()
+            ),
+        ))
+    }
 }
 
 /// `last_error`: this thread's last failure message, shared by every model type.
@@ -406,5 +433,6 @@ pub const fn table<P: Plugin>(name: StrRef, version: StrRef, description: StrRef
         load: Some(load::<P>),
         last_error: Some(last_error),
         describe: Some(describe::<P>),
+        config_schema: Some(config_schema::<P>),
     }
 }

@@ -5,7 +5,8 @@ use std::ffi::c_void;
 
 use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::{
-    ABI_VERSION, ModelHandle, Plugin, PluginStats, PluginTable, TABLE_SIZE, status,
+    ABI_VERSION, ConfigKey, ConfigSchema, KeyType, ModelHandle, Plugin, PluginStats, PluginTable,
+    TABLE_SIZE, status,
 };
 
 /// Mean of y per output; panics in `update` when y[0] == 666, fails predict when x[0] < 0.
@@ -79,6 +80,15 @@ impl Plugin for Probe {
             Some("array") => Some(serde_json::json!([1, 2])),
             _ => None,
         }
+    }
+    fn config_schema() -> Option<ConfigSchema> {
+        Some(ConfigSchema {
+            keys: vec![
+                ConfigKey::new("describe", KeyType::String, "What describe returns.")
+                    .one_of(&["object", "array"]),
+                ConfigKey::new("reject", KeyType::Boolean, "Makes create fail.").default(false),
+            ],
+        })
     }
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {
         let mut out = self.n.to_le_bytes().to_vec();
@@ -375,4 +385,19 @@ fn describe_writes_one_json_object_or_says_unsupported() {
     assert_eq!(code, status::INTERNAL);
     assert!(last_error().contains("not a JSON object"));
     destroy(h);
+}
+
+#[test]
+fn config_schema_is_written_without_a_model() {
+    let mut out = Vec::new();
+    let entry = table().config_schema.expect("config_schema");
+    // SAFETY: `collect` matches the context type.
+    let code = unsafe { entry(collect, (&raw mut out).cast()) };
+    assert_eq!(code, status::OK, "{}", last_error());
+    let schema = ConfigSchema::from_json(&out).expect("a schema");
+    assert_eq!(Some(schema), Probe::config_schema());
+    // SAFETY: the writer refuses; nothing else is touched.
+    let code = unsafe { entry(refuse, std::ptr::null_mut()) };
+    assert_eq!(code, status::UNSUPPORTED);
+    assert!(last_error().contains("config_schema: the host's writer refused"));
 }

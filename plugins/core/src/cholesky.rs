@@ -31,6 +31,16 @@ pub enum CholeskyError {
         /// Capacity reserved at construction.
         capacity: usize,
     },
+    /// Packed rows given to [`PackedCholesky::set_packed`] of the wrong length for the size.
+    #[error("packed factor of size {size} needs {expected} entries, found {found}")]
+    PackedLength {
+        /// Factor size n.
+        size: usize,
+        /// n(n+1)/2.
+        expected: usize,
+        /// Entries given.
+        found: usize,
+    },
     /// The matrix given to [`PackedCholesky::from_matrix`] was not square.
     #[error("matrix is {rows}×{cols}, not square")]
     NotSquare {
@@ -276,6 +286,42 @@ impl PackedCholesky {
             * 2.0
     }
 
+    /// The rows in use, packed (row i at offset i(i+1)/2): what [`Self::set_packed`] takes
+    /// back, e.g. to save and restore a factor.
+    pub fn packed(&self) -> &[f64] {
+        &self.data[..row_start(self.n)]
+    }
+
+    /// Restores a factor of size `n` from rows packed as [`Self::packed`] gives them. No
+    /// allocation. On error the factor is unchanged.
+    pub fn set_packed(&mut self, n: usize, packed: &[f64]) -> Result<(), CholeskyError> {
+        if n > self.cap {
+            return Err(CholeskyError::Capacity {
+                requested: n,
+                capacity: self.cap,
+            });
+        }
+        if packed.len() != row_start(n) {
+            return Err(CholeskyError::PackedLength {
+                size: n,
+                expected: row_start(n),
+                found: packed.len(),
+            });
+        }
+        self.data[..packed.len()].copy_from_slice(packed);
+        self.n = n;
+        Ok(())
+    }
+
+    /// Copies another factor of the same capacity into this one, without allocating (unlike
+    /// `clone`), e.g. to publish a snapshot.
+    pub fn copy_from(&mut self, other: &Self) {
+        debug_assert_eq!(self.cap, other.cap);
+        let used = row_start(other.n);
+        self.data[..used].copy_from_slice(&other.data[..used]);
+        self.n = other.n;
+    }
+
     /// L as a dense n×n matrix. **Allocates**; for tests and diagnostics.
     pub fn to_matrix(&self) -> DMatrix<f64> {
         DMatrix::from_fn(self.n, self.n, |i, j| self.get(i, j))
@@ -286,5 +332,49 @@ impl PackedCholesky {
     pub fn swap(&mut self, other: &mut Self) {
         debug_assert_eq!(self.cap, other.cap);
         std::mem::swap(self, other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn factor_of_3() -> PackedCholesky {
+        let k = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0]);
+        let mut f = PackedCholesky::with_capacity(4);
+        f.factor_mut(3, 0.0, |i, j| k[(i, j)]).expect("SPD");
+        f
+    }
+
+    #[test]
+    fn packed_rows_restore_and_copy_the_same_factor() {
+        let f = factor_of_3();
+        assert_eq!(f.packed().len(), 6);
+        let mut g = PackedCholesky::with_capacity(4);
+        g.set_packed(3, f.packed()).expect("fits");
+        assert_eq!(g.to_matrix(), f.to_matrix());
+        let mut h = PackedCholesky::with_capacity(4);
+        h.copy_from(&f);
+        assert_eq!(h.packed(), f.packed());
+        assert_eq!(h.len(), 3);
+    }
+
+    #[test]
+    fn set_packed_rejects_a_wrong_size_and_keeps_the_factor() {
+        let f = factor_of_3();
+        let mut g = factor_of_3();
+        assert!(matches!(
+            g.set_packed(5, &[0.0; 15]),
+            Err(CholeskyError::Capacity { requested: 5, .. })
+        ));
+        assert!(matches!(
+            g.set_packed(2, &[1.0; 4]),
+            Err(CholeskyError::PackedLength {
+                size: 2,
+                expected: 3,
+                found: 4
+            })
+        ));
+        assert_eq!(g, f);
     }
 }

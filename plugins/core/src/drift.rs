@@ -41,6 +41,9 @@ pub enum DriftModel {
     },
 }
 
+/// What the `drift` key is, for a plugin's configuration schema.
+pub const DRIFT_DOC: &str = "Uncertainty injection (forgetting): {model: quadratic | linear | exponential, kappa_per_s | q_per_s | tau_s, max_var_ratio, refresh_hz}; absent or null: off.";
+
 /// A plugin's drift settings (the `drift` key of its configuration).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Drift {

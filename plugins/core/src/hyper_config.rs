@@ -34,6 +34,9 @@ pub enum Hyper<K> {
     PerOutput(Vec<HyperEntry<K>>),
 }
 
+/// What the `hyper` key is, for a plugin's configuration schema.
+pub const HYPER_DOC: &str = "Hyperparameters: {sigma_f, sigma_n, lengthscales: [d], kernel?} (standard deviations, one lengthscale per input) shared by all outputs, or an array of one such object per output.";
+
 /// What a configuration without `hyper` is told.
 pub const HYPER_MISSING: &str = "key \"hyper\" missing; give {\"sigma_f\", \"sigma_n\", \"lengthscales\"} or an array of p such objects";
 

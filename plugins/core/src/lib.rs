@@ -1,9 +1,9 @@
 //! gpn_gp_core: Gaussian-process numerics shared by the model plugins.
 //!
 //! Kernels, incremental and full Cholesky factorisations, triangular solves, the expert
-//! aggregation rules, marginal-likelihood hyperparameter fitting, the prequential metrics
-//! and the SkyGP error bound. It knows nothing of robots or ROS: models see x ∈ R^d and
-//! y ∈ R^p. Statically linked into each plugin.
+//! aggregation rules, marginal-likelihood hyperparameter fitting, the prequential metrics,
+//! the SkyGP error bound and small seeded random generators. It knows nothing of robots or
+//! ROS: models see x ∈ R^d and y ∈ R^p. Statically linked into each plugin.
 #![warn(missing_docs)]
 
 pub mod aggregate;
@@ -14,5 +14,6 @@ pub mod hyper_config;
 pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;
+pub mod rng;
 /// The streaming-model contract (the `gpn_online_model` crate).
 pub use gpn_online_model as model;

@@ -1,65 +1,12 @@
-//! Lemma 1 pieces, the Theorem-2 tracking bound, the Lyapunov solvers (spec §5.3 example)
-//! and the calibrated bound.
+//! Lemma 1 pieces and the calibrated bound. (The Theorem-2 tracking bound and the Lyapunov
+//! solvers moved to `gpn_control::control::lyapunov`, with their tests.)
 
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
 use gpn_gp_core::bound::{
     BoundError, CalibratedBound, LemmaOne, WeightRule, beta, eta, eta_practical, expert_gamma,
-    joint_lyapunov, joints_lyapunov_identity, kernel_lipschitz_se, mean_lipschitz, rkhs_term,
-    sigma_modulus, solve_lyapunov, tracking_bound, tracking_factor,
+    kernel_lipschitz_se, mean_lipschitz, rkhs_term, sigma_modulus,
 };
-use nalgebra::DMatrix;
-
-#[test]
-fn spec_example_lyapunov_and_factor() {
-    let p = joint_lyapunov(5.0, 10.0, [[1.0, 0.0], [0.0, 1.0]]).unwrap();
-    assert!((p.p11 - 1.3).abs() < 1e-12);
-    assert!((p.p12 - 0.1).abs() < 1e-12);
-    assert!((p.p22 - 0.06).abs() < 1e-12);
-    let (lo, hi) = p.eigenvalues();
-    assert!(
-        (hi - 1.3080).abs() < 1e-4 && (lo - 0.0520).abs() < 1e-4,
-        "{lo} {hi}"
-    );
-    let f = tracking_factor(hi, 1.0, lo);
-    assert!((f - 25.2).abs() < 0.05, "factor {f}");
-    // lim ‖z‖ ≤ η̄·sqrt(ε·factor), ε = 1.
-    let b = tracking_bound(0.5, 1.0, hi, 1.0, lo).unwrap();
-    assert!((b - 0.5 * f.sqrt()).abs() < 1e-12);
-    assert!(tracking_bound(0.5, 0.0, hi, 1.0, lo).is_err());
-}
-
-#[test]
-fn dense_solver_matches_closed_form_and_residual() {
-    // Three joints, z = [e; ė], A = [[0, I], [−Kp, −Kd]].
-    let kp = [5.0, 20.0, 1.5];
-    let kd = [10.0, 3.0, 2.5];
-    let n = 3;
-    let mut a = DMatrix::<f64>::zeros(2 * n, 2 * n);
-    for j in 0..n {
-        a[(j, n + j)] = 1.0;
-        a[(n + j, j)] = -kp[j];
-        a[(n + j, n + j)] = -kd[j];
-    }
-    let q = DMatrix::<f64>::identity(2 * n, 2 * n);
-    let p = solve_lyapunov(&a, &q).unwrap();
-    let resid = a.transpose() * &p + &p * &a + &q;
-    assert!(resid.amax() < 1e-10);
-    let (blocks, lo, hi) = joints_lyapunov_identity(&kp, &kd).unwrap();
-    for j in 0..n {
-        assert!((p[(j, j)] - blocks[j].p11).abs() < 1e-10);
-        assert!((p[(j, n + j)] - blocks[j].p12).abs() < 1e-10);
-        assert!((p[(n + j, n + j)] - blocks[j].p22).abs() < 1e-10);
-    }
-    let eig = p.symmetric_eigenvalues();
-    assert!((eig.min() - lo).abs() < 1e-10 && (eig.max() - hi).abs() < 1e-10);
-    // A general (non-block) Hurwitz A.
-    let a2 = DMatrix::from_row_slice(3, 3, &[-2.0, 1.0, 0.3, 0.0, -1.0, 0.5, 0.2, -0.4, -3.0]);
-    let q2 = DMatrix::from_row_slice(3, 3, &[2.0, 0.1, 0.0, 0.1, 1.0, 0.2, 0.0, 0.2, 1.5]);
-    let p2 = solve_lyapunov(&a2, &q2).unwrap();
-    assert!((a2.transpose() * &p2 + &p2 * &a2 + &q2).amax() < 1e-10);
-    assert!(joint_lyapunov(-1.0, 1.0, [[1.0, 0.0], [0.0, 1.0]]).is_err());
-}
 
 #[test]
 fn beta_eq13_by_hand() {

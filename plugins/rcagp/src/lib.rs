@@ -50,32 +50,10 @@
 //!
 //! # Configuration of the streaming model (JSON keys)
 //!
-//! Every key is optional except `hyper`; unknown keys are rejected.
-//!
-//! | key | values | default | meaning |
-//! |---|---|---|---|
-//! | `hyper` | object or array of p | required | `{"sigma_f", "sigma_n", "lengthscales": [d]}` (standard deviations); the lengthscales must be the same for every output |
-//! | `kernel` | `se` (= `rbf`), `matern12`, `matern32`, `matern52` | `se` | kernel profile (SE because the node and `gp-node eval` fit SE hyperparameters) |
-//! | `blocks` | 1..=2048 | 64 | i, number of action blocks in the window |
-//! | `block_size` | int ≥ 1 | 16 | k_b, admitted samples per block (window n = i·k_b ≤ 65536) |
-//! | `admit_every` | int ≥ 1 | 1 | admit every n-th sample passed to `update` (decimation, §6.2) |
-//! | `epsilon` | (0, 1) | 0.15 | c = Q_{1−ε}(\|y − γ\|) over the window (§6.4, §6.7) |
-//! | `beta` | number > 0 or `"normalized"` | `"normalized"` | IMQ height; normalized: β² = σ²/2, so d = σ²(1 + t²/c²) (§5 item 9) |
-//! | `c_floor_sigmas` | ≥ 0 | 3 | floor of c in units of the window's median noise σ (§6.4) |
-//! | `c_min` | ≥ 0 | 1e-6 | absolute floor of c |
-//! | `weight_center` | `prior`, `predictive` | `prior` | centre γ of the weights: the prior mean (the paper), or the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4's variant, a deviation; it rejects genuine surprises too, see `docs/results/rcagp-eval.md`) |
-//! | `prior_mean` | number or array of p | 0 | constant prior mean m per output |
-//! | `actions` | `weight_aware`, `random`, `uniform` | `weight_aware` | action entries of a new block (§6.2; random = the paper's N(0, 1/k_b)) |
-//! | `seed` | int | 0 | seed of the random actions |
-//! | `noise` | `sample`, `hyper` | `sample` | base noise ν of a point: `update`'s `noise_var`, or σ_n² of `hyper`; σ² = κ·ν with κ learned (init 1) |
-//! | `background` | bool | true | block path and refits on the model's threads (real-time `update`); false: inside `update` (deterministic) |
-//! | `queue_capacity` | 1..2²⁰ | window + block_size | samples waiting for the worker; when full the oldest is dropped (counted): older samples would leave the window anyway, and a burst (e.g. warming on a replay buffer) is caught up in one window's time |
-//! | `refit_every_blocks` | int ≥ 0 | 64 | slow path: refit after this many new blocks (0: never) |
-//! | `refit_steps` | int ≥ 1 | 10 | Adam steps per refit (on −ELBO/n, clipped at norm 2) |
-//! | `refit_lr` | > 0 | 0.01 | Adam learning rate |
-//! | `refit_lengthscales`, `refit_outputscale`, `refit_noise` | bool | true | which hyperparameters the slow path learns |
-//! | `refit_max_duty` | (0, 1] | 0.25 | background mode: after a refit that took T, the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7) |
-//! | `drift` | object or `null` | off | uncertainty injection with the keys every plugin shares (`gpn_gp_core::drift`); see "Drift" below |
+//! Every key is optional except `hyper`; unknown keys are rejected. The keys, their types,
+//! defaults, units and meanings are declared once, in [`config_schema`], which the plugin
+//! hands to the node through the ABI; `docs/plugins/rcagp.md` is printed from it
+//! (`gp-node plugins rcagp --markdown`).
 //!
 //! A refit that leaves the box [1/100, 100] × the configured lengthscales or outputscales
 //! is discarded. Fixed constants: δ_a ≥ 1e−12; the jitter schedule 0, 1e−8, 1e−7, 1e−6, …,
@@ -165,6 +143,7 @@ pub mod optim;
 mod persist;
 mod plugin;
 pub mod posterior;
+mod schema;
 pub mod stream;
 pub mod train;
 pub mod weights;
@@ -172,3 +151,4 @@ pub mod weights;
 pub use config::{Config, ValidConfig};
 pub use error::RcagpError;
 pub use model::RcaGp;
+pub use schema::config_schema;

@@ -19,6 +19,7 @@ use gpn_gp_core::model::ModelError;
 
 use crate::config::ValidConfig;
 use crate::stream::engine::Engine;
+use crate::stream::window::Rows;
 
 const MAGIC: &[u8; 8] = b"GPNRCAGP";
 const FORMAT_VERSION: u32 = 1;
@@ -59,22 +60,10 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
     w.u64(win.next_id);
     w.u64s(&win.ids[..win.filled]);
     w.f64s(&win.s[..n]);
-    let rows = &win.rows;
-    w.f64s(&rows.x[..n * d]);
-    w.f64s(&rows.y[..n * p_out]);
-    w.f64s(&rows.noise[..n * p_out]);
-    w.f64s(&rows.t[..n]);
-    w.f64s(&rows.center[..n * p_out]);
-    w.f64s(&rows.cvar[..n * p_out]);
+    write_rows(&mut w, &win.rows, n, (d, p_out));
     let m = win.open_len;
     w.u64(m as u64);
-    let open = &win.open;
-    w.f64s(&open.x[..m * d]);
-    w.f64s(&open.y[..m * p_out]);
-    w.f64s(&open.noise[..m * p_out]);
-    w.f64s(&open.t[..m]);
-    w.f64s(&open.center[..m * p_out]);
-    w.f64s(&open.cvar[..m * p_out]);
+    write_rows(&mut w, &win.open, m, (d, p_out));
     let nb = win.filled;
     let mut g = Vec::with_capacity(nb * nb);
     for a in 0..nb {
@@ -101,6 +90,16 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
     w.0
 }
 
+/// The first `n` samples of `rows` (inputs of dimension d, p outputs), field by field.
+fn write_rows(w: &mut Writer, rows: &Rows, n: usize, (d, p): (usize, usize)) {
+    w.f64s(&rows.x[..n * d]);
+    w.f64s(&rows.y[..n * p]);
+    w.f64s(&rows.noise[..n * p]);
+    w.f64s(&rows.t[..n]);
+    w.f64s(&rows.center[..n * p]);
+    w.f64s(&rows.cvar[..n * p]);
+}
+
 /// The config as saved: the `Debug` text without the `drift` field (the last one), so that
 /// a model without the key saves exactly the bytes it saved before drift existed (and such
 /// states load into it); drift settings go to the trailing drift section.
@@ -125,116 +124,19 @@ fn bad(msg: impl Into<String>) -> ModelError {
 /// Restores a state saved by [`save`] into a fresh engine built from `template`'s config.
 pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters), ModelError> {
     let mut r = Reader { buf: bytes, at: 0 };
-    if r.take(8)? != MAGIC {
-        return Err(bad("not an RCaGP state (bad magic)"));
-    }
-    let version = r.u32()?;
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
-        )));
-    }
-    let cfg_text = r.str()?;
-    if cfg_text != config_text(&template.cfg) {
-        return Err(bad(
-            "the state was saved by a model with a different configuration or dimensions",
-        ));
-    }
+    read_header(&mut r, &template.cfg)?;
     let mut e = Engine::new(&template.cfg);
     let counters = Counters {
         samples_seen: r.u64()?,
         admit_counter: r.u64()?,
     };
-    let (d, p, kb, nbmax) = (e.win.d, e.win.p, e.win.block_size, e.win.blocks);
-    r.f64s_into(&mut e.params.ell, "lengthscales")?;
-    r.f64s_into(&mut e.params.outputscale, "outputscale")?;
-    r.f64s_into(&mut e.params.kappa, "kappa")?;
-    let positive = |v: &[f64]| v.iter().all(|x| x.is_finite() && *x > 0.0);
-    if !(positive(&e.params.ell) && positive(&e.params.outputscale) && positive(&e.params.kappa)) {
-        return Err(bad("hyperparameters must be finite and > 0"));
-    }
-    for (w, l) in e.params.inv_ell.iter_mut().zip(&e.params.ell) {
-        *w = 1.0 / l;
-    }
-    e.params.version = r.u64()?;
-    r.f64s_into(&mut e.c, "thresholds")?;
-    e.blocks_inserted = r.u64()?;
-    e.blocks_since_refit = r.usize()?;
-    e.version = r.u64()?;
-    e.dirty = r.bool()?;
-    e.set_rng_word_pos(r.u128()?);
-    let filled = r.usize()?;
-    let next_slot = r.usize()?;
-    if filled > nbmax || next_slot >= nbmax || (filled < nbmax && next_slot != 0) {
-        return Err(bad(format!(
-            "window position (filled {filled}, next {next_slot}) invalid for {nbmax} blocks"
-        )));
-    }
-    e.win.filled = filled;
-    e.win.next_slot = next_slot;
-    e.win.next_id = r.u64()?;
-    let n = filled * kb;
-    r.u64s_into(&mut e.win.ids[..filled], "block ids")?;
-    r.f64s_into(&mut e.win.s[..n], "actions")?;
-    let rows = &mut e.win.rows;
-    r.f64s_into(&mut rows.x[..n * d], "x")?;
-    r.f64s_into(&mut rows.y[..n * p], "y")?;
-    r.f64s_into(&mut rows.noise[..n * p], "noise")?;
-    r.f64s_into(&mut rows.t[..n], "t")?;
-    r.f64s_into(&mut rows.center[..n * p], "center")?;
-    r.f64s_into(&mut rows.cvar[..n * p], "cvar")?;
-    let m = r.usize()?;
-    if m >= kb {
-        return Err(bad(format!("open block of {m} samples (block size {kb})")));
-    }
-    e.win.open_len = m;
-    let open = &mut e.win.open;
-    r.f64s_into(&mut open.x[..m * d], "open x")?;
-    r.f64s_into(&mut open.y[..m * p], "open y")?;
-    r.f64s_into(&mut open.noise[..m * p], "open noise")?;
-    r.f64s_into(&mut open.t[..m], "open t")?;
-    r.f64s_into(&mut open.center[..m * p], "open center")?;
-    r.f64s_into(&mut open.cvar[..m * p], "open cvar")?;
-    let mut g = vec![0.0; filled * filled];
-    r.f64s_into(&mut g, "G")?;
-    for a in 0..filled {
-        e.g[a * nbmax..a * nbmax + filled].copy_from_slice(&g[a * filled..(a + 1) * filled]);
-    }
-    e.live = r.bool()?;
-    e.live_singles = r.usize()?;
-    if e.live_singles > m {
-        return Err(bad("more live singles than open samples"));
-    }
-    let cap = e.cap_actions();
-    for o in 0..p {
-        let len = r.usize()?;
-        if len > cap || (e.live && len != filled + e.live_singles) {
-            return Err(bad(format!("factor of size {len} for {filled} blocks")));
-        }
-        let jitter = f64::from_bits(r.u64()?);
-        let mut packed = vec![0.0; len * (len + 1) / 2];
-        r.f64s_into(&mut packed, "factor")?;
-        e.chol[o]
-            .set_packed(len, &packed, jitter)
-            .map_err(|err| bad(err.to_string()))?;
-        r.f64s_into(&mut e.z[o * cap..o * cap + len], "z")?;
-    }
+    read_hyperparameters(&mut r, &mut e)?;
+    read_engine_counters(&mut r, &mut e)?;
+    read_window(&mut r, &mut e)?;
+    read_gram(&mut r, &mut e)?;
+    read_factors(&mut r, &mut e)?;
     if r.at < bytes.len() && r.take(DRIFT_TAG.len())? == DRIFT_TAG {
-        let Some(dr) = &template.cfg.drift else {
-            return Err(bad(
-                "the state was saved with a drift key; this model has none",
-            ));
-        };
-        if r.str()? != format!("{dr:?}") {
-            return Err(bad("the state was saved with different drift settings"));
-        }
-        e.t_newest = f64::from_bits(r.u64()?);
-        e.t_ref = f64::from_bits(r.u64()?);
-        e.blocks_expired = r.u64()?;
-        e.drift_refreshes = r.u64()?;
-        if e.t_newest.is_nan() || e.t_ref.is_nan() || e.t_ref > e.t_newest {
-            return Err(bad("drift time stamps invalid"));
-        }
+        read_drift(&mut r, &mut e, &template.cfg)?;
     } else if template.cfg.drift.is_some() {
         // A state saved without drift: age everything from its newest sample at the next
         // publication.
@@ -249,6 +151,165 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
     }
     e.rescale_inputs();
     Ok((e, counters))
+}
+
+/// Magic, format version and the saving model's config, which must be this one's.
+fn read_header(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<(), ModelError> {
+    if r.take(8)? != MAGIC {
+        return Err(bad("not an RCaGP state (bad magic)"));
+    }
+    let version = r.u32()?;
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        )));
+    }
+    if r.str()? != config_text(cfg) {
+        return Err(bad(
+            "the state was saved by a model with a different configuration or dimensions",
+        ));
+    }
+    Ok(())
+}
+
+/// Lengthscales, outputscales and κ (checked positive, 1/ℓ derived) and their version.
+fn read_hyperparameters(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+    let params = &mut e.params;
+    r.f64s_into(&mut params.ell, "lengthscales")?;
+    r.f64s_into(&mut params.outputscale, "outputscale")?;
+    r.f64s_into(&mut params.kappa, "kappa")?;
+    let positive = |v: &[f64]| v.iter().all(|x| x.is_finite() && *x > 0.0);
+    if !(positive(&params.ell) && positive(&params.outputscale) && positive(&params.kappa)) {
+        return Err(bad("hyperparameters must be finite and > 0"));
+    }
+    for (w, l) in params.inv_ell.iter_mut().zip(&params.ell) {
+        *w = 1.0 / l;
+    }
+    params.version = r.u64()?;
+    Ok(())
+}
+
+/// Thresholds, the engine's counters and the position of the random-action stream.
+fn read_engine_counters(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+    r.f64s_into(&mut e.c, "thresholds")?;
+    e.blocks_inserted = r.u64()?;
+    e.blocks_since_refit = r.usize()?;
+    e.version = r.u64()?;
+    e.dirty = r.bool()?;
+    e.set_rng_word_pos(r.u128()?);
+    Ok(())
+}
+
+/// Field names of the window's samples, in the order they are saved.
+const ROW_FIELDS: [&str; 6] = ["x", "y", "noise", "t", "center", "cvar"];
+/// The same fields of the open block.
+const OPEN_FIELDS: [&str; 6] = [
+    "open x",
+    "open y",
+    "open noise",
+    "open t",
+    "open center",
+    "open cvar",
+];
+
+/// The ring position, block ids, actions, the stored samples and the open block.
+fn read_window(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+    let win = &mut e.win;
+    let (d, p, kb, nbmax) = (win.d, win.p, win.block_size, win.blocks);
+    let filled = r.usize()?;
+    let next_slot = r.usize()?;
+    if filled > nbmax || next_slot >= nbmax || (filled < nbmax && next_slot != 0) {
+        return Err(bad(format!(
+            "window position (filled {filled}, next {next_slot}) invalid for {nbmax} blocks"
+        )));
+    }
+    win.filled = filled;
+    win.next_slot = next_slot;
+    win.next_id = r.u64()?;
+    let n = filled * kb;
+    r.u64s_into(&mut win.ids[..filled], "block ids")?;
+    r.f64s_into(&mut win.s[..n], "actions")?;
+    read_rows(r, &mut win.rows, n, (d, p), &ROW_FIELDS)?;
+    let m = r.usize()?;
+    if m >= kb {
+        return Err(bad(format!("open block of {m} samples (block size {kb})")));
+    }
+    win.open_len = m;
+    read_rows(r, &mut win.open, m, (d, p), &OPEN_FIELDS)
+}
+
+/// The first `n` samples of `rows` (inputs of dimension d, p outputs), fields named by
+/// `names` in errors.
+fn read_rows(
+    r: &mut Reader<'_>,
+    rows: &mut Rows,
+    n: usize,
+    (d, p): (usize, usize),
+    names: &[&str; 6],
+) -> Result<(), ModelError> {
+    r.f64s_into(&mut rows.x[..n * d], names[0])?;
+    r.f64s_into(&mut rows.y[..n * p], names[1])?;
+    r.f64s_into(&mut rows.noise[..n * p], names[2])?;
+    r.f64s_into(&mut rows.t[..n], names[3])?;
+    r.f64s_into(&mut rows.center[..n * p], names[4])?;
+    r.f64s_into(&mut rows.cvar[..n * p], names[5])
+}
+
+/// G_C of the filled slots, saved densely, into the engine's `blocks`-strided matrix.
+fn read_gram(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+    let (filled, nbmax) = (e.win.filled, e.win.blocks);
+    let mut g = vec![0.0; filled * filled];
+    r.f64s_into(&mut g, "G")?;
+    for a in 0..filled {
+        e.g[a * nbmax..a * nbmax + filled].copy_from_slice(&g[a * filled..(a + 1) * filled]);
+    }
+    Ok(())
+}
+
+/// The live flag and singles, then every output's factor of M (with its jitter) and z.
+fn read_factors(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+    let filled = e.win.filled;
+    e.live = r.bool()?;
+    e.live_singles = r.usize()?;
+    if e.live_singles > e.win.open_len {
+        return Err(bad("more live singles than open samples"));
+    }
+    let cap = e.cap_actions();
+    for o in 0..e.win.p {
+        let len = r.usize()?;
+        if len > cap || (e.live && len != filled + e.live_singles) {
+            return Err(bad(format!("factor of size {len} for {filled} blocks")));
+        }
+        let jitter = f64::from_bits(r.u64()?);
+        let mut packed = vec![0.0; len * (len + 1) / 2];
+        r.f64s_into(&mut packed, "factor")?;
+        e.chol[o]
+            .set_packed(len, &packed, jitter)
+            .map_err(|err| bad(err.to_string()))?;
+        r.f64s_into(&mut e.z[o * cap..o * cap + len], "z")?;
+    }
+    Ok(())
+}
+
+/// The trailing drift section (after its tag): settings, which must be this model's, time
+/// stamps and drift counters.
+fn read_drift(r: &mut Reader<'_>, e: &mut Engine, cfg: &ValidConfig) -> Result<(), ModelError> {
+    let Some(dr) = &cfg.drift else {
+        return Err(bad(
+            "the state was saved with a drift key; this model has none",
+        ));
+    };
+    if r.str()? != format!("{dr:?}") {
+        return Err(bad("the state was saved with different drift settings"));
+    }
+    e.t_newest = f64::from_bits(r.u64()?);
+    e.t_ref = f64::from_bits(r.u64()?);
+    e.blocks_expired = r.u64()?;
+    e.drift_refreshes = r.u64()?;
+    if e.t_newest.is_nan() || e.t_ref.is_nan() || e.t_ref > e.t_newest {
+        return Err(bad("drift time stamps invalid"));
+    }
+    Ok(())
 }
 
 /// Newest stamp in a loaded window (−∞ if empty).

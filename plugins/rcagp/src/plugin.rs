@@ -3,7 +3,7 @@
 //! is `persist.rs`.
 
 use gpn_gp_core::model::ModelError;
-use gpn_plugin_api::Plugin;
+use gpn_plugin_api::{ConfigSchema, Plugin};
 
 use crate::model::RcaGp;
 
@@ -14,6 +14,10 @@ impl Plugin for RcaGp {
         output_dim: usize,
     ) -> Result<Self, ModelError> {
         RcaGp::from_json(config, input_dim, output_dim)
+    }
+
+    fn config_schema() -> Option<ConfigSchema> {
+        Some(crate::schema::config_schema())
     }
 
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {

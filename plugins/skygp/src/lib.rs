@@ -31,35 +31,11 @@
 //! # Configuration (JSON keys)
 //!
 //! Every key is optional except `hyper`; unset keys take the preset's value; unknown keys
-//! are rejected. "rec." = `preset: "recommended"` (the spec's [R] choices), "ref." =
-//! `preset: "reference"` (the public reference code, anchors §3.1).
-//!
-//! | key | values | rec. default | ref. default | meaning |
-//! |---|---|---|---|---|
-//! | `preset` | `recommended`, `reference` | `recommended` | – | which defaults apply |
-//! | `variant` | `fast`, `dense` | `fast` | `fast` | Dense swaps points into full experts |
-//! | `n_bar` | int ≥ 1 | 50 | 50 | N̄, max points per expert |
-//! | `n_cal` | int ≥ 1 | 4 | 4 | Ncal, experts used to predict and tried for the update |
-//! | `w_bar` | int ≥ 1 | 40 | 40 | W̄, maximal search window |
-//! | `rho_window` | > 0 | 0.04 fast / 0.03 dense | same | ϱ, adaptive-window scale |
-//! | `rho_decay` | (0, 1] | 0.995 per second | 1.0 per step (off) | ρ, time-aware decay |
-//! | `theta_bar` | (0, 1) | 1e-3 | 1e-3 | ϑ̄, experts with ϑ ≤ ϑ̄ are skipped |
-//! | `aggregation` | `moe`, `poe`, `gpoe`, `bcm`, `rbcm`, `moe_ref`, `gpoe_ref`, `bcm_ref` | `bcm_ref` | `bcm_ref` | see `gpn_gp_core::aggregate`; `bcm_ref` is the paper's "rBCM" |
-//! | `window_mode` | `paper`, `reference` | `reference` | `reference` | window formula (spec A1) |
-//! | `replace_rule` | `kernel_min`, `paper_literal`, `euclid_ref` | `kernel_min` | `euclid_ref` | Dense replacement test (§3.6.1) |
-//! | `distance` | `kernel`, `euclid` | `kernel` | `kernel` | ranking/insertion similarity (KD/ED) |
-//! | `insert_side` | `paper`, `ref_mirror` | `paper` | `ref_mirror` | side of a new expert (§3.6.2) |
-//! | `nu_prev_rule` | `new_expert`, `stale` | `new_expert` | `stale` | ν_prev after a new expert (A6) |
-//! | `empty_candidates` | `prior`, `reference` | `prior` | `reference` | all candidates stale (A8) |
-//! | `decay_clock` | `seconds`, `steps` | `seconds` | `steps` | unit of Δt in ϑ ← ρ^Δt |
-//! | `use_drop_center` | bool | true | true | DC ablation |
-//! | `use_adaptive_window` | bool | true | true | AW ablation (off: window W̄) |
-//! | `use_time_decay` | bool | true | true | TD ablation (off: no decay, no filter) |
-//! | `max_experts` | int > n_cal, ≥ 2 | 1024 | 1024 | pool capacity (not the reference's `max_experts`, which is W̄) |
-//! | `eviction` | `lru`, `fifo` | `lru` | `lru` | which expert a full pool recycles |
-//! | `kernel` | `se`, `matern32`, `matern52` | `se` | `se` | kernel formula of every output |
-//! | `hyper` | object or array of p objects | required | required | `{"sigma_f", "sigma_n", "lengthscales": [d], "kernel"?}` (standard deviations) |
-//! | `drift` | object or `null` | off | off | uncertainty injection, the keys every plugin shares (`gpn_gp_core::drift`); see "Drift" below |
+//! are rejected. The keys, their types, defaults (those of `preset: "recommended"`, the
+//! spec's [R] choices; `preset: "reference"` follows the public reference code, anchors
+//! §3.1) and meanings are declared once, in [`config_schema`], which the plugin hands to
+//! the node through the ABI; `docs/plugins/skygp.md` is printed from it
+//! (`gp-node plugins skygp --markdown`).
 //!
 //! Fixed constants (spec A21): pivot floor 1e-9 on rank-one extensions, 1e-6 jitter on a
 //! Dense refactorisation, expert variances clamped ≥ 1e-12 (recommended only). Ties in
@@ -185,6 +161,7 @@ mod refresh;
 mod replace;
 mod ring;
 mod runtime;
+mod schema;
 mod select;
 mod shared;
 mod update;
@@ -193,3 +170,4 @@ mod window;
 pub use adopt::{ADOPT_PER_CALL, DriftStats, SYNC_PER_CALL};
 pub use config::{Config, ValidConfig};
 pub use model::SkyGp;
+pub use schema::config_schema;

@@ -3,7 +3,7 @@
 //! round trip is `persist.rs`.
 
 use gpn_gp_core::model::ModelError;
-use gpn_plugin_api::Plugin;
+use gpn_plugin_api::{ConfigSchema, Plugin};
 
 use crate::model::SkyGp;
 use crate::persist;
@@ -15,6 +15,10 @@ impl Plugin for SkyGp {
         output_dim: usize,
     ) -> Result<Self, ModelError> {
         SkyGp::from_json(config, input_dim, output_dim)
+    }
+
+    fn config_schema() -> Option<ConfigSchema> {
+        Some(crate::schema::config_schema())
     }
 
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {

@@ -67,21 +67,44 @@ fn overrides_apply_on_top_of_a_preset() {
     );
 }
 
+/// A config with these hyperparameters for one output of two inputs.
+fn one_hyper(sigma_f: f64, sigma_n: f64, lengthscales: [f64; 2]) -> serde_json::Value {
+    json!({"hyper": {"sigma_f": sigma_f, "sigma_n": sigma_n, "lengthscales": lengthscales}})
+}
+
+/// A config with 2-input hyperparameters for one output, plus `key: value`.
+fn hyper_and(key: &str, value: serde_json::Value) -> serde_json::Value {
+    json!({"hyper": hyper(2), key: value})
+}
+
 #[test]
 fn bad_values_are_rejected_with_a_clear_message() {
-    let cases: Vec<(serde_json::Value, &str)> = vec![
+    // One bad setting on top of good hyperparameters: (key, value, part of the message).
+    let bad_settings = [
+        ("n_barr", json!(3), "unknown field `n_barr`"),
         (
-            json!({"hyper": hyper(2), "n_barr": 3}),
-            "unknown field `n_barr`",
-        ),
-        (
-            json!({"hyper": hyper(2), "aggregation": "rbcmx"}),
+            "aggregation",
+            json!("rbcmx"),
             "aggregation \"rbcmx\" unknown",
         ),
+        ("variant", json!("slow"), "unknown variant `slow`"),
+        ("n_cal", json!(0), "n_cal must be ≥ 1"),
+        ("rho_decay", json!(1.5), "rho_decay must be in (0, 1]"),
         (
-            json!({"hyper": hyper(2), "variant": "slow"}),
-            "unknown variant `slow`",
+            "rho_window",
+            json!(0.0),
+            "rho_window must be finite and > 0",
         ),
+        ("theta_bar", json!(1.0), "theta_bar must be in (0, 1)"),
+        (
+            "max_experts",
+            json!(4),
+            "max_experts must be ≥ 2 and > n_cal (4)",
+        ),
+        ("max_experts", json!(100000000), "expert pool would need"),
+        ("kernel", json!("rbf"), "unknown variant `rbf`"),
+    ];
+    let mut cases: Vec<(serde_json::Value, &str)> = vec![
         (json!({}), "\"hyper\" missing"),
         (
             json!({"hyper": hyper(3)}),
@@ -92,48 +115,21 @@ fn bad_values_are_rejected_with_a_clear_message() {
             "hyper has 1 entries, expected one per output (2)",
         ),
         (
-            json!({"hyper": {"sigma_f": 1.0, "sigma_n": -0.1, "lengthscales": [1.0, 1.0]}}),
+            one_hyper(1.0, -0.1, [1.0, 1.0]),
             "sigma_n must be finite and ≥ 0",
         ),
         (
-            json!({"hyper": {"sigma_f": 0.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}}),
+            one_hyper(0.0, 0.1, [1.0, 1.0]),
             "sigma_f must be finite and > 0",
         ),
-        (
-            json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, -1.0]}}),
-            "lengthscales[1]",
-        ),
+        (one_hyper(1.0, 0.1, [1.0, -1.0]), "lengthscales[1]"),
         (
             json!({"hyper": {"sigma_f": 1.0, "lengthscales": [1.0, 1.0]}}),
             "missing field `sigma_n`",
         ),
         (json!({"hyper": 3}), "hyper must be an object"),
-        (json!({"hyper": hyper(2), "n_cal": 0}), "n_cal must be ≥ 1"),
-        (
-            json!({"hyper": hyper(2), "rho_decay": 1.5}),
-            "rho_decay must be in (0, 1]",
-        ),
-        (
-            json!({"hyper": hyper(2), "rho_window": 0.0}),
-            "rho_window must be finite and > 0",
-        ),
-        (
-            json!({"hyper": hyper(2), "theta_bar": 1.0}),
-            "theta_bar must be in (0, 1)",
-        ),
-        (
-            json!({"hyper": hyper(2), "max_experts": 4}),
-            "max_experts must be ≥ 2 and > n_cal (4)",
-        ),
-        (
-            json!({"hyper": hyper(2), "max_experts": 100000000}),
-            "expert pool would need",
-        ),
-        (
-            json!({"hyper": hyper(2), "kernel": "rbf"}),
-            "unknown variant `rbf`",
-        ),
     ];
+    cases.extend(bad_settings.map(|(key, value, want)| (hyper_and(key, value), want)));
     for (cfg, want) in cases {
         let p = if cfg["hyper"].is_array() { 2 } else { 1 };
         let msg = err(cfg.clone(), 2, p);

@@ -41,50 +41,9 @@
 //!
 //! # Configuration (JSON keys; all optional)
 //!
-//! | key | default | meaning |
-//! |---|---|---|
-//! | `kernels` | `"level2"` | candidate space (above) |
-//! | `base_dims` | all inputs | `{"SE"|"RQ"|"LIN"|"PER": [indices]}` active inputs per base kernel |
-//! | `offline_samples` | 1000 | N, samples of the offline phase |
-//! | `inducing` | 64 | M of the online components |
-//! | `inducing_select` | min(M, 32) | M_sel of the offline selection |
-//! | `batch_size` | 128 | minibatch \|B\| of the local steps (the paper's synthetic runs: 32) |
-//! | `checkpoints` | 10 | T, chunks of the offline stream |
-//! | `epochs` | 10 | passes over each new chunk per checkpoint |
-//! | `min_steps` | 30 | at least this many local steps per checkpoint |
-//! | `final_steps` | 200 | local steps on all N after the last checkpoint |
-//! | `lr_hyper`, `lr_hyper_final` | 0.05, 0.005 | Adam step of the log-hyperparameters, decaying geometrically |
-//! | `natgrad_step` | 0.1 | γ of the natural-gradient steps on q(u) (1 on full batches) |
-//! | `prior_log_sd` | 1.0 | sd of the log-normal MAP prior on every hyperparameter (0: ML-II) |
-//! | `init_candidates` | 90 | initial points scored per kernel (`init.rs`) |
-//! | `starts` | 2 | best initial points optimised per kernel |
-//! | `keep` | 5 | K̃, kernels kept for the online mixture |
-//! | `belief` | `"logistic_normal"` | or `"discrete"` (w ∝ exp(L/τ), not the paper's) with `temperature` τ |
-//! | `prior_scale` | 1.0 | s_g of p(g) = N(μ₀, s_g² I) |
-//! | `prior_mean` | zeros | μ₀, one value per kernel |
-//! | `belief_covariance` | `"auto"` | `full` C_g, `diagonal`, or auto (full when K ≤ 64) |
-//! | `belief_lr`, `belief_samples` | 0.05, 32 | Adam step and Monte-Carlo samples per step of Alg. 4 |
-//! | `belief_steps`, `belief_steps_warm` | 1000, 200 | steps of a fresh and of a warm-started fit |
-//! | `posterior_samples` | 2000 | samples of q*(k) (eq. 13) |
-//! | `trajectory` | true | fit the belief at every checkpoint (reported by `describe`) |
-//! | `forgetting` | 1.0 | λ: statistics discounted by λ per sample (ignored when `drift` is given) |
-//! | `refactor_every` | 200 | with λ < 1: background refactorisation period (samples) |
-//! | `belief_refit_every` | 200 | online belief refit period (samples; 0: never) |
-//! | `wait_for_offline` | false | `update` blocks at sample N until the ensemble is ready (reproducible evaluations) |
-//! | `predict` | `"mixture"` | or `"top"` / an index: one kept kernel alone (VBKS-s, comparisons) |
-//! | `variance` | `"latent_plus_excess_noise"` | latent mixture variance plus the learned noise in excess of the caller's `noise_var` (see `ensemble.rs`), or `"latent"` |
-//! | `seed` | 0 | RNG seed (shuffle, k-means, belief Monte Carlo) |
-//! | `standardize_inputs` | true | inputs to zero mean, unit variance (targets always) |
-//! | `jitter` | 1e-6 | relative jitter on K_uu |
-//! | `min_noise_var` | 1e-6 | floor of each kernel's noise variance (standardised) |
-//! | `pending_capacity` | 10000 | samples queued while the offline phase runs (oldest dropped when full) |
-//! | `catchup_per_update` | 4 | queued samples folded in per update once online |
-//! | `replay_capacity` | 1024 | recent samples kept to replay after a background refactorisation |
-//! | `threads` | 1 | threads of the offline phase (kernels in parallel) |
-//! | `hyper` | – | `{sigma_f, sigma_n, lengthscales}` (or one per output) as the node/eval pass it: seeds the initial lengthscales and noise, and σ_f² is the variance predicted before any sample |
-//! | `kernel` | – | accepted and ignored (the node's config may carry it) |
-//! | `drift` | – | uncertainty injection (below); without it the model is exactly the pre-drift one |
-//! | `drift_window` | 10000 | with `drift`: samples kept at most, ≥ `offline_samples` (the oldest leave early when full; counted) |
+//! Unknown keys are rejected. The keys, their types, defaults, units and meanings are
+//! declared once, in [`config_schema`], which the plugin hands to the node through the ABI;
+//! `docs/plugins/vbks.md` is printed from it (`gp-node plugins vbks --markdown`).
 //!
 //! # Uncertainty injection (`drift`)
 //!
@@ -179,8 +138,10 @@ mod persist;
 mod plugin;
 pub mod rng;
 pub mod scaler;
+mod schema;
 pub mod stats;
 mod worker;
 
 pub use config::{Config, ValidConfig};
 pub use model::{Phase, Vbks};
+pub use schema::config_schema;

@@ -3,7 +3,7 @@
 //! `persist.rs`; diagnostics: `describe.rs`.
 
 use gpn_gp_core::model::ModelError;
-use gpn_plugin_api::Plugin;
+use gpn_plugin_api::{ConfigSchema, Plugin};
 
 use crate::model::Vbks;
 use crate::{describe, persist};
@@ -15,6 +15,10 @@ impl Plugin for Vbks {
         output_dim: usize,
     ) -> Result<Self, ModelError> {
         Vbks::from_json(config, input_dim, output_dim)
+    }
+
+    fn config_schema() -> Option<ConfigSchema> {
+        Some(crate::schema::config_schema())
     }
 
     fn save_state(&self) -> Result<Vec<u8>, ModelError> {

@@ -1,19 +1,16 @@
 //! The workspace's crate dependencies obey the table of `ARCHITECTURE.md` (issue 18): any
 //! edge the table does not allow, or a crate it does not list, fails this test.
 
-use std::path::Path;
 use std::process::Command;
 
 use gpn_architecture::{rules, violations, workspace_edges};
+use gpn_test_support::{json_stdout, repo_root};
 use serde_json::Value;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
+    let mut metadata = Command::new(cargo);
+    metadata
         .args([
             "metadata",
             "--format-version",
@@ -21,19 +18,13 @@ fn metadata() -> Value {
             "--no-deps",
             "--offline",
         ])
-        .current_dir(root())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        out.status.success(),
-        "cargo metadata: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+        .current_dir(repo_root());
+    json_stdout(&mut metadata, "cargo metadata")
 }
 
 fn table() -> Vec<gpn_architecture::Rule> {
-    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let text =
+        std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
     let rules = rules(&text);
     assert!(rules.len() >= 5, "the crate table was not found: {rules:?}");
     rules

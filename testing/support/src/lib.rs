@@ -1,11 +1,12 @@
 //! Helpers the workspace's tests share (one copy each): whether this is CI, the Python that
-//! runs the reference checks, and the repository's folders.
+//! runs the reference checks, the repository's folders, and running a tool for its JSON.
 //!
 //! A test whose reference is missing (no Python, no `../shared`) says so and passes on a
 //! developer's machine, and fails in CI (`CI=true`): there the reference must be present.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// Whether the tests run in CI (`CI=true`, as `.ci/run` and CI services set it).
 pub fn in_ci() -> bool {
@@ -54,4 +55,30 @@ pub fn shared(test: &str) -> Option<PathBuf> {
         "SKIPPED {test}: no ../shared beside the repository"
     );
     None
+}
+
+/// Runs `cmd` and reads its standard output as JSON. Panics, naming `what`, if it cannot
+/// start, or as [`json_output`] does.
+pub fn json_stdout(cmd: &mut Command, what: &str) -> serde_json::Value {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    json_output(&out, what)
+}
+
+/// The standard output of a finished process as JSON. Panics, naming `what`, if the
+/// process failed (with its stderr) or printed something else (with that).
+pub fn json_output(out: &Output, what: &str) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{what} printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }

@@ -8,9 +8,8 @@
 //! the gains are diagonal), then saturated at the URDF effort limits.
 //! Real-time: no allocation, lock or I/O after `new`.
 
-use gpn_gp_core::bound::{JointLyapunov, joints_lyapunov_identity};
-
 use super::ControlError;
+use super::lyapunov::{JointLyapunov, joints_lyapunov_identity};
 use super::params::ControlParams;
 use crate::robot::{Data, Model, crba, rnea};
 

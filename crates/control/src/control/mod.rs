@@ -25,6 +25,7 @@
 mod bounds;
 mod budget_clock;
 mod law;
+pub mod lyapunov;
 mod params;
 mod supervisor;
 mod tick;
@@ -32,6 +33,7 @@ mod tick;
 pub use bounds::TheoremBound;
 pub use budget_clock::BudgetClock;
 pub use law::{ControlLaw, Gains};
+pub use lyapunov::JointLyapunov;
 pub use params::{BoundParams, ControlParams, SupervisorParams};
 pub use supervisor::{Fallback, Supervisor, SupervisorCounts};
 pub use tick::{Tick, TickInput, TickOutput, TickResult, TickStatus};

@@ -1,19 +1,14 @@
-//! A Cholesky factor of the projected system matrix M on fixed-capacity packed storage:
-//! full factorisation with the jitter schedule of spec A3.5, extension by one row and column
-//! (a new singleton action), triangular solves and an allocation-free copy (what publishing
-//! a snapshot needs, and what `gpn_gp_core::cholesky::PackedCholesky` does not offer).
+//! A Cholesky factor of the projected system matrix M: `gpn_gp_core`'s
+//! [`PackedCholesky`] (packed rows, triangular solves, allocation-free copy and restore)
+//! plus what RCaGP's spec adds to it: the jitter schedule of spec A3.5 for a full
+//! factorisation, and the same jitter on the pivot when a row and column (a new singleton
+//! action) are appended.
 //!
-//! Storage: the lower triangle row by row (row r at offset r(r+1)/2). No allocation after
-//! [`Tri::with_capacity`].
+//! No allocation after [`Tri::with_capacity`].
 
-use gpn_gp_core::cholesky::dot;
+use gpn_gp_core::cholesky::PackedCholesky;
 
 use crate::error::RcagpError;
-
-#[inline]
-fn row_start(r: usize) -> usize {
-    r * (r + 1) / 2
-}
 
 /// Diagonal jitters tried after a failed factorisation (spec A3.5), before ×10 steps up to
 /// 1e−4·mean(diag).
@@ -22,9 +17,7 @@ const JITTERS: [f64; 3] = [1e-8, 1e-7, 1e-6];
 /// L with L Lᵀ = M (+ jitter·I), packed. See the module doc.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tri {
-    cap: usize,
-    n: usize,
-    data: Vec<f64>,
+    factor: PackedCholesky,
     jitter: f64,
 }
 
@@ -32,16 +25,14 @@ impl Tri {
     /// An empty factor able to hold `capacity` rows. **Allocates.**
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            cap: capacity,
-            n: 0,
-            data: vec![0.0; row_start(capacity)],
+            factor: PackedCholesky::with_capacity(capacity),
             jitter: 0.0,
         }
     }
 
     /// Current size.
     pub fn len(&self) -> usize {
-        self.n
+        self.factor.len()
     }
 
     /// The diagonal jitter the last full factorisation needed (0 if none).
@@ -51,40 +42,8 @@ impl Tri {
 
     /// Copies `other` into `self` (capacities must match). No allocation.
     pub fn copy_from(&mut self, other: &Tri) {
-        debug_assert_eq!(self.cap, other.cap);
-        let k = row_start(other.n);
-        self.data[..k].copy_from_slice(&other.data[..k]);
-        self.n = other.n;
+        self.factor.copy_from(&other.factor);
         self.jitter = other.jitter;
-    }
-
-    fn try_factor(&mut self, n: usize, jitter: f64, entry: &impl Fn(usize, usize) -> f64) -> bool {
-        self.n = 0;
-        for i in 0..n {
-            let ri = row_start(i);
-            for j in 0..=i {
-                self.data[ri + j] = entry(i, j);
-            }
-            self.data[ri + i] += jitter;
-        }
-        for i in 0..n {
-            let ri = row_start(i);
-            let (head, tail) = self.data.split_at_mut(ri);
-            let row_i = &mut tail[..=i];
-            for j in 0..i {
-                let rj = row_start(j);
-                let row_j = &head[rj..=rj + j];
-                let s = row_i[j] - dot(&row_i[..j], &row_j[..j]);
-                row_i[j] = s / row_j[j];
-            }
-            let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
-            if !(s > 0.0 && s.is_finite()) {
-                return false;
-            }
-            row_i[i] = s.sqrt();
-        }
-        self.n = n;
-        true
     }
 
     /// Factorises the n×n matrix with entries `entry(i, j)` (j ≤ i is read), trying the
@@ -94,15 +53,16 @@ impl Tri {
         n: usize,
         entry: impl Fn(usize, usize) -> f64,
     ) -> Result<(), RcagpError> {
-        if n > self.cap {
+        let capacity = self.factor.capacity();
+        if n > capacity {
             return Err(RcagpError::Dimension {
                 what: "factor size",
-                expected: self.cap,
+                expected: capacity,
                 found: n,
             });
         }
         if n == 0 {
-            self.n = 0;
+            self.factor.clear();
             self.jitter = 0.0;
             return Ok(());
         }
@@ -110,7 +70,7 @@ impl Tri {
         let mut jitter = 0.0;
         let mut k = 0;
         loop {
-            if self.try_factor(n, jitter, &entry) {
+            if self.factor.factor_mut(n, jitter, &entry).is_ok() {
                 self.jitter = jitter;
                 return Ok(());
             }
@@ -126,77 +86,54 @@ impl Tri {
     }
 
     /// Appends a row and column: `row` holds M's new entries M[n, 0..n] on entry (it is
-    /// overwritten with L⁻¹ of them) and `diag` is M[n, n]. Fails (leaving the factor
-    /// unchanged in size) if the new pivot is not positive. No allocation.
+    /// overwritten with L⁻¹ of them) and `diag` is M[n, n]; the pivot gets the jitter of the
+    /// last full factorisation. Fails (leaving the factor unchanged in size) if the new pivot
+    /// is not positive. No allocation.
     pub fn extend(&mut self, row: &mut [f64], diag: f64) -> Result<(), RcagpError> {
-        let n = self.n;
-        if n + 1 > self.cap {
+        let n = self.len();
+        let capacity = self.factor.capacity();
+        if n + 1 > capacity {
             return Err(RcagpError::Dimension {
                 what: "factor size",
-                expected: self.cap,
+                expected: capacity,
                 found: n + 1,
             });
         }
         debug_assert_eq!(row.len(), n);
-        self.solve_lower_mut(row);
-        let pivot = diag + self.jitter - dot(row, row);
-        if !(pivot > 0.0 && pivot.is_finite()) {
-            return Err(RcagpError::NotPositiveDefinite { size: n + 1 });
-        }
-        let rn = row_start(n);
-        self.data[rn..rn + n].copy_from_slice(row);
-        self.data[rn + n] = pivot.sqrt();
-        self.n = n + 1;
+        self.factor.solve_lower_mut(row);
+        // Pivot floor 0: a pivot that is not positive and finite fails, as the spec asks.
+        self.factor
+            .extend_with_solved_mut(row, diag + self.jitter, 0.0)
+            .map_err(|_| RcagpError::NotPositiveDefinite { size: n + 1 })?;
         Ok(())
     }
 
     /// b ← L⁻¹ b. No allocation.
     #[inline]
     pub fn solve_lower_mut(&self, b: &mut [f64]) {
-        debug_assert_eq!(b.len(), self.n);
-        for i in 0..b.len() {
-            let rs = row_start(i);
-            let row = &self.data[rs..=rs + i];
-            b[i] = (b[i] - dot(&row[..i], &b[..i])) / row[i];
-        }
-    }
-
-    /// b ← L⁻ᵀ b. No allocation.
-    pub fn solve_upper_mut(&self, b: &mut [f64]) {
-        debug_assert_eq!(b.len(), self.n);
-        for i in (0..b.len()).rev() {
-            let rs = row_start(i);
-            let row = &self.data[rs..=rs + i];
-            let wi = b[i] / row[i];
-            b[i] = wi;
-            for (bk, &lik) in b[..i].iter_mut().zip(&row[..i]) {
-                *bk -= lik * wi;
-            }
-        }
+        self.factor.solve_lower_mut(b);
     }
 
     /// b ← M⁻¹ b. No allocation.
     pub fn solve_mut(&self, b: &mut [f64]) {
-        self.solve_lower_mut(b);
-        self.solve_upper_mut(b);
+        self.factor.solve_mut(b);
     }
 
     /// The packed rows in use (for persistence).
     pub fn packed(&self) -> &[f64] {
-        &self.data[..row_start(self.n)]
+        self.factor.packed()
     }
 
     /// Restores a factor of size `n` from packed rows and its jitter (for persistence).
     pub fn set_packed(&mut self, n: usize, packed: &[f64], jitter: f64) -> Result<(), RcagpError> {
-        if n > self.cap || packed.len() != row_start(n) {
-            return Err(RcagpError::Dimension {
+        let fits = n.min(self.factor.capacity());
+        self.factor
+            .set_packed(n, packed)
+            .map_err(|_| RcagpError::Dimension {
                 what: "packed factor",
-                expected: row_start(n.min(self.cap)),
+                expected: fits * (fits + 1) / 2,
                 found: packed.len(),
-            });
-        }
-        self.data[..packed.len()].copy_from_slice(packed);
-        self.n = n;
+            })?;
         self.jitter = jitter;
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! gpn_double_common: what the plugin host's failure doubles share — a tiny well-behaved
-//! model ([`Mean`]) and counters of live models and threads that each double exports
-//! through test-only symbols ([`export_counters!`]).
+//! model ([`Mean`]), the wrapper that breaks it in one place ([`Faulty`] with a [`Fault`]),
+//! the entry point of a double that breaks the table itself ([`export_mean_table!`]), and
+//! counters of live models and threads that each double exports through test-only symbols
+//! ([`export_counters!`]).
 //!
 //! Boundary: test support only; never shipped. Each double is its own cdylib and links
 //! its own copy of this crate, so every double has its own counters.
@@ -21,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::Plugin;
+use gpn_plugin_api::serde_json::Value;
 
 static LIVE_MODELS: AtomicU64 = AtomicU64::new(0);
 static LIVE_THREADS: AtomicU64 = AtomicU64::new(0);
@@ -224,5 +227,110 @@ impl Plugin for Mean {
     }
 }
 
+/// One way of breaking the plugin contract, applied to a [`Mean`] by [`Faulty`]. Every hook
+/// but `from_config` defaults to behaving well, so a double writes only the one it breaks.
+pub trait Fault: Send + Sized + 'static {
+    /// The fault's settings from the model's config. Runs after the model is built, so an
+    /// error here also shows that a failed `create` releases what it built.
+    fn from_config(config: &Value) -> Result<Self, ModelError>;
+
+    /// Before each `update`, given the model as it is.
+    fn before_update(&mut self, _model: &Mean) {}
+
+    /// Before each `predict`.
+    fn before_predict(&mut self) {}
+
+    /// After a successful `predict`, on its output.
+    fn after_predict(&self, _mean: &mut [f64], _var: &mut [f64]) {}
+}
+
+/// A [`Mean`] broken in the one way `F` says; everything else (dimensions, stats, state) is
+/// the mean's. No `describe`: the doubles answer `UNSUPPORTED` there, as before the hook.
+#[derive(Debug)]
+pub struct Faulty<F> {
+    // Declared first so it drops first: a fault's `Drop` (the slow double joining its
+    // worker) runs while the model still counts as live.
+    fault: F,
+    model: Mean,
+}
+
+impl<F: Fault> OnlineModel for Faulty<F> {
+    fn input_dim(&self) -> usize {
+        self.model.input_dim()
+    }
+
+    fn output_dim(&self) -> usize {
+        self.model.output_dim()
+    }
+
+    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
+        self.fault.before_predict();
+        self.model.predict(x, mean, var)?;
+        self.fault.after_predict(mean, var);
+        Ok(())
+    }
+
+    fn update(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+    ) -> Result<(), ModelError> {
+        self.fault.before_update(&self.model);
+        self.model.update(x, y, t_secs, noise_var)
+    }
+
+    fn stats(&self) -> ModelStats {
+        self.model.stats()
+    }
+}
+
+impl<F: Fault> Plugin for Faulty<F> {
+    fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
+        // The model first, as a late validation step would have it (see `Fault::from_config`).
+        let model = Mean::new(input_dim, output_dim);
+        let fault = F::from_config(config)?;
+        Ok(Faulty { fault, model })
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
+        self.model.save_state()
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        self.model.load_state(bytes)
+    }
+}
+
+/// Export a [`Mean`] through a table built by `gpn_plugin_api::shim::table` with the given
+/// fields replaced (`abi_version: 2`, a short `struct_size`…): the entry point of a double
+/// whose model works but whose table breaks the contract. Also exports the counters.
+///
+/// `export_mean_table!(name = "wrong_abi", description = "…", abi_version: 2);`
+#[macro_export]
+macro_rules! export_mean_table {
+    (name = $name:expr, description = $description:expr, $($field:ident: $value:expr),+ $(,)?) => {
+        static TABLE: $crate::plugin_api::PluginTable = $crate::plugin_api::PluginTable {
+            $($field: $value,)+
+            ..$crate::plugin_api::shim::table::<$crate::Mean>(
+                $crate::plugin_api::StrRef::from_static($name),
+                $crate::plugin_api::StrRef::from_static(env!("CARGO_PKG_VERSION")),
+                $crate::plugin_api::StrRef::from_static($description),
+            )
+        };
+
+        /// The entry point, returning the altered table.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn gpn_plugin_entry() -> *const $crate::plugin_api::PluginTable {
+            &TABLE
+        }
+
+        $crate::export_counters!();
+    };
+}
+
+/// Re-exported for [`export_mean_table!`].
+pub use gpn_plugin_api as plugin_api;
 /// Re-exported so the doubles need no direct dependency on it.
 pub use gpn_plugin_api::serde_json;

@@ -15,54 +15,30 @@
 //! ```
 #![warn(missing_docs)]
 
-use gpn_double_common::Mean;
 use gpn_double_common::serde_json::Value;
-use gpn_online_model::{ModelError, ModelStats, OnlineModel};
-use gpn_plugin_api::Plugin;
+use gpn_double_common::{Fault, Faulty, Mean};
+use gpn_online_model::{ModelError, OnlineModel};
 
-/// Updates that work twice, then panic.
-pub struct PanicsUpdate(Mean);
+/// Panics in `update` once two samples have been learnt.
+#[derive(Debug)]
+pub struct PanicsAfterTwo;
 
-impl OnlineModel for PanicsUpdate {
-    fn input_dim(&self) -> usize {
-        self.0.input_dim()
+impl Fault for PanicsAfterTwo {
+    fn from_config(_config: &Value) -> Result<Self, ModelError> {
+        Ok(PanicsAfterTwo)
     }
-    fn output_dim(&self) -> usize {
-        self.0.output_dim()
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.0.predict(x, mean, var)
-    }
-    fn update(
-        &mut self,
-        x: &[f64],
-        y: &[f64],
-        t_secs: f64,
-        noise_var: &[f64],
-    ) -> Result<(), ModelError> {
-        let seen = self.0.stats().samples_seen;
+
+    fn before_update(&mut self, model: &Mean) {
+        let seen = model.stats().samples_seen;
         assert!(
             seen < 2,
             "panics_update: deliberate panic in update after {seen} samples (failure double)"
         );
-        self.0.update(x, y, t_secs, noise_var)
-    }
-    fn stats(&self) -> ModelStats {
-        self.0.stats()
     }
 }
 
-impl Plugin for PanicsUpdate {
-    fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
-        Mean::create(config, input_dim, output_dim).map(PanicsUpdate)
-    }
-    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
-        self.0.save_state()
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
-        self.0.load_state(bytes)
-    }
-}
+/// Updates that work twice, then panic.
+pub type PanicsUpdate = Faulty<PanicsAfterTwo>;
 
 gpn_plugin_api::export_plugin!(
     PanicsUpdate,

@@ -14,49 +14,19 @@
 //! ```
 #![warn(missing_docs)]
 
-use gpn_double_common::Mean;
 use gpn_double_common::serde_json::Value;
-use gpn_online_model::{ModelError, ModelStats, OnlineModel};
-use gpn_plugin_api::Plugin;
+use gpn_double_common::{Fault, Faulty};
+use gpn_online_model::ModelError;
 
-/// Predictions with a NaN in them.
-pub struct ReturnsNan {
-    inner: Mean,
-    nan_in_variance: bool,
+/// Overwrites the last output's mean or variance with NaN after each prediction.
+#[derive(Debug)]
+pub struct NanInPrediction {
+    in_variance: bool,
 }
 
-impl OnlineModel for ReturnsNan {
-    fn input_dim(&self) -> usize {
-        self.inner.input_dim()
-    }
-    fn output_dim(&self) -> usize {
-        self.inner.output_dim()
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.inner.predict(x, mean, var)?;
-        let target = if self.nan_in_variance { var } else { mean };
-        if let Some(last) = target.last_mut() {
-            *last = f64::NAN;
-        }
-        Ok(())
-    }
-    fn update(
-        &mut self,
-        x: &[f64],
-        y: &[f64],
-        t_secs: f64,
-        noise_var: &[f64],
-    ) -> Result<(), ModelError> {
-        self.inner.update(x, y, t_secs, noise_var)
-    }
-    fn stats(&self) -> ModelStats {
-        self.inner.stats()
-    }
-}
-
-impl Plugin for ReturnsNan {
-    fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
-        let nan_in_variance = match config.get("nan_in").and_then(Value::as_str) {
+impl Fault for NanInPrediction {
+    fn from_config(config: &Value) -> Result<Self, ModelError> {
+        let in_variance = match config.get("nan_in").and_then(Value::as_str) {
             None | Some("mean") => false,
             Some("variance") => true,
             Some(other) => {
@@ -65,18 +35,19 @@ impl Plugin for ReturnsNan {
                 )));
             }
         };
-        Ok(ReturnsNan {
-            inner: Mean::new(input_dim, output_dim),
-            nan_in_variance,
-        })
+        Ok(NanInPrediction { in_variance })
     }
-    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
-        self.inner.save_state()
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
-        self.inner.load_state(bytes)
+
+    fn after_predict(&self, mean: &mut [f64], var: &mut [f64]) {
+        let target = if self.in_variance { var } else { mean };
+        if let Some(last) = target.last_mut() {
+            *last = f64::NAN;
+        }
     }
 }
+
+/// Predictions with a NaN in them.
+pub type ReturnsNan = Faulty<NanInPrediction>;
 
 gpn_plugin_api::export_plugin!(
     ReturnsNan,

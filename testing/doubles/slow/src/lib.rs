@@ -23,46 +23,20 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use gpn_double_common::serde_json::Value;
-use gpn_double_common::{LiveThread, Mean};
-use gpn_online_model::{ModelError, ModelStats, OnlineModel};
-use gpn_plugin_api::Plugin;
+use gpn_double_common::{Fault, Faulty, LiveThread};
+use gpn_online_model::ModelError;
 
-/// A model with a slow `predict` and a background thread.
-pub struct Slow {
-    inner: Mean,
+/// A sleep before each prediction, and a worker thread joined on drop.
+#[derive(Debug)]
+pub struct SlowWithWorker {
     predict_sleep: Duration,
     // Dropping the sender tells the worker to stop; `Drop` then joins it.
     stop: Option<Sender<()>>,
     worker: Option<JoinHandle<()>>,
 }
 
-impl OnlineModel for Slow {
-    fn input_dim(&self) -> usize {
-        self.inner.input_dim()
-    }
-    fn output_dim(&self) -> usize {
-        self.inner.output_dim()
-    }
-    fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        std::thread::sleep(self.predict_sleep);
-        self.inner.predict(x, mean, var)
-    }
-    fn update(
-        &mut self,
-        x: &[f64],
-        y: &[f64],
-        t_secs: f64,
-        noise_var: &[f64],
-    ) -> Result<(), ModelError> {
-        self.inner.update(x, y, t_secs, noise_var)
-    }
-    fn stats(&self) -> ModelStats {
-        self.inner.stats()
-    }
-}
-
-impl Plugin for Slow {
-    fn create(config: &Value, input_dim: usize, output_dim: usize) -> Result<Self, ModelError> {
+impl Fault for SlowWithWorker {
+    fn from_config(config: &Value) -> Result<Self, ModelError> {
         let sleep_ms = match config.get("predict_sleep_ms") {
             None => 50,
             Some(v) => v.as_u64().ok_or_else(|| {
@@ -81,22 +55,19 @@ impl Plugin for Slow {
                 while stopped.recv().is_ok() {}
             })
             .map_err(|e| ModelError::Other(format!("cannot start the worker thread: {e}")))?;
-        Ok(Slow {
-            inner: Mean::new(input_dim, output_dim),
+        Ok(SlowWithWorker {
             predict_sleep: Duration::from_millis(sleep_ms),
             stop: Some(stop),
             worker: Some(worker),
         })
     }
-    fn save_state(&self) -> Result<Vec<u8>, ModelError> {
-        self.inner.save_state()
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
-        self.inner.load_state(bytes)
+
+    fn before_predict(&mut self) {
+        std::thread::sleep(self.predict_sleep);
     }
 }
 
-impl Drop for Slow {
+impl Drop for SlowWithWorker {
     fn drop(&mut self) {
         drop(self.stop.take());
         if let Some(worker) = self.worker.take() {
@@ -104,6 +75,9 @@ impl Drop for Slow {
         }
     }
 }
+
+/// A model with a slow `predict` and a background thread.
+pub type Slow = Faulty<SlowWithWorker>;
 
 gpn_plugin_api::export_plugin!(
     Slow,

@@ -8,22 +8,8 @@
 //! Boundary: test support only. Used by `node/tests/model_describe.rs`.
 #![warn(missing_docs)]
 
-use gpn_double_common::Mean;
-use gpn_plugin_api::{PluginTable, StrRef, TABLE_SIZE_MIN, shim};
-
-static TABLE: PluginTable = PluginTable {
-    struct_size: TABLE_SIZE_MIN,
-    ..shim::table::<Mean>(
-        StrRef::from_static("v1_0_table"),
-        StrRef::from_static(env!("CARGO_PKG_VERSION")),
-        StrRef::from_static("Double: a version-1 table without describe"),
-    )
-};
-
-/// The entry point, returning the table with the first-published `struct_size`.
-#[unsafe(no_mangle)]
-pub extern "C" fn gpn_plugin_entry() -> *const PluginTable {
-    &TABLE
-}
-
-gpn_double_common::export_counters!();
+gpn_double_common::export_mean_table!(
+    name = "v1_0_table",
+    description = "Double: a version-1 table without describe",
+    struct_size: gpn_plugin_api::TABLE_SIZE_MIN,
+);

@@ -18,7 +18,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_cha
 use super::VizTick;
 
 /// One tick's worth of logged values (per-joint slices have `nv` entries, joint order of
-/// [`Model::joint_names`](crate::robot::Model::joint_names)).
+/// [`Model::joint_names`](gpn_dynamics::Model::joint_names)).
 #[derive(Debug, Clone)]
 pub(crate) struct Frame {
     /// Tick index.
@@ -48,7 +48,7 @@ pub(crate) struct Frame {
     /// Coverage of ±η_cal over the recent window (NaN before it is known).
     pub coverage: f64,
     /// A change of the dynamics noticed at this tick.
-    pub change: Option<crate::learn::ChangeNotice>,
+    pub change: Option<gpn_control::learn::ChangeNotice>,
 }
 
 impl Frame {
@@ -196,7 +196,7 @@ impl FrameSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::TickOutput;
+    use gpn_control::control::TickOutput;
 
     fn tick<'a>(k: u64, q: &'a [f64], out: &'a TickOutput) -> VizTick<'a> {
         VizTick {

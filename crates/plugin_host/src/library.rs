@@ -6,7 +6,9 @@
 //! [`ABI_VERSION`], and its `struct_size` covers the version-1 table as first published
 //! ([`TABLE_SIZE_MIN`]); then that no required function pointer is null and that the three
 //! strings are valid UTF-8. Only the bytes `struct_size` declares are read: a field added
-//! later within version 1 (`describe`) counts as absent when the table ends before it.
+//! later within version 1 (`describe`, `config_schema`) counts as absent when the table
+//! ends before it. A plugin that declares its configuration schema has every configuration
+//! checked against it before `create` is called (unknown keys, types, enumerations).
 //! The table is then copied into host memory, so the only thing the host keeps pointing
 //! into the library is code, kept alive by the `Arc` every [`Plugin`] and [`PluginModel`]
 //! holds.
@@ -16,14 +18,14 @@ use std::sync::Arc;
 
 use gpn_plugin_api::abi::{ENTRY_SYMBOL_NUL, EntryFn};
 use gpn_plugin_api::{
-    ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE, TABLE_SIZE_MIN,
-    TableHeader, status,
+    ABI_VERSION, ConfigSchema, ENTRY_SYMBOL, ModelHandle, PluginTable, StrRef, TABLE_SIZE,
+    TABLE_SIZE_MIN, TableHeader, status,
 };
 use libloading::Library;
 
 use super::config;
 use super::error::{HostError, Result};
-use super::instance::PluginModel;
+use super::instance::{PluginModel, append_chunk};
 use super::loaded::{Functions, Loaded, PluginInfo};
 use super::search::{SearchPath, name_of_path};
 
@@ -100,6 +102,7 @@ impl Plugin {
         let table = read_table(table_ptr, header.struct_size);
         let name = read_string(table.name, "name", &file_name, &path)?;
         let functions = functions_of(&table, &name, &path)?;
+        let config_schema = read_config_schema(&table, &name, &path)?;
         let info = PluginInfo {
             version: read_string(table.version, "version", &name, &path)?,
             description: read_string(table.description, "description", &name, &path)?,
@@ -111,6 +114,7 @@ impl Plugin {
             loaded: Arc::new(Loaded {
                 functions,
                 info,
+                config_schema,
                 _library: library,
             }),
         })
@@ -119,6 +123,12 @@ impl Plugin {
     /// What the plugin says about itself.
     pub fn info(&self) -> &PluginInfo {
         &self.loaded.info
+    }
+
+    /// The configuration keys the plugin declares, with type, default, unit and meaning;
+    /// `None` when it declares none (then only its `create` checks a configuration).
+    pub fn config_schema(&self) -> Option<&ConfigSchema> {
+        self.loaded.config_schema.as_ref()
     }
 
     /// Models created from this library that are still alive, plus clones of this
@@ -134,19 +144,31 @@ impl Plugin {
         input_dim: usize,
         output_dim: usize,
     ) -> Result<PluginModel> {
-        let json = config::to_json_text(config_text).map_err(|reason| self.config_error(reason))?;
-        self.create_json_text(&json, input_dim, output_dim)
+        let json = config::parse(config_text).map_err(|reason| self.config_error(reason))?;
+        self.create_json(&json, input_dim, output_dim)
     }
 
-    /// Create a model from a JSON value.
+    /// Create a model from a JSON value, checked against the plugin's schema first.
     pub fn create_json(
         &self,
         config: &serde_json::Value,
         input_dim: usize,
         output_dim: usize,
     ) -> Result<PluginModel> {
+        self.check_config(config)?;
         let json = serde_json::to_string(config).map_err(|e| self.config_error(e.to_string()))?;
         self.create_json_text(&json, input_dim, output_dim)
+    }
+
+    /// Checks `config` against the plugin's schema (a no-op when it declares none): no
+    /// unknown key (the error names the nearest one), each value of its key's type.
+    pub fn check_config(&self, config: &serde_json::Value) -> Result<()> {
+        match &self.loaded.config_schema {
+            Some(schema) => schema
+                .check(&self.loaded.info.name, config)
+                .map_err(|reason| self.config_error(reason)),
+            None => Ok(()),
+        }
     }
 
     fn config_error(&self, reason: String) -> HostError {
@@ -200,6 +222,35 @@ impl Plugin {
         // SAFETY: `created` was just made by this library's `create` with these dims and is
         // owned by no one else.
         Ok(unsafe { PluginModel::from_raw(Arc::clone(loaded), created.0, input_dim, output_dim) })
+    }
+}
+
+/// Reads the plugin's configuration schema, if its table has the entry and it declares
+/// one. A schema that cannot be read is the plugin's fault and refuses the library: a host that ignored it would check configurations against nothing.
+fn read_config_schema(
+    table: &PluginTable,
+    name: &str,
+    path: &Path,
+) -> Result<Option<ConfigSchema>> {
+    let Some(entry) = table.config_schema else {
+        return Ok(None);
+    };
+    let bad = |reason: String| HostError::BadSchema {
+        name: name.to_string(),
+        reason,
+        path: path.to_path_buf(),
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    // SAFETY: the plugin's `config_schema` (non-null); `append_chunk` takes the
+    // `*mut Vec<u8>` passed as its context, which nothing else touches during the call.
+    let code = unsafe { entry(append_chunk, (&raw mut bytes).cast()) };
+    match code {
+        status::OK => ConfigSchema::from_json(&bytes).map(Some).map_err(bad),
+        status::UNSUPPORTED => Ok(None),
+        code => Err(bad(format!(
+            "config_schema failed with {}",
+            status::name(code)
+        ))),
     }
 }
 
@@ -446,7 +497,7 @@ mod tests {
 
     /// A model type for a table in tests (never called).
     struct Dummy;
-    impl gpn_gp_core::model::OnlineModel for Dummy {
+    impl gpn_online_model::OnlineModel for Dummy {
         fn input_dim(&self) -> usize {
             1
         }
@@ -458,7 +509,7 @@ mod tests {
             _: &[f64],
             _: &mut [f64],
             _: &mut [f64],
-        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+        ) -> std::result::Result<(), gpn_online_model::ModelError> {
             Ok(())
         }
         fn update(
@@ -467,11 +518,11 @@ mod tests {
             _: &[f64],
             _: f64,
             _: &[f64],
-        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+        ) -> std::result::Result<(), gpn_online_model::ModelError> {
             Ok(())
         }
-        fn stats(&self) -> gpn_gp_core::model::ModelStats {
-            gpn_gp_core::model::ModelStats::default()
+        fn stats(&self) -> gpn_online_model::ModelStats {
+            gpn_online_model::ModelStats::default()
         }
     }
     impl gpn_plugin_api::Plugin for Dummy {
@@ -479,16 +530,16 @@ mod tests {
             _: &serde_json::Value,
             _: usize,
             _: usize,
-        ) -> std::result::Result<Self, gpn_gp_core::model::ModelError> {
+        ) -> std::result::Result<Self, gpn_online_model::ModelError> {
             Ok(Dummy)
         }
-        fn save_state(&self) -> std::result::Result<Vec<u8>, gpn_gp_core::model::ModelError> {
+        fn save_state(&self) -> std::result::Result<Vec<u8>, gpn_online_model::ModelError> {
             Ok(Vec::new())
         }
         fn load_state(
             &mut self,
             _: &[u8],
-        ) -> std::result::Result<(), gpn_gp_core::model::ModelError> {
+        ) -> std::result::Result<(), gpn_online_model::ModelError> {
             Ok(())
         }
     }
@@ -528,5 +579,53 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// `config_schema` entries of hand-made tables: a bad schema, a failing call, none.
+    unsafe extern "C" fn garbage_schema(
+        write: gpn_plugin_api::abi::WriteFn,
+        ctx: *mut std::ffi::c_void,
+    ) -> u32 {
+        let text = b"{\"keys\": 3}";
+        // SAFETY: the host's writer with its own context.
+        unsafe { write(ctx, text.as_ptr(), text.len()) }
+    }
+    unsafe extern "C" fn failing_schema(
+        _: gpn_plugin_api::abi::WriteFn,
+        _: *mut std::ffi::c_void,
+    ) -> u32 {
+        status::INTERNAL
+    }
+    unsafe extern "C" fn no_schema(
+        _: gpn_plugin_api::abi::WriteFn,
+        _: *mut std::ffi::c_void,
+    ) -> u32 {
+        status::UNSUPPORTED
+    }
+
+    #[test]
+    fn a_schema_that_cannot_be_read_refuses_the_library() {
+        let path = Path::new("/p/libx.so");
+        let mut table = gpn_plugin_api::shim::table::<Dummy>(
+            StrRef::from_static("dummy"),
+            StrRef::EMPTY,
+            StrRef::EMPTY,
+        );
+        // The shim's entry for a plugin that declares nothing says UNSUPPORTED: no schema.
+        assert!(matches!(read_config_schema(&table, "x", path), Ok(None)));
+        table.config_schema = Some(no_schema);
+        assert!(matches!(read_config_schema(&table, "x", path), Ok(None)));
+        table.config_schema = None;
+        assert!(matches!(read_config_schema(&table, "x", path), Ok(None)));
+        table.config_schema = Some(garbage_schema);
+        let err = read_config_schema(&table, "x", path).expect_err("not a schema");
+        assert!(
+            err.to_string().contains("not a configuration schema"),
+            "{err}"
+        );
+        table.config_schema = Some(failing_schema);
+        let err = read_config_schema(&table, "x", path).expect_err("a failing call");
+        assert!(matches!(err, HostError::BadSchema { .. }), "{err}");
+        assert!(err.to_string().contains("INTERNAL"), "{err}");
     }
 }

@@ -1,7 +1,7 @@
 //! [`Viz`] of a build without the `rerun` feature: the same API, and [`Viz::start`] says
 //! "built without rerun".
 
-use crate::robot::Model;
+use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
 use super::{VizSummary, VizTarget, VizTick};

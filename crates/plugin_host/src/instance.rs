@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel};
 use gpn_plugin_api::{ModelHandle, PluginStats, status};
 
 use super::error::{HostError, Result};
@@ -201,9 +201,13 @@ fn check_len(
 /// The host's `save` writer: append the chunk to the `Vec<u8>` behind `ctx`.
 ///
 /// # Safety
-/// `ctx` is the `*mut Vec<u8>` passed by [`PluginModel::save_state`]; `bytes` points to
+/// `ctx` is a `*mut Vec<u8>` nothing else refers to during the call; `bytes` points to
 /// `len` readable bytes (or `len == 0`).
-unsafe extern "C" fn append_chunk(ctx: *mut c_void, bytes: *const u8, len: usize) -> u32 {
+pub(crate) unsafe extern "C" fn append_chunk(
+    ctx: *mut c_void,
+    bytes: *const u8,
+    len: usize,
+) -> u32 {
     if len == 0 {
         return status::OK;
     }

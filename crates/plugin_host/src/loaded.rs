@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use gpn_plugin_api::status;
+use gpn_plugin_api::{ConfigSchema, status};
 use libloading::Library;
 
 use super::error::HostError;
@@ -31,6 +31,8 @@ pub struct PluginInfo {
 pub(crate) struct Loaded {
     pub(crate) functions: Functions,
     pub(crate) info: PluginInfo,
+    /// The keys the plugin declares (`config_schema`), if it declares them.
+    pub(crate) config_schema: Option<ConfigSchema>,
     // Dropped last (fields drop in order), though nothing above points into it.
     pub(super) _library: Library,
 }

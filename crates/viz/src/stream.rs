@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use re_sdk::RecordingStreamBuilder;
 
-use crate::robot::Model;
+use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
 use super::logger::Logger;

@@ -1,13 +1,16 @@
 //! rerun logging of `gp-node sim`, from a logger thread the control tick never waits on.
+//! The node re-exports this crate as `gp_node::viz`.
 //!
-//! Boundary: this module knows rerun, the tick's output ([`TickOutput`]) and the robot
-//! model; it knows nothing of ROS, plugins or the simulator's physics. The simulation loop
-//! calls [`Viz::log_tick`] once per tick; everything else happens on the logger thread.
+//! Boundary: this crate knows rerun, the tick's output ([`TickOutput`], `gpn_control`) and
+//! the robot model (`gpn_dynamics`); it knows nothing of ROS, plugins or the simulator's
+//! physics. The simulation loop calls [`Viz::log_tick`] once per tick; everything else
+//! happens on the logger thread.
 //!
 //! # Feature flag
-//! `rerun` (on by default; the `gp-node` binary needs it for `gp-node sim`'s logging). Without
-//! it, [`Viz`] keeps its API but [`Viz::start`] returns [`VizError::NotBuilt`]
-//! ("built without rerun"), and [`ENABLED`] is false.
+//! `rerun` (on by default here; gp_node's own `rerun` feature turns it on, and the `gp-node`
+//! binary needs it for `gp-node sim`'s logging). Without it, [`Viz`] keeps its API but
+//! [`Viz::start`] returns [`VizError::NotBuilt`] ("built without rerun"), and [`ENABLED`]
+//! is false.
 //!
 //! # Real time
 //! [`Viz::start`] allocates a fixed pool of [`FRAME_POOL`] frames and starts the logger
@@ -59,14 +62,14 @@
 //! # Example
 //! ```no_run
 //! # #[cfg(feature = "rerun")] {
-//! use gp_node::control::TickOutput;
-//! use gp_node::robot::Model;
-//! use gp_node::app::DEFAULT_URDF;
-//! use gp_node::viz::{Viz, VizTarget, VizTick};
+//! use gpn_control::control::TickOutput;
+//! use gpn_dynamics::Model;
+//! use gpn_viz::{Viz, VizTarget, VizTick};
 //!
-//! let robot = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf")?;
+//! let urdf = std::fs::read_to_string("urdf/panda.urdf")?;
+//! let robot = Model::from_urdf_str(&urdf, "panda.urdf")?;
 //! let target = VizTarget::File("run.rrd".into());
-//! let mut viz = Viz::start(&target, &robot, Some(DEFAULT_URDF), "example")?;
+//! let mut viz = Viz::start(&target, &robot, Some(&urdf), "example")?;
 //! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
 //! viz.log_tick(&VizTick {
 //!     tick: 0,
@@ -86,6 +89,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod error;
 
 #[cfg(feature = "rerun")]
@@ -103,7 +108,7 @@ mod disabled;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::control::TickOutput;
+use gpn_control::control::TickOutput;
 
 pub use error::{Result, VizError};
 
@@ -186,7 +191,7 @@ pub struct VizTick<'a> {
     /// Coverage of ±η_cal over the learner's recent window, once known.
     pub coverage: Option<f64>,
     /// A change of the dynamics noticed at this tick.
-    pub change: Option<crate::learn::ChangeNotice>,
+    pub change: Option<gpn_control::learn::ChangeNotice>,
 }
 
 /// What the logger did, from [`Viz::finish`].

@@ -120,6 +120,18 @@ pub enum HostError {
         /// The file.
         path: PathBuf,
     },
+    /// The plugin's `config_schema` failed or wrote something that is not a schema.
+    #[error(
+        "plugin \"{name}\" declares a configuration schema the host cannot read ({reason}): {path}"
+    )]
+    BadSchema {
+        /// The plugin's name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+        /// The file.
+        path: PathBuf,
+    },
     /// The YAML/JSON configuration could not be turned into a JSON object.
     #[error("invalid config for plugin {plugin}: {reason}: {path}")]
     Config {

@@ -219,7 +219,7 @@ impl Logger {
             self.rec
                 .log(
                     path.clone(),
-                    &TextLog::new(crate::learn::describe_change(&change)),
+                    &TextLog::new(gpn_control::learn::describe_change(&change)),
                 )
                 .map_err(log_error(&path))?;
         }

@@ -1,11 +1,13 @@
 //! The plugin host: finds model plugins by name, loads them (`libloading`), checks their
 //! ABI, and wraps each model in a safe handle that implements
-//! [`OnlineModel`](gpn_gp_core::model::OnlineModel), so the evaluator and the control loop
+//! [`OnlineModel`](gpn_online_model::OnlineModel), so the evaluator and the control loop
 //! drive a plugin exactly as they drive an in-process crate.
 //!
 //! Boundary: knows the ABI of `gpn_plugin_api` and the `OnlineModel` trait; knows nothing
-//! of robots, ROS or the control law, nor of any particular model. Hot swap (build and warm
-//! off the control thread, adopt at a tick boundary) is built on top of this module.
+//! of robots, ROS or the control law, nor of any particular model; from the learner
+//! (`gpn_control::learn`) only the snapshot a model file stores. Hot swap (build and warm
+//! off the control thread, adopt at a tick boundary) is built on top of this crate. The
+//! node re-exports it as `gp_node::model`.
 //!
 //! - [`SearchPath`] — where plugins are looked for (`--plugin-path`, `GPN_PLUGIN_PATH`, the
 //!   executable's directory) and how a name becomes a file (`lib<name>.so`…).
@@ -15,8 +17,8 @@
 //! - [`HostError`] — every failure, naming the plugin and ending with the path.
 //!
 //! ```no_run
-//! use gp_node::model::{Plugin, SearchPath};
-//! use gpn_gp_core::model::OnlineModel;
+//! use gpn_plugin_host::{Plugin, SearchPath};
+//! use gpn_online_model::OnlineModel;
 //! let search = SearchPath::standard(["./plugins"]);
 //! let plugin = Plugin::find("skygp", &search)?;
 //! let mut model = plugin.create("variant: fast\nhyper: {sigma_f: 1, sigma_n: 0.1, lengthscales: [1]}", 1, 1)?;
@@ -52,7 +54,10 @@
 //!
 //! Every `unsafe` block carries its own `// SAFETY:` note relating it to these points.
 
+#![warn(missing_docs)]
+
 pub mod config;
+mod config_page;
 mod error;
 pub mod file;
 mod instance;
@@ -60,6 +65,7 @@ mod library;
 mod loaded;
 mod search;
 
+pub use config_page::config_page;
 pub use error::{Available, HostError, Result};
 pub use file::{ModelFile, ModelFileError, ModelFileHeader};
 pub use instance::PluginModel;

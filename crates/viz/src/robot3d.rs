@@ -10,7 +10,7 @@ use re_sdk_types::archetypes::{
 use re_sdk_types::components::{Color, FillMode};
 use re_sdk_types::datatypes::Mat3x3;
 
-use crate::robot::{BodyRef, Data, Model, Transform, forward_kinematics};
+use gpn_dynamics::{BodyRef, Data, Model, Transform, forward_kinematics};
 
 use super::error::{Result, VizError};
 
@@ -236,7 +236,9 @@ pub(crate) fn log_error(path: &EntityPath) -> impl Fn(re_sdk::RecordingStreamErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::DEFAULT_URDF;
+
+    /// The Panda the node ships (`gp_node::app::DEFAULT_URDF`).
+    const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");
 
     #[test]
     fn the_panda_has_a_visual_per_link_under_its_body() {

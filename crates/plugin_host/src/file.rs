@@ -16,7 +16,7 @@
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use crate::learn::{ModelSnapshot, ReadyModel, Standardizer};
+use gpn_control::learn::{ModelSnapshot, ReadyModel, Standardizer};
 
 use super::{HostError, Plugin, SearchPath};
 
@@ -436,7 +436,7 @@ impl ModelFile {
         let mut model = plugin
             .create_json(&config, d, p)
             .map_err(|e| refused("configuration", e.to_string()))?;
-        gpn_gp_core::model::OnlineModel::restore_state_bytes(&mut model, &self.state)
+        gpn_online_model::OnlineModel::restore_state_bytes(&mut model, &self.state)
             .map_err(|e| refused("state", e.to_string()))?;
         Ok(ReadyModel {
             model: Box::new(model),

@@ -1,0 +1,413 @@
+//! A plugin's configuration schema: its keys with type, default, unit and meaning.
+//!
+//! A plugin declares it once ([`crate::Plugin::config_schema`]); the ABI's `config_schema`
+//! entry hands it to the host as JSON. The host checks a user's configuration against it
+//! before anything is created ([`ConfigSchema::check`]: unknown keys are named with the
+//! nearest known one, types are checked), the parameter loader starts from its defaults,
+//! and the documentation tables are printed from it — so a key is described in one place.
+//!
+//! The wire form is one JSON object:
+//!
+//! ```json
+//! {"keys": [{"name": "n_bar", "types": ["integer"], "default": 50, "unit": "samples",
+//!            "doc": "Capacity of one expert."},
+//!           {"name": "variant", "types": ["string"], "default": "fast",
+//!            "values": ["fast", "dense"], "doc": "..."}]}
+//! ```
+//!
+//! `types` lists the accepted JSON types, of `boolean`, `integer`, `number`, `string`,
+//! `array`, `object`;
+//! `default` is absent when a key has none (it must then be given, or is computed — `doc`
+//! says which) and `null` when leaving it out turns a feature off; `values` lists the
+//! accepted strings of an enumeration; `unit` is absent for a dimensionless key.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The JSON type of a configuration value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyType {
+    /// `true` or `false`.
+    Boolean,
+    /// A whole number (JSON number without fraction).
+    Integer,
+    /// Any JSON number.
+    Number,
+    /// A string; with [`ConfigKey::values`], one of those.
+    String,
+    /// A JSON array.
+    Array,
+    /// A JSON object.
+    Object,
+}
+
+impl KeyType {
+    fn admits(self, value: &Value) -> bool {
+        match self {
+            KeyType::Boolean => value.is_boolean(),
+            KeyType::Integer => value.is_i64() || value.is_u64(),
+            KeyType::Number => value.is_number(),
+            KeyType::String => value.is_string(),
+            KeyType::Array => value.is_array(),
+            KeyType::Object => value.is_object(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            KeyType::Boolean => "boolean",
+            KeyType::Integer => "integer",
+            KeyType::Number => "number",
+            KeyType::String => "string",
+            KeyType::Array => "array",
+            KeyType::Object => "object",
+        }
+    }
+}
+
+/// One configuration key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigKey {
+    /// The key as written in the configuration object.
+    pub name: String,
+    /// The JSON types it accepts (one, or a few alternatives).
+    pub types: Vec<KeyType>,
+    /// The value an absent key takes; `None` when there is none (given or computed);
+    /// `Some(Value::Null)` when absence turns a feature off.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default: Option<Value>,
+    /// The accepted strings of an enumeration (empty: any string).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// SI or count unit (`"s"`, `"samples"`, …); `None` for dimensionless keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// What the key does, in one or two sentences.
+    pub doc: String,
+}
+
+impl ConfigKey {
+    /// A key of type `kind` with meaning `doc` and no default, unit or value list.
+    pub fn new(name: &str, kind: KeyType, doc: &str) -> Self {
+        ConfigKey {
+            name: name.to_owned(),
+            types: vec![kind],
+            default: None,
+            values: Vec::new(),
+            unit: None,
+            doc: doc.to_owned(),
+        }
+    }
+
+    /// Also accepting values of type `kind`.
+    pub fn or(mut self, kind: KeyType) -> Self {
+        self.types.push(kind);
+        self
+    }
+
+    /// The accepted types as text: "integer", "object or array".
+    pub fn type_names(&self) -> String {
+        let names: Vec<&str> = self.types.iter().map(|t| t.name()).collect();
+        names.join(" or ")
+    }
+
+    /// With the value an absent key takes.
+    pub fn default(mut self, value: impl Into<Value>) -> Self {
+        self.default = Some(value.into());
+        self
+    }
+
+    /// With the unit of its value.
+    pub fn unit(mut self, unit: &str) -> Self {
+        self.unit = Some(unit.to_owned());
+        self
+    }
+
+    /// A string key accepting only `values`.
+    pub fn one_of(mut self, values: &[&str]) -> Self {
+        self.values = values.iter().map(|v| (*v).to_owned()).collect();
+        self
+    }
+
+    fn check(&self, plugin: &str, value: &Value) -> Result<(), String> {
+        // `null` stands for "absent" where absence has a meaning of its own.
+        if value.is_null() && self.default.as_ref().is_some_and(Value::is_null) {
+            return Ok(());
+        }
+        if !self.types.iter().any(|t| t.admits(value)) {
+            return Err(format!(
+                "{plugin}: key '{}' must be of type {}, found {value}",
+                self.name,
+                self.type_names()
+            ));
+        }
+        if let Some(text) = value.as_str()
+            && !self.values.is_empty()
+            && !self.values.iter().any(|v| v == text)
+        {
+            return Err(format!(
+                "{plugin}: key '{}' is \"{text}\"; expected one of {}",
+                self.name,
+                self.values.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A field that is present is `Some`, even when it is `null` (serde reads `null` as `None`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// A plugin's configuration keys, in the order its documentation lists them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConfigSchema {
+    /// Every key the plugin accepts; any other key is an error.
+    pub keys: Vec<ConfigKey>,
+}
+
+impl ConfigSchema {
+    /// The key named `name`, if the plugin has one.
+    pub fn key(&self, name: &str) -> Option<&ConfigKey> {
+        self.keys.iter().find(|k| k.name == name)
+    }
+
+    /// The configuration object of the defaults: every key that has a non-null default.
+    pub fn defaults(&self) -> serde_json::Map<String, Value> {
+        self.keys
+            .iter()
+            .filter_map(|k| match &k.default {
+                Some(v) if !v.is_null() => Some((k.name.clone(), v.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Checks `config` (plugin `plugin`'s configuration object) against the schema: an
+    /// object, no unknown key (the error names the nearest known one), each value of its
+    /// key's type and, for enumerations, one of its values. Ranges and relations between
+    /// keys are the plugin's to check when it creates a model.
+    pub fn check(&self, plugin: &str, config: &Value) -> Result<(), String> {
+        let object = match config {
+            Value::Null => return Ok(()),
+            Value::Object(object) => object,
+            other => {
+                return Err(format!(
+                    "{plugin}: the configuration must be an object of keys, found {other}"
+                ));
+            }
+        };
+        for (name, value) in object {
+            match self.key(name) {
+                Some(key) => key.check(plugin, value)?,
+                None => return Err(self.unknown_key(plugin, name)),
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown_key(&self, plugin: &str, name: &str) -> String {
+        let nearest = self
+            .keys
+            .iter()
+            .map(|k| (strsim::damerau_levenshtein(name, &k.name), &k.name))
+            .min();
+        match nearest {
+            // Suggest only what looks like a typo of the key, not any key at all.
+            Some((distance, key)) if distance <= name.len().max(key.len()) / 2 => {
+                format!("{plugin} has no configuration key '{name}'; did you mean '{key}'?")
+            }
+            _ => format!(
+                "{plugin} has no configuration key '{name}'; its keys: {}",
+                self.keys
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+
+    /// The schema as the JSON text the ABI carries.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{\"keys\":[]}"))
+    }
+
+    /// Parses the ABI's JSON text.
+    pub fn from_json(text: &[u8]) -> Result<Self, String> {
+        serde_json::from_slice(text).map_err(|e| format!("not a configuration schema: {e}"))
+    }
+
+    /// A Markdown table of the keys (key, type, default, unit, meaning), for documentation.
+    pub fn markdown_table(&self) -> String {
+        let mut out =
+            String::from("| key | type | default | unit | meaning |\n|---|---|---|---|---|\n");
+        for k in &self.keys {
+            let kind = if k.values.is_empty() {
+                k.type_names()
+            } else {
+                k.values.join(" \\| ")
+            };
+            let default = match &k.default {
+                None => "—".to_owned(),
+                Some(Value::Null) => "off".to_owned(),
+                Some(v) => format!("`{v}`"),
+            };
+            let unit = k.unit.as_deref().unwrap_or("");
+            let doc = k.doc.replace('|', "\\|");
+            out.push_str(&format!(
+                "| `{}` | {kind} | {default} | {unit} | {doc} |\n",
+                k.name
+            ));
+        }
+        out
+    }
+}
+
+/// The field names a `#[derive(Deserialize)]` struct accepts, in declaration order: what a
+/// plugin's test compares with its schema's keys so that neither lists a key the other
+/// lacks. Empty for a type that is not a struct.
+pub fn struct_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    /// A deserializer that only records the field list serde hands it, then stops.
+    struct Fields<'a>(&'a mut &'static [&'static str]);
+
+    impl<'de> serde::Deserializer<'de> for Fields<'_> {
+        type Error = serde::de::value::Error;
+
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(serde::de::Error::custom("fields recorded"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut fields: &'static [&'static str] = &[];
+    // The error is the point: the deserializer stops as soon as it has the list.
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> ConfigSchema {
+        ConfigSchema {
+            keys: vec![
+                ConfigKey::new("n_bar", KeyType::Integer, "Capacity.")
+                    .default(50)
+                    .unit("samples"),
+                ConfigKey::new("variant", KeyType::String, "Which.")
+                    .default("fast")
+                    .one_of(&["fast", "dense"]),
+                ConfigKey::new("drift", KeyType::Object, "Off when absent.").default(Value::Null),
+                ConfigKey::new("hyper", KeyType::Object, "Given or fitted.").or(KeyType::Array),
+            ],
+        }
+    }
+
+    #[test]
+    fn lists_the_fields_of_a_struct() {
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Config {
+            n_bar: Option<usize>,
+            variant: Option<String>,
+        }
+        assert_eq!(struct_fields::<Config>(), ["n_bar", "variant"]);
+        assert!(struct_fields::<u32>().is_empty());
+    }
+
+    #[test]
+    fn accepts_known_keys_of_the_right_type() {
+        let config = json!({"n_bar": 8, "variant": "dense", "drift": null, "hyper": {}});
+        assert_eq!(schema().check("p", &config), Ok(()));
+        assert_eq!(schema().check("p", &Value::Null), Ok(()));
+    }
+
+    #[test]
+    fn names_the_nearest_key_of_a_typo() {
+        let err = schema().check("skygp", &json!({"n_barr": 8})).unwrap_err();
+        assert_eq!(
+            err,
+            "skygp has no configuration key 'n_barr'; did you mean 'n_bar'?"
+        );
+        let err = schema()
+            .check("skygp", &json!({"lengthscale": 1}))
+            .unwrap_err();
+        assert!(
+            err.contains("its keys: n_bar, variant, drift, hyper"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn refuses_wrong_types_and_values() {
+        let s = schema();
+        assert!(
+            s.check("p", &json!({"n_bar": 1.5}))
+                .unwrap_err()
+                .contains("integer")
+        );
+        assert!(
+            s.check("p", &json!({"variant": "slow"}))
+                .unwrap_err()
+                .contains("fast, dense")
+        );
+        assert!(s.check("p", &json!({"hyper": [{}]})).is_ok());
+        let err = s.check("p", &json!({"hyper": null})).unwrap_err();
+        assert!(err.contains("must be of type object or array"), "{err}");
+        assert!(
+            s.check("p", &json!([1]))
+                .unwrap_err()
+                .contains("object of keys")
+        );
+    }
+
+    #[test]
+    fn round_trips_through_json_and_lists_defaults() {
+        let s = schema();
+        assert_eq!(
+            ConfigSchema::from_json(s.to_json().as_bytes()),
+            Ok(s.clone())
+        );
+        assert_eq!(
+            Value::Object(s.defaults()),
+            json!({"n_bar": 50, "variant": "fast"})
+        );
+        let table = s.markdown_table();
+        assert!(
+            table.contains("| `n_bar` | integer | `50` | samples | Capacity. |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| `variant` | fast \\| dense | `\"fast\"` |"),
+            "{table}"
+        );
+        assert!(table.contains("| `drift` | object | off |"), "{table}");
+    }
+}

@@ -1,0 +1,121 @@
+//! RCaGP's configuration keys as the plugin declares them to the host
+//! ([`gpn_plugin_api::Plugin::config_schema`]): the one place their types, defaults, units
+//! and meanings are written. `Config` (config.rs) parses and checks the same keys; a test
+//! keeps the defaults here equal to what `Config::check` resolves when only `hyper` is
+//! given.
+
+use gpn_gp_core::drift::DRIFT_DOC;
+use gpn_gp_core::hyper_config::HYPER_DOC;
+use gpn_plugin_api::{ConfigKey, ConfigSchema, KeyType};
+use serde_json::Value;
+
+/// Every key, in the order `Config` declares them. Every key is optional except `hyper`.
+pub fn config_schema() -> ConfigSchema {
+    use KeyType::{Array, Boolean, Integer, Number, Object, String};
+    let key = ConfigKey::new;
+    ConfigSchema {
+        keys: vec![
+            key("hyper", Object, &format!("{HYPER_DOC} Required; the lengthscales must be the same for every output (the outputs share the inputs and the action blocks), and an entry's kernel must be the model's `kernel`."))
+                .or(Array),
+            key("kernel", String, "Kernel profile (rbf = se); SE by default because the node and `gp-node eval` fit SE hyperparameters.")
+                .default("se")
+                .one_of(&["se", "rbf", "matern12", "matern32", "matern52"]),
+            key("blocks", Integer, "i: action blocks in the window, 1..=2048.")
+                .default(64)
+                .unit("blocks"),
+            key("block_size", Integer, "k_b: admitted samples per block, ≥ 1; the window n = blocks·block_size is at most 65536.")
+                .default(16)
+                .unit("samples"),
+            key("admit_every", Integer, "Admit every n-th sample passed to `update` (decimation, §6.2), ≥ 1.")
+                .default(1)
+                .unit("samples"),
+            key("epsilon", Number, "ε in (0, 1): the threshold c = Q_{1−ε}(|y − γ|) over the window (§6.4, §6.7).")
+                .default(0.15),
+            key("beta", Number, "IMQ height β > 0, or \"normalized\": β² = σ²/2 per point, so d = σ²(1 + t²/c²) (§5 item 9).")
+                .or(String)
+                .default("normalized")
+                .one_of(&["normalized"]),
+            key("c_floor_sigmas", Number, "Floor of c in units of the window's median noise σ, ≥ 0 (§6.4).")
+                .default(3.0),
+            key("c_min", Number, "Absolute floor of c, ≥ 0; not 0 together with c_floor_sigmas.")
+                .default(1e-6),
+            key("weight_center", String, "Centre γ of the weights: the prior mean (the paper), or the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4's variant, a deviation; it rejects genuine surprises too, see `docs/results/rcagp-eval.md`).")
+                .default("prior")
+                .one_of(&["prior", "predictive"]),
+            key("prior_mean", Number, "Constant prior mean m: one for every output, or an array of one per output.")
+                .or(Array)
+                .default(0.0),
+            key("actions", String, "Action entries of a new block (§6.2): weight-aware, the paper's random N(0, 1/k_b), or uniform 1/√k_b.")
+                .default("weight_aware")
+                .one_of(&["weight_aware", "random", "uniform"]),
+            key("seed", Integer, "Seed of the random actions.").default(0),
+            key("noise", String, "Base noise ν of a point: `update`'s noise_var, or σ_n² of `hyper`; σ² = κ·ν with κ learned (init 1).")
+                .default("sample")
+                .one_of(&["sample", "hyper"]),
+            key("background", Boolean, "Block path and refits on the model's threads (real-time `update`); false: inside `update` (deterministic).")
+                .default(true),
+            key("queue_capacity", Integer, "Samples waiting for the worker, 1..=2²⁰; when full the oldest is dropped (counted), as it would leave the window anyway. Unset: blocks·block_size + block_size (1040 with the default window), so a burst is caught up in one window's time.")
+                .unit("samples"),
+            key("refit_every_blocks", Integer, "Slow path: refit the hyperparameters on the ELBO after this many new blocks (0: never).")
+                .default(64)
+                .unit("blocks"),
+            key("refit_steps", Integer, "Adam steps per refit (on −ELBO/n, clipped at norm 2), ≥ 1 when refits are on.")
+                .default(10)
+                .unit("iterations"),
+            key("refit_lr", Number, "Adam learning rate of the refits, > 0.").default(0.01),
+            key("refit_lengthscales", Boolean, "Whether the slow path learns the lengthscales.")
+                .default(true),
+            key("refit_outputscale", Boolean, "Whether the slow path learns the outputscales.")
+                .default(true),
+            key("refit_noise", Boolean, "Whether the slow path learns the noise multipliers κ.")
+                .default(true),
+            key("refit_max_duty", Number, "In (0, 1]; background mode: after a refit that took T the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7).")
+                .default(0.25),
+            key("drift", Object, DRIFT_DOC).default(Value::Null),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use serde_json::json;
+
+    #[test]
+    fn names_exactly_the_keys_config_reads() {
+        let schema = config_schema();
+        let names: Vec<&str> = schema.keys.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(
+            names,
+            gpn_plugin_api::config_schema::struct_fields::<Config>()
+        );
+    }
+
+    #[test]
+    fn defaults_are_what_an_empty_config_resolves_to() {
+        let hyper = json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.5, 0.5]});
+        let mut spelled_out = config_schema().defaults();
+        spelled_out.insert("hyper".into(), hyper.clone());
+        let spelled_out = Value::Object(spelled_out);
+        assert_eq!(config_schema().check("rcagp", &spelled_out), Ok(()));
+        let resolve = |config: Value| {
+            Config::from_json(&config)
+                .and_then(|c| c.check(2, 1))
+                .expect("a valid configuration")
+        };
+        assert_eq!(resolve(spelled_out), resolve(json!({ "hyper": hyper })));
+    }
+
+    #[test]
+    fn every_enumeration_value_is_accepted() {
+        let hyper = json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.5]});
+        for key in config_schema().keys {
+            for value in &key.values {
+                let config = json!({ key.name.clone(): value, "hyper": hyper });
+                let checked = Config::from_json(&config).and_then(|c| c.check(1, 1));
+                assert!(checked.is_ok(), "{} = {value}: {checked:?}", key.name);
+            }
+        }
+    }
+}
