@@ -8,7 +8,7 @@ mod model_support;
 
 use gp_node::model::{Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::OnlineModel;
-use model_support::{assert_call_failed, c_example, is_mapped};
+use model_support::{assert_call_failed, assert_create_fails, c_example, is_mapped};
 use nalgebra::{DMatrix, DVector};
 
 /// Inputs on a deterministic, non-degenerate path in R^2.
@@ -171,23 +171,15 @@ fn the_c_state_round_trips_bitwise() {
 #[test]
 fn the_c_plugins_errors_come_back_with_their_messages() {
     let plugin = Plugin::open(c_example("errors")).expect("open");
-    let err = plugin
-        .create("prior_var: 1\nlengthscale: 3", 1, 1)
-        .expect_err("unknown key");
-    assert_call_failed(
-        &err,
-        "create",
-        "INVALID_CONFIG",
-        "unknown key \"lengthscale\"",
-    );
-    let err = plugin
-        .create("forgetting: 1.5", 1, 1)
-        .expect_err("out of range");
-    assert!(
-        err.to_string()
-            .contains("forgetting must be in (0, 1], got 1.5"),
-        "{err}"
-    );
+    for (config, text) in [
+        (
+            "prior_var: 1\nlengthscale: 3",
+            "unknown key \"lengthscale\"",
+        ),
+        ("forgetting: 1.5", "forgetting must be in (0, 1], got 1.5"),
+    ] {
+        assert_create_fails(&plugin, config, "INVALID_CONFIG", text);
+    }
 
     let mut model = plugin.create("", 1, 1).expect("create");
     let err = model

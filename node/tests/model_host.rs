@@ -9,7 +9,9 @@ use std::ffi::OsString;
 
 use gp_node::model::{HostError, Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::{ModelError, OnlineModel};
-use model_support::{assert_call_failed, bits, cdylib, double, is_mapped, scratch_dir};
+use model_support::{
+    assert_call_failed, assert_create_fails, bits, cdylib, double, is_mapped, scratch_dir,
+};
 
 const FAST: &str = "predict_sleep_ms: 0";
 
@@ -121,12 +123,9 @@ fn yaml_and_json_configs_reach_the_plugin() {
         .create_json(&serde_json::json!({"predict_sleep_ms": 0}), 1, 1)
         .expect("JSON value");
     // The plugin's own validation, with its message.
-    let err = plugin
-        .create("predict_sleep_ms: -3", 1, 1)
-        .expect_err("negative sleep");
-    assert_call_failed(
-        &err,
-        "create",
+    assert_create_fails(
+        &plugin,
+        "predict_sleep_ms: -3",
         "INVALID_CONFIG",
         "predict_sleep_ms must be a whole number, got -3",
     );

@@ -10,23 +10,14 @@ use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{ControlLaw, ControlParams};
 use gp_node::robot::{Model, RobotError};
 use gp_node::sim::JointValues;
+use gpn_test_support::urdf::{self, link};
 
 const FILE: &str = "limits.urdf";
 const KEY: &str = "control.effort_limits_nm";
 
-const INERTIAL: &str = r#"<inertial><origin xyz="0 0 0.1"/><mass value="1"/>
-  <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial>"#;
-
-fn link(name: &str) -> String {
-    format!(r#"<link name="{name}">{INERTIAL}</link>"#)
-}
-
-/// A joint whose `<limit>` element is `limit` (may be empty: no `<limit>`).
+/// A joint about y followed by `limit` (may be empty: no `<limit>`).
 fn joint(name: &str, kind: &str, parent: &str, child: &str, limit: &str) -> String {
-    format!(
-        r#"<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>
-           <origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>{limit}</joint>"#
-    )
+    urdf::joint(name, kind, parent, child, "0 1 0", limit)
 }
 
 fn limit(effort: &str) -> String {
@@ -36,15 +27,17 @@ fn limit(effort: &str) -> String {
 /// base -(fixed, `fixed_limit`)- plate -(`kind` "j1", `j1_limit`)- arm -(revolute "j2",
 /// `j2_limit`)- hand.
 fn arm(kind: &str, j1_limit: &str, j2_limit: &str, fixed_limit: &str) -> String {
-    format!(
-        r#"<?xml version="1.0"?><robot name="arm">{}{}{}{}{}{}{}</robot>"#,
-        link("base"),
-        link("plate"),
-        link("arm"),
-        link("hand"),
-        joint("weld", "fixed", "base", "plate", fixed_limit),
-        joint("j1", kind, "plate", "arm", j1_limit),
-        joint("j2", "revolute", "arm", "hand", j2_limit)
+    urdf::robot(
+        "arm",
+        &[
+            link("base"),
+            link("plate"),
+            link("arm"),
+            link("hand"),
+            joint("weld", "fixed", "base", "plate", fixed_limit),
+            joint("j1", kind, "plate", "arm", j1_limit),
+            joint("j2", "revolute", "arm", "hand", j2_limit),
+        ],
     )
 }
 

@@ -191,191 +191,25 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
             file: file.to_owned(),
         });
     }
-    let mut link_index: HashMap<&str, usize> = HashMap::with_capacity(links.len());
-    for (k, link) in links.iter().enumerate() {
-        if link_index.insert(link.name.as_str(), k).is_some() {
-            return Err(RobotError::DuplicateName {
-                element: "link",
-                name: link.name.clone(),
-                file: file.to_owned(),
-            });
-        }
-    }
-    let mut joint_names_seen: HashMap<&str, usize> = HashMap::with_capacity(joints.len());
-    for (j, joint) in joints.iter().enumerate() {
-        if joint_names_seen.insert(joint.name.as_str(), j).is_some() {
-            return Err(RobotError::DuplicateName {
-                element: "joint",
-                name: joint.name.clone(),
-                file: file.to_owned(),
-            });
-        }
-    }
+    let link_index = index_by_name(links, |l| &l.name, "link", file)?;
+    index_by_name(joints, |j| &j.name, "joint", file)?;
     let link_inertias = links
         .iter()
         .map(|link| link_inertia(link, file))
         .collect::<Result<Vec<_>>>()?;
 
-    // Tree structure: the joint above each link, the joints below it, and the links' parents.
-    let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
-    let mut child_joints: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
-    let mut joint_links: Vec<(usize, usize)> = Vec::with_capacity(joints.len());
-    for (j, joint) in joints.iter().enumerate() {
-        let lookup = |role: &'static str, name: &str| {
-            link_index
-                .get(name)
-                .copied()
-                .ok_or_else(|| RobotError::MissingLink {
-                    joint: joint.name.clone(),
-                    role,
-                    link: name.to_owned(),
-                    file: file.to_owned(),
-                })
-        };
-        let parent = lookup("parent", &joint.parent.link)?;
-        let child = lookup("child", &joint.child.link)?;
-        if let Some(first) = parent_joint[child] {
-            return Err(RobotError::TwoParents {
-                link: links[child].name.clone(),
-                first_joint: joints[first].name.clone(),
-                second_joint: joint.name.clone(),
-                file: file.to_owned(),
-            });
-        }
-        parent_joint[child] = Some(j);
-        child_joints[parent].push(j);
-        joint_links.push((parent, child));
-    }
-    let roots: Vec<usize> = (0..links.len())
-        .filter(|&k| parent_joint[k].is_none())
-        .collect();
-    let root = match roots.as_slice() {
-        [] => return Err(cycle_error(0, links, &parent_joint, &joint_links, file)),
-        [root] => *root,
-        _ => {
-            return Err(RobotError::MultipleRoots {
-                roots: roots.iter().map(|&k| links[k].name.clone()).collect(),
-                file: file.to_owned(),
-            });
-        }
-    };
+    let tree = Tree::new(links, joints, &link_index, file)?;
+    let mut walk = Walk::from_root(&tree, links, joints, effort_limits, file)?;
+    let link_frames = walk.place_links(&tree, links, &link_inertias, file)?;
+    check_every_joint_moves_mass(&walk.bodies, &walk.joint_names, file)?;
+    apply_effort_limits(effort_limits, &mut walk, file)?;
 
-    // Depth-first from the root, joints in file order: bodies come out topologically sorted.
-    let mut frames: Vec<Option<LinkFrame>> = vec![None; links.len()];
-    frames[root] = Some(LinkFrame {
-        body: BodyRef::World,
-        body_from_link: Transform::IDENTITY,
-    });
-    let mut bodies: Vec<Body> = Vec::new();
-    let mut joint_names: Vec<String> = Vec::new();
-    let mut limits: Vec<JointLimits> = Vec::new();
-    // (joint, what is wrong) of each movable joint without a usable URDF effort limit.
-    let mut unusable_effort: Vec<(String, String)> = Vec::new();
-    let mut stack: Vec<usize> = child_joints[root].iter().rev().copied().collect();
-    while let Some(j) = stack.pop() {
-        let joint = &joints[j];
-        let (parent, child) = joint_links[j];
-        let Some(parent_frame) = frames[parent] else {
-            // Unreachable: a joint is pushed only after its parent link got its frame.
-            return Err(cycle_error(
-                parent,
-                links,
-                &parent_joint,
-                &joint_links,
-                file,
-            ));
-        };
-        let origin = joint_origin(joint, file)?;
-        let body_from_joint = parent_frame.body_from_link * origin;
-        let child_frame = match joint.joint_type {
-            UrdfJointType::Fixed => LinkFrame {
-                body: parent_frame.body,
-                body_from_link: body_from_joint,
-            },
-            UrdfJointType::Revolute | UrdfJointType::Continuous | UrdfJointType::Prismatic => {
-                let joint_type = match joint.joint_type {
-                    UrdfJointType::Revolute => JointType::Revolute,
-                    UrdfJointType::Continuous => JointType::Continuous,
-                    _ => JointType::Prismatic,
-                };
-                let index = bodies.len();
-                bodies.push(Body {
-                    parent: match parent_frame.body {
-                        BodyRef::World => None,
-                        BodyRef::Body(p) => Some(p),
-                    },
-                    joint_type,
-                    axis: joint_axis(joint, file)?,
-                    parent_from_joint: body_from_joint,
-                    inertia: RigidInertia::ZERO,
-                    link_name: links[child].name.clone(),
-                });
-                joint_names.push(joint.name.clone());
-                let (joint_limits, effort_problem) =
-                    joint_limits(joint, joint_type, effort_limits, file)?;
-                limits.push(joint_limits);
-                if let Some(problem) = effort_problem {
-                    unusable_effort.push((joint.name.clone(), problem));
-                }
-                LinkFrame {
-                    body: BodyRef::Body(index),
-                    body_from_link: Transform::IDENTITY,
-                }
-            }
-            UrdfJointType::Floating | UrdfJointType::Planar | UrdfJointType::Spherical => {
-                return Err(RobotError::UnsupportedJoint {
-                    joint: joint.name.clone(),
-                    joint_type: format!("{:?}", joint.joint_type).to_lowercase(),
-                    file: file.to_owned(),
-                });
-            }
-        };
-        frames[child] = Some(child_frame);
-        stack.extend(child_joints[child].iter().rev());
-    }
-
-    // Every link now has a frame unless it sits on a loop unreachable from the root.
-    let mut link_frames: HashMap<String, LinkFrame> = HashMap::with_capacity(links.len());
-    for (k, link) in links.iter().enumerate() {
-        let Some(frame) = frames[k] else {
-            return Err(cycle_error(k, links, &parent_joint, &joint_links, file));
-        };
-        if let BodyRef::Body(i) = frame.body {
-            bodies[i].inertia += frame.body_from_link.apply_rigid_inertia(&link_inertias[k]);
-        }
-        link_frames.insert(link.name.clone(), frame);
-    }
-
-    // A joint that moves no mass makes M singular.
-    let mut subtree_mass: Vec<f64> = bodies.iter().map(|b| b.inertia.mass).collect();
-    for i in (0..bodies.len()).rev() {
-        if subtree_mass[i] <= 0.0 {
-            return Err(RobotError::MasslessSubtree {
-                joint: joint_names[i].clone(),
-                child_link: bodies[i].link_name.clone(),
-                file: file.to_owned(),
-            });
-        }
-        if let Some(p) = bodies[i].parent {
-            subtree_mass[p] += subtree_mass[i];
-        }
-    }
-
-    match effort_limits {
-        EffortLimits::Optional => {}
-        EffortLimits::Required => {
-            if let Some(((joint, found), others)) = unusable_effort.split_first() {
-                return Err(RobotError::NoEffortLimit {
-                    joint: joint.clone(),
-                    found: found.clone(),
-                    others: others.iter().map(|(name, _)| name.clone()).collect(),
-                    file: file.to_owned(),
-                });
-            }
-        }
-        EffortLimits::Given(values) => set_effort_limits(&mut limits, values, &joint_names, file)?,
-    }
-
+    let Walk {
+        bodies,
+        joint_names,
+        limits,
+        ..
+    } = walk;
     let nv = bodies.len();
     Ok(Model {
         name: robot.name.clone(),
@@ -395,36 +229,289 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
     })
 }
 
-/// The error for a loop through link `start`: walks up the parent joints until a link
-/// repeats and lists the loop from parent to child.
-fn cycle_error(
-    start: usize,
-    links: &[Link],
-    parent_joint: &[Option<usize>],
-    joint_links: &[(usize, usize)],
+/// The index of each item by its name; a repeated name is an error naming `element`.
+fn index_by_name<'a, T>(
+    items: &'a [T],
+    name: impl Fn(&'a T) -> &'a String,
+    element: &'static str,
     file: &str,
-) -> RobotError {
-    let mut path = vec![start];
-    let mut current = start;
-    for _ in 0..=links.len() {
-        let Some(j) = parent_joint[current] else {
-            break;
-        };
-        current = joint_links[j].0;
-        if let Some(pos) = path.iter().position(|&k| k == current) {
-            path.drain(..pos);
-            break;
+) -> Result<HashMap<&'a str, usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    for (k, item) in items.iter().enumerate() {
+        let item_name = name(item);
+        if index.insert(item_name.as_str(), k).is_some() {
+            return Err(RobotError::DuplicateName {
+                element,
+                name: item_name.clone(),
+                file: file.to_owned(),
+            });
         }
-        path.push(current);
     }
-    path.reverse();
-    let mut names: Vec<String> = path.iter().map(|&k| links[k].name.clone()).collect();
-    if let Some(first) = names.first().cloned() {
-        names.push(first);
+    Ok(index)
+}
+
+/// The tree structure: the joint above each link, the joints below it, each joint's
+/// (parent, child) links, and the one root link.
+struct Tree {
+    parent_joint: Vec<Option<usize>>,
+    child_joints: Vec<Vec<usize>>,
+    joint_links: Vec<(usize, usize)>,
+    root: usize,
+}
+
+impl Tree {
+    /// Links the joints to their links; refuses missing links, a link with two parents, no
+    /// root (a cycle) and several roots.
+    fn new(
+        links: &[Link],
+        joints: &[Joint],
+        link_index: &HashMap<&str, usize>,
+        file: &str,
+    ) -> Result<Self> {
+        let mut parent_joint: Vec<Option<usize>> = vec![None; links.len()];
+        let mut child_joints: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
+        let mut joint_links: Vec<(usize, usize)> = Vec::with_capacity(joints.len());
+        for (j, joint) in joints.iter().enumerate() {
+            let lookup = |role: &'static str, name: &str| {
+                link_index
+                    .get(name)
+                    .copied()
+                    .ok_or_else(|| RobotError::MissingLink {
+                        joint: joint.name.clone(),
+                        role,
+                        link: name.to_owned(),
+                        file: file.to_owned(),
+                    })
+            };
+            let parent = lookup("parent", &joint.parent.link)?;
+            let child = lookup("child", &joint.child.link)?;
+            if let Some(first) = parent_joint[child] {
+                return Err(RobotError::TwoParents {
+                    link: links[child].name.clone(),
+                    first_joint: joints[first].name.clone(),
+                    second_joint: joint.name.clone(),
+                    file: file.to_owned(),
+                });
+            }
+            parent_joint[child] = Some(j);
+            child_joints[parent].push(j);
+            joint_links.push((parent, child));
+        }
+        let mut tree = Tree {
+            parent_joint,
+            child_joints,
+            joint_links,
+            root: 0, // found below; the cycle error needs the rest of the tree
+        };
+        let roots: Vec<usize> = (0..links.len())
+            .filter(|&k| tree.parent_joint[k].is_none())
+            .collect();
+        tree.root = match roots.as_slice() {
+            [] => return Err(tree.cycle_error(0, links, file)),
+            [root] => *root,
+            _ => {
+                return Err(RobotError::MultipleRoots {
+                    roots: roots.iter().map(|&k| links[k].name.clone()).collect(),
+                    file: file.to_owned(),
+                });
+            }
+        };
+        Ok(tree)
     }
-    RobotError::Cycle {
-        links: names,
-        file: file.to_owned(),
+
+    /// The error for a loop through link `start`: walks up the parent joints until a link
+    /// repeats and lists the loop from parent to child.
+    fn cycle_error(&self, start: usize, links: &[Link], file: &str) -> RobotError {
+        let mut path = vec![start];
+        let mut current = start;
+        for _ in 0..=links.len() {
+            let Some(j) = self.parent_joint[current] else {
+                break;
+            };
+            current = self.joint_links[j].0;
+            if let Some(pos) = path.iter().position(|&k| k == current) {
+                path.drain(..pos);
+                break;
+            }
+            path.push(current);
+        }
+        path.reverse();
+        let mut names: Vec<String> = path.iter().map(|&k| links[k].name.clone()).collect();
+        if let Some(first) = names.first().cloned() {
+            names.push(first);
+        }
+        RobotError::Cycle {
+            links: names,
+            file: file.to_owned(),
+        }
+    }
+}
+
+/// What the depth-first walk from the root builds: each link's frame, the bodies (one per
+/// movable joint, topologically sorted) with their joints' names and limits.
+struct Walk {
+    frames: Vec<Option<LinkFrame>>,
+    bodies: Vec<Body>,
+    joint_names: Vec<String>,
+    limits: Vec<JointLimits>,
+    /// (joint, what is wrong) of each movable joint without a usable URDF effort limit.
+    unusable_effort: Vec<(String, String)>,
+}
+
+impl Walk {
+    /// Walks depth-first from the root, joints in file order, so that bodies come out
+    /// topologically sorted.
+    fn from_root(
+        tree: &Tree,
+        links: &[Link],
+        joints: &[Joint],
+        effort_limits: EffortLimits<'_>,
+        file: &str,
+    ) -> Result<Self> {
+        let mut walk = Walk {
+            frames: vec![None; links.len()],
+            bodies: Vec::new(),
+            joint_names: Vec::new(),
+            limits: Vec::new(),
+            unusable_effort: Vec::new(),
+        };
+        walk.frames[tree.root] = Some(LinkFrame {
+            body: BodyRef::World,
+            body_from_link: Transform::IDENTITY,
+        });
+        let mut stack: Vec<usize> = tree.child_joints[tree.root].iter().rev().copied().collect();
+        while let Some(j) = stack.pop() {
+            let (parent, child) = tree.joint_links[j];
+            let Some(parent_frame) = walk.frames[parent] else {
+                // Unreachable: a joint is pushed only after its parent link got its frame.
+                return Err(tree.cycle_error(parent, links, file));
+            };
+            let child_frame = walk.add_joint(
+                &joints[j],
+                parent_frame,
+                &links[child].name,
+                effort_limits,
+                file,
+            )?;
+            walk.frames[child] = Some(child_frame);
+            stack.extend(tree.child_joints[child].iter().rev());
+        }
+        Ok(walk)
+    }
+
+    /// The frame of the child link of `joint`: a fixed joint welds it to its parent's body,
+    /// a movable one starts a new body (with its joint's name and limits).
+    fn add_joint(
+        &mut self,
+        joint: &Joint,
+        parent_frame: LinkFrame,
+        child_link: &str,
+        effort_limits: EffortLimits<'_>,
+        file: &str,
+    ) -> Result<LinkFrame> {
+        let origin = joint_origin(joint, file)?;
+        let body_from_joint = parent_frame.body_from_link * origin;
+        let joint_type = match joint.joint_type {
+            UrdfJointType::Fixed => {
+                return Ok(LinkFrame {
+                    body: parent_frame.body,
+                    body_from_link: body_from_joint,
+                });
+            }
+            UrdfJointType::Revolute => JointType::Revolute,
+            UrdfJointType::Continuous => JointType::Continuous,
+            UrdfJointType::Prismatic => JointType::Prismatic,
+            UrdfJointType::Floating | UrdfJointType::Planar | UrdfJointType::Spherical => {
+                return Err(RobotError::UnsupportedJoint {
+                    joint: joint.name.clone(),
+                    joint_type: format!("{:?}", joint.joint_type).to_lowercase(),
+                    file: file.to_owned(),
+                });
+            }
+        };
+        let index = self.bodies.len();
+        self.bodies.push(Body {
+            parent: match parent_frame.body {
+                BodyRef::World => None,
+                BodyRef::Body(p) => Some(p),
+            },
+            joint_type,
+            axis: joint_axis(joint, file)?,
+            parent_from_joint: body_from_joint,
+            inertia: RigidInertia::ZERO,
+            link_name: child_link.to_owned(),
+        });
+        self.joint_names.push(joint.name.clone());
+        let (joint_limits, effort_problem) = joint_limits(joint, joint_type, effort_limits, file)?;
+        self.limits.push(joint_limits);
+        if let Some(problem) = effort_problem {
+            self.unusable_effort.push((joint.name.clone(), problem));
+        }
+        Ok(LinkFrame {
+            body: BodyRef::Body(index),
+            body_from_link: Transform::IDENTITY,
+        })
+    }
+
+    /// Adds each link's inertia to its body and returns the links' frames by name. Every
+    /// link has a frame unless it sits on a loop unreachable from the root.
+    fn place_links(
+        &mut self,
+        tree: &Tree,
+        links: &[Link],
+        link_inertias: &[RigidInertia],
+        file: &str,
+    ) -> Result<HashMap<String, LinkFrame>> {
+        let mut link_frames: HashMap<String, LinkFrame> = HashMap::with_capacity(links.len());
+        for (k, link) in links.iter().enumerate() {
+            let Some(frame) = self.frames[k] else {
+                return Err(tree.cycle_error(k, links, file));
+            };
+            if let BodyRef::Body(i) = frame.body {
+                self.bodies[i].inertia +=
+                    frame.body_from_link.apply_rigid_inertia(&link_inertias[k]);
+            }
+            link_frames.insert(link.name.clone(), frame);
+        }
+        Ok(link_frames)
+    }
+}
+
+/// Refuses a movable joint whose moving links are all massless: it makes M singular.
+fn check_every_joint_moves_mass(bodies: &[Body], joint_names: &[String], file: &str) -> Result<()> {
+    let mut subtree_mass: Vec<f64> = bodies.iter().map(|b| b.inertia.mass).collect();
+    for i in (0..bodies.len()).rev() {
+        if subtree_mass[i] <= 0.0 {
+            return Err(RobotError::MasslessSubtree {
+                joint: joint_names[i].clone(),
+                child_link: bodies[i].link_name.clone(),
+                file: file.to_owned(),
+            });
+        }
+        if let Some(p) = bodies[i].parent {
+            subtree_mass[p] += subtree_mass[i];
+        }
+    }
+    Ok(())
+}
+
+/// Where effort limits are required, refuses the first movable joint without a usable one
+/// (naming the others); where they are given, sets them.
+fn apply_effort_limits(effort_limits: EffortLimits<'_>, walk: &mut Walk, file: &str) -> Result<()> {
+    match effort_limits {
+        EffortLimits::Optional => Ok(()),
+        EffortLimits::Required => match walk.unusable_effort.split_first() {
+            Some(((joint, found), others)) => Err(RobotError::NoEffortLimit {
+                joint: joint.clone(),
+                found: found.clone(),
+                others: others.iter().map(|(name, _)| name.clone()).collect(),
+                file: file.to_owned(),
+            }),
+            None => Ok(()),
+        },
+        EffortLimits::Given(values) => {
+            set_effort_limits(&mut walk.limits, values, &walk.joint_names, file)
+        }
     }
 }
 

@@ -10,6 +10,8 @@
 //! - Σ_k Y_k π_k = RNEA, and Y_k π_payload = RNEA(with payload) − RNEA;
 //! - armature and payload variants consistent across RNEA, CRBA and ABA.
 
+mod common;
+
 use gpn_dynamics::{
     BodyRef, Data, Model, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor,
     rnea,
@@ -63,22 +65,10 @@ fn random_urdf(seed: u64) -> String {
             ));
             let rot = Rotation3::from_euler_angles(r(-3.0, 3.0), r(-1.5, 1.5), r(-3.0, 3.0));
             let i = rot.matrix() * principal * rot.matrix().transpose();
-            format!(
-                r#"<inertial><origin xyz="{} {} {}" rpy="{} {} {}"/><mass value="{mass}"/>
-                   <inertia ixx="{}" ixy="{}" ixz="{}" iyy="{}" iyz="{}" izz="{}"/></inertial>"#,
-                r(-0.3, 0.3),
-                r(-0.3, 0.3),
-                r(-0.3, 0.3),
-                r(-3.0, 3.0),
-                r(-1.5, 1.5),
-                r(-3.0, 3.0),
-                i[(0, 0)],
-                i[(0, 1)],
-                i[(0, 2)],
-                i[(1, 1)],
-                i[(1, 2)],
-                i[(2, 2)]
-            )
+            // Origin, then orientation: drawn in this order.
+            let xyz = Vector3::new(r(-0.3, 0.3), r(-0.3, 0.3), r(-0.3, 0.3));
+            let rpy = (r(-3.0, 3.0), r(-1.5, 1.5), r(-3.0, 3.0));
+            common::inertial(mass, &xyz, rpy, &i)
         };
         elements.push(format!(r#"<link name="l{k}">{inertial}<visual><geometry><mesh filename="package://nowhere/l{k}.stl"/></geometry></visual></link>"#));
     }

@@ -6,27 +6,20 @@ use gpn_dynamics::{
     Data, Model, RobotError, aba, crba, forward_kinematics, gravity, nonlinear_effects, regressor,
     rnea, world_from_link,
 };
+use gpn_test_support::urdf::{self, link};
 use nalgebra::{Matrix3, Vector3};
 
 const FILE: &str = "bad_robot.urdf";
 
-const INERTIAL: &str = r#"<inertial><origin xyz="0 0 0.1" rpy="0 0 0"/><mass value="1"/>
-  <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial>"#;
-
-fn link(name: &str) -> String {
-    format!(r#"<link name="{name}">{INERTIAL}</link>"#)
-}
-
+/// A joint about z with limits ±1 rad, 10 N·m, 1 rad/s.
 fn joint(name: &str, kind: &str, parent: &str, child: &str) -> String {
-    format!(
-        r#"<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>
-           <origin xyz="0 0 0.2" rpy="0 0 0"/><axis xyz="0 0 1"/>
-           <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>"#
-    )
+    let limit = r#"<limit lower="-1" upper="1" effort="10" velocity="1"/>"#;
+    urdf::joint(name, kind, parent, child, "0 0 1", limit)
 }
 
-fn robot(body: &str) -> String {
-    format!(r#"<?xml version="1.0"?><robot name="bad">{body}</robot>"#)
+/// The robot of these elements, in order.
+fn robot_of(elements: &[String]) -> String {
+    urdf::robot("bad", elements)
 }
 
 /// Loads `xml`, expects an error, checks its message names the file and every `needles`.
@@ -44,12 +37,11 @@ fn load_error(xml: &str, needles: &[&str]) -> RobotError {
 }
 
 fn good_two_link() -> String {
-    robot(&format!(
-        "{}{}{}",
+    robot_of(&[
         link("base"),
         link("arm"),
-        joint("j1", "revolute", "base", "arm")
-    ))
+        joint("j1", "revolute", "base", "arm"),
+    ])
 }
 
 #[test]
@@ -83,116 +75,102 @@ fn malformed_xml_is_reported_with_position() {
 
 #[test]
 fn missing_parent_or_child_link_names_joint_and_link() {
-    let xml = robot(&format!(
-        "{}{}",
-        link("base"),
-        joint("j1", "revolute", "nowhere", "base")
-    ));
-    let err = load_error(&xml, &["'j1'", "parent link 'nowhere'"]);
-    assert!(
-        matches!(err, RobotError::MissingLink { role: "parent", .. }),
-        "{err:?}"
-    );
-    let xml = robot(&format!(
-        "{}{}",
-        link("base"),
-        joint("j1", "revolute", "base", "ghost")
-    ));
-    let err = load_error(&xml, &["'j1'", "child link 'ghost'"]);
-    assert!(
-        matches!(err, RobotError::MissingLink { role: "child", .. }),
-        "{err:?}"
-    );
+    // (role, the joint's parent and child, what the message names)
+    for (role, parent, child, named) in [
+        ("parent", "nowhere", "base", "parent link 'nowhere'"),
+        ("child", "base", "ghost", "child link 'ghost'"),
+    ] {
+        let xml = robot_of(&[link("base"), joint("j1", "revolute", parent, child)]);
+        let err = load_error(&xml, &["'j1'", named]);
+        assert!(
+            matches!(err, RobotError::MissingLink { role: r, .. } if r == role),
+            "{role}: {err:?}"
+        );
+    }
     // A joint element without <parent>.
-    let xml = robot(&format!(
-        r#"{}{}<joint name="j1" type="revolute"><child link="arm"/><limit effort="1" velocity="1"/></joint>"#,
+    let xml = robot_of(&[
         link("base"),
-        link("arm")
-    ));
+        link("arm"),
+        r#"<joint name="j1" type="revolute"><child link="arm"/><limit effort="1" velocity="1"/></joint>"#.into(),
+    ]);
     load_error(&xml, &["'j1'", "parent"]);
 }
 
 #[test]
 fn cycles_are_reported_with_their_links() {
     // No root at all.
-    let xml = robot(&format!(
-        "{}{}{}{}",
+    let xml = robot_of(&[
         link("a"),
         link("b"),
         joint("ab", "revolute", "a", "b"),
-        joint("ba", "revolute", "b", "a")
-    ));
+        joint("ba", "revolute", "b", "a"),
+    ]);
     let err = load_error(&xml, &["cycle", "'a'", "'b'"]);
     assert!(matches!(err, RobotError::Cycle { .. }), "{err:?}");
     // A loop beside a valid tree.
-    let xml = robot(&format!(
-        "{}{}{}{}{}{}{}",
+    let xml = robot_of(&[
         link("root"),
         link("x"),
         link("b"),
         link("c"),
         joint("rx", "revolute", "root", "x"),
         joint("bc", "revolute", "b", "c"),
-        joint("cb", "fixed", "c", "b")
-    ));
+        joint("cb", "fixed", "c", "b"),
+    ]);
     let err = load_error(&xml, &["cycle", "'b'", "'c'"]);
     match err {
         RobotError::Cycle { links, .. } => assert_eq!(links.len(), 3, "{links:?}"),
         other => panic!("{other:?}"),
     }
     // A self-loop.
-    let xml = robot(&format!(
-        "{}{}",
-        link("a"),
-        joint("aa", "revolute", "a", "a")
-    ));
+    let xml = robot_of(&[link("a"), joint("aa", "revolute", "a", "a")]);
     load_error(&xml, &["cycle", "'a'"]);
 }
 
 #[test]
 fn a_link_with_two_parents_is_rejected() {
-    let xml = robot(&format!(
-        "{}{}{}{}{}",
+    let xml = robot_of(&[
         link("base"),
         link("a"),
         link("b"),
         joint("j1", "revolute", "base", "b"),
-        joint("j2", "revolute", "a", "b")
-    ));
+        joint("j2", "revolute", "a", "b"),
+    ]);
     let err = load_error(&xml, &["'b'", "two parents", "'j1'", "'j2'"]);
     assert!(matches!(err, RobotError::TwoParents { .. }), "{err:?}");
 }
 
 #[test]
 fn several_roots_are_rejected() {
-    let xml = robot(&format!("{}{}", link("base"), link("floating_thing")));
+    let xml = robot_of(&[link("base"), link("floating_thing")]);
     let err = load_error(&xml, &["'base'", "'floating_thing'", "root"]);
     assert!(matches!(err, RobotError::MultipleRoots { .. }), "{err:?}");
 }
 
 #[test]
 fn duplicate_names_are_rejected() {
-    let xml = robot(&format!("{}{}", link("base"), link("base")));
+    let xml = robot_of(&[link("base"), link("base")]);
     load_error(&xml, &["<link>", "'base'"]);
-    let xml = robot(&format!(
-        "{}{}{}{}{}",
+    let xml = robot_of(&[
         link("base"),
         link("a"),
         link("b"),
         joint("j", "revolute", "base", "a"),
-        joint("j", "revolute", "a", "b")
-    ));
+        joint("j", "revolute", "a", "b"),
+    ]);
     load_error(&xml, &["<joint>", "'j'"]);
 }
 
 #[test]
 fn zero_or_negative_mass_is_rejected() {
     let bad = |mass: &str, inertia: &str| {
-        robot(&format!(
-            r#"{}<link name="arm"><inertial><mass value="{mass}"/><inertia {inertia}/></inertial></link>{}"#,
+        robot_of(&[
             link("base"),
-            joint("j1", "revolute", "base", "arm")
-        ))
+            format!(
+                r#"<link name="arm"><inertial><mass value="{mass}"/><inertia {inertia}/></inertial></link>"#
+            ),
+            joint("j1", "revolute", "base", "arm"),
+        ])
     };
     let diag = r#"ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1""#;
     let zero = r#"ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0""#;
@@ -208,22 +186,24 @@ fn zero_or_negative_mass_is_rejected() {
     let err = load_error(&bad("0", zero), &["joint 'j1'", "'arm'", "zero total mass"]);
     assert!(matches!(err, RobotError::MasslessSubtree { .. }), "{err:?}");
     // A link without <inertial> at the end of a chain: same.
-    let xml = robot(&format!(
-        r#"{}<link name="arm"/>{}"#,
+    let xml = robot_of(&[
         link("base"),
-        joint("j1", "prismatic", "base", "arm")
-    ));
+        r#"<link name="arm"/>"#.into(),
+        joint("j1", "prismatic", "base", "arm"),
+    ]);
     load_error(&xml, &["joint 'j1'", "zero total mass"]);
 }
 
 #[test]
 fn unphysical_inertia_is_rejected() {
     let with_inertia = |inertia: &str| {
-        robot(&format!(
-            r#"{}<link name="arm"><inertial><mass value="1"/><inertia {inertia}/></inertial></link>{}"#,
+        robot_of(&[
             link("base"),
-            joint("j1", "revolute", "base", "arm")
-        ))
+            format!(
+                r#"<link name="arm"><inertial><mass value="1"/><inertia {inertia}/></inertial></link>"#
+            ),
+            joint("j1", "revolute", "base", "arm"),
+        ])
     };
     let not_pd = r#"ixx="0.1" ixy="0" ixz="0" iyy="-0.1" iyz="0" izz="0.1""#;
     let err = load_error(
@@ -251,24 +231,22 @@ fn unphysical_inertia_is_rejected() {
 
 #[test]
 fn unknown_and_unsupported_joint_types_are_rejected() {
-    let xml = robot(&format!(
-        "{}{}{}",
+    let xml = robot_of(&[
         link("base"),
         link("arm"),
-        joint("ball_joint", "ball", "base", "arm")
-    ));
+        joint("ball_joint", "ball", "base", "arm"),
+    ]);
     let err = load_error(&xml, &["joint 'ball_joint'", "unknown type 'ball'"]);
     assert!(
         matches!(err, RobotError::UnknownJointType { .. }),
         "{err:?}"
     );
     for kind in ["floating", "planar", "spherical"] {
-        let xml = robot(&format!(
-            "{}{}{}",
+        let xml = robot_of(&[
             link("base"),
             link("arm"),
-            joint("free", kind, "base", "arm")
-        ));
+            joint("free", kind, "base", "arm"),
+        ]);
         let err = load_error(&xml, &["joint 'free'", kind, "not supported"]);
         assert!(
             matches!(err, RobotError::UnsupportedJoint { .. }),

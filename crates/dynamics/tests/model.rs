@@ -2,8 +2,11 @@
 //! fixed joints), fixed-joint merging against a model merged by hand, forward kinematics,
 //! gravity, and the payload and armature variants.
 
+mod common;
+
 use std::f64::consts::FRAC_PI_4;
 
+use common::inertial;
 use gpn_dynamics::{
     BodyRef, DEFAULT_GRAVITY_MPS2, Data, JointType, Model, RigidInertia, aba, crba,
     forward_kinematics, gravity, nonlinear_effects, regressor, rnea, world_from_link,
@@ -242,23 +245,6 @@ fn fixed_joint_merge_equals_a_model_merged_by_hand() {
     );
     let (xyz_f, rpy_f) = (Vector3::new(0.1, 0.2, 0.3), (0.9, -0.3, 2.2));
     let (xyz_2, rpy_2) = (Vector3::new(0.0, -0.1, 0.25), (-1.0, 0.2, 0.4));
-    let inertial = |m: f64, c: &Vector3<f64>, r: (f64, f64, f64), i: &Matrix3<f64>| {
-        format!(
-            r#"<inertial><origin xyz="{} {} {}" rpy="{} {} {}"/><mass value="{m}"/><inertia ixx="{}" ixy="{}" ixz="{}" iyy="{}" iyz="{}" izz="{}"/></inertial>"#,
-            c.x,
-            c.y,
-            c.z,
-            r.0,
-            r.1,
-            r.2,
-            i[(0, 0)],
-            i[(0, 1)],
-            i[(0, 2)],
-            i[(1, 1)],
-            i[(1, 2)],
-            i[(2, 2)]
-        )
-    };
     let c_link = r#"<link name="c"><inertial><origin xyz="0 0 0.1"/><mass value="0.9"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.012" iyz="0" izz="0.008"/></inertial></link>"#;
     let j1 = r#"<joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 0 0.1" rpy="0.1 0 0"/><axis xyz="0 1 0"/><limit effort="1" velocity="1"/></joint>"#;
     let j2 = |parent: &str, xyz: Vector3<f64>, r: (f64, f64, f64)| {

@@ -9,6 +9,15 @@ use gpn_embedded_sim::{
 
 const READY: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
 
+/// The robot at `READY` moving with `v` at `t_secs`.
+fn at_ready(t_secs: f64, v: Vec<f64>) -> SimState {
+    SimState {
+        t_secs,
+        q: READY.to_vec(),
+        v,
+    }
+}
+
 fn panda() -> Model {
     Model::from_urdf_file(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -81,11 +90,7 @@ fn true_residual_is_what_the_true_dynamics_miss() {
         ..SimParams::default()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
-    let state = SimState {
-        t_secs: 0.3,
-        q: READY.to_vec(),
-        v: vec![0.3, -0.2, 0.1, 0.4, -0.5, 0.2, 0.05],
-    };
+    let state = at_ready(0.3, vec![0.3, -0.2, 0.1, 0.4, -0.5, 0.2, 0.05]);
     let a = [1.0, -2.0, 0.5, 0.7, -1.5, 3.0, -0.4];
     let mut d = [0.0; 7];
     sim.true_residual(&state, &a, &mut d).expect("residual");
@@ -124,11 +129,7 @@ fn without_unmodelled_effects_the_residual_vanishes() {
         ..SimParams::default()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
-    let state = SimState {
-        t_secs: 0.0,
-        q: READY.to_vec(),
-        v: vec![0.5; 7],
-    };
+    let state = at_ready(0.0, vec![0.5; 7]);
     let mut d = [1.0; 7];
     sim.true_residual(&state, &[2.0; 7], &mut d)
         .expect("residual");
@@ -160,11 +161,7 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
         ..SimParams::default()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
-    let at = |t: f64, v: f64| SimState {
-        t_secs: t,
-        q: READY.to_vec(),
-        v: vec![v; 7],
-    };
+    let at = |t: f64, v: f64| at_ready(t, vec![v; 7]);
     let residual = |sim: &mut Simulator, s: &SimState| {
         let mut d = [0.0; 7];
         sim.true_residual(s, &[0.0; 7], &mut d).expect("residual");
@@ -185,11 +182,7 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
     let moving = |t: f64| {
         let mut v = vec![0.0; 7];
         v[0] = 1.0;
-        SimState {
-            t_secs: t,
-            q: READY.to_vec(),
-            v,
-        }
+        at_ready(t, v)
     };
     let viscous =
         |sim: &mut Simulator, t: f64| residual(sim, &moving(t))[0] - residual(sim, &at(t, 0.0))[0];
@@ -262,31 +255,36 @@ fn bad_commands_and_params_are_refused_with_the_reason() {
         .expect_err("short command refused");
     assert!(err.to_string().contains("expected 7"), "{err}");
 
-    let bad = SimParams {
-        rate_hz: 0.0,
-        ..SimParams::default()
-    };
-    let err = Simulator::new(&model, &bad)
-        .err()
-        .expect("zero rate refused");
-    assert!(err.to_string().contains("rate_hz"), "{err}");
-    let bad = SimParams {
-        armature_kgm2: JointValues::Each(vec![0.1; 3]),
-        ..SimParams::default()
-    };
-    let err = Simulator::new(&model, &bad)
-        .err()
-        .expect("wrong armature length refused");
-    assert!(err.to_string().contains("armature_kgm2"), "{err}");
-    let bad = SimParams {
-        payload: PayloadParams {
-            link: Some("no_such_link".into()),
-            ..PayloadParams::default()
-        },
-        ..SimParams::default()
-    };
-    let err = Simulator::new(&model, &bad)
-        .err()
-        .expect("unknown link refused");
-    assert!(err.to_string().contains("no_such_link"), "{err}");
+    // Each refused with the setting named: (settings, name).
+    for (bad, named) in [
+        (
+            SimParams {
+                rate_hz: 0.0,
+                ..SimParams::default()
+            },
+            "rate_hz",
+        ),
+        (
+            SimParams {
+                armature_kgm2: JointValues::Each(vec![0.1; 3]),
+                ..SimParams::default()
+            },
+            "armature_kgm2",
+        ),
+        (
+            SimParams {
+                payload: PayloadParams {
+                    link: Some("no_such_link".into()),
+                    ..PayloadParams::default()
+                },
+                ..SimParams::default()
+            },
+            "no_such_link",
+        ),
+    ] {
+        let err = Simulator::new(&model, &bad)
+            .err()
+            .unwrap_or_else(|| panic!("{named}: accepted"));
+        assert!(err.to_string().contains(named), "{named}: {err}");
+    }
 }

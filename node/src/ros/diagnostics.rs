@@ -64,15 +64,46 @@ fn phase_name(phase: Option<LearnPhase>) -> &'static str {
     }
 }
 
-/// Builds the message.
+/// Builds the message: one status per concern, in this order.
 pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
+    DiagnosticArray {
+        header: Header {
+            stamp: input.stamp,
+            frame_id: String::new(),
+        },
+        status: vec![
+            joint_states_status(input),
+            model_status(input),
+            control_status(input),
+            dynamics_status(input),
+        ],
+    }
+}
+
+/// A status of the node named "`node_name`: `what`", for the robot.
+fn status(
+    input: &DiagnosticsInput<'_>,
+    what: &str,
+    (level, message): (u8, String),
+    values: Vec<KeyValue>,
+) -> DiagnosticStatus {
+    DiagnosticStatus {
+        level,
+        name: format!("{}: {what}", input.node_name),
+        message,
+        hardware_id: input.robot.into(),
+        values,
+    }
+}
+
+/// "joint states": the watchdog, then refusals since the last report.
+fn joint_states_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
     let c = input.counters;
-    let p = input.previous;
     let i = input.ingest;
     let ip = input.ingest_previous;
 
     let rejected_now = i.rejected() - ip.rejected().min(i.rejected());
-    let (level, message) = if c.stale {
+    let verdict = if c.stale {
         let action = match input.watchdog_action {
             WatchdogAction::HoldGravity => "holding gravity compensation",
             WatchdogAction::ZeroTorque => "commanding zero torque",
@@ -101,12 +132,11 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
     } else {
         (DiagnosticStatus::OK, "receiving".into())
     };
-    let joint_states = DiagnosticStatus {
-        level,
-        name: format!("{}: joint states", input.node_name),
-        message,
-        hardware_id: input.robot.into(),
-        values: vec![
+    status(
+        input,
+        "joint states",
+        verdict,
+        vec![
             kv("received", i.joint_states),
             kv("refused: array lengths", i.rejected_length),
             kv("refused: missing joint", i.rejected_missing_joint),
@@ -124,14 +154,18 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
             kv("watchdog episodes", c.watchdog_episodes),
             kv("last refusal", input.last_rejection.unwrap_or("")),
         ],
-    };
+    )
+}
 
+/// "model": a failed model, a quarantine or fallbacks since the last report, else its phase.
+fn model_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
+    let c = input.counters;
     let s = c.supervisor;
-    let sp = p.supervisor;
+    let sp = input.previous.supervisor;
     let faults_now = (s.model_errors + s.non_finite + s.overruns)
         .saturating_sub(sp.model_errors + sp.non_finite + sp.overruns);
     let quarantined_now = s.quarantined > sp.quarantined;
-    let (level, message) = match c.phase {
+    let verdict = match c.phase {
         Some(LearnPhase::Failed) => (DiagnosticStatus::ERROR, "model failed: nominal law".into()),
         _ if quarantined_now => (
             DiagnosticStatus::WARN,
@@ -144,25 +178,22 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
         phase => (DiagnosticStatus::OK, phase_name(phase).into()),
     };
     let l = c.learn;
-    let model = DiagnosticStatus {
-        level,
-        name: format!("{}: model", input.node_name),
-        message,
-        hardware_id: input.robot.into(),
-        values: vec![
+    let gated = l.gate.non_finite
+        + l.gate.position_limit
+        + l.gate.velocity_limit
+        + l.gate.effort_limit
+        + l.gate.jump
+        + l.gate.acceleration
+        + l.gate.innovation;
+    status(
+        input,
+        "model",
+        verdict,
+        vec![
             kv("plugin", input.model),
             kv("phase", phase_name(c.phase)),
             kv("samples learned", l.learned),
-            kv(
-                "samples gated",
-                l.gate.non_finite
-                    + l.gate.position_limit
-                    + l.gate.velocity_limit
-                    + l.gate.effort_limit
-                    + l.gate.jump
-                    + l.gate.acceleration
-                    + l.gate.innovation,
-            ),
+            kv("samples gated", gated),
             kv("model failures", l.model_failures),
             kv("fit + warm-up (s)", format!("{:.3}", l.fit_secs)),
             kv("models adopted", c.adoptions),
@@ -173,14 +204,21 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
             kv("overruns", s.overruns),
             kv("quarantines", s.quarantines),
         ],
-    };
+    )
+}
 
+/// "control": effort saturation since the last report, else the mode; tick counts and
+/// latencies.
+fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
+    let c = input.counters;
     let mode = match input.mode {
         Mode::Control => "control",
         Mode::Learn => "learn",
     };
-    let sat_now = c.saturated_ticks.saturating_sub(p.saturated_ticks);
-    let (level, message) = if sat_now > 0 {
+    let sat_now = c
+        .saturated_ticks
+        .saturating_sub(input.previous.saturated_ticks);
+    let verdict = if sat_now > 0 {
         (
             DiagnosticStatus::WARN,
             format!("{sat_now} ticks hit an effort limit since the last report"),
@@ -188,46 +226,42 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
     } else {
         (DiagnosticStatus::OK, format!("{mode} mode"))
     };
-    let control = DiagnosticStatus {
-        level,
-        name: format!("{}: control", input.node_name),
-        message,
-        hardware_id: input.robot.into(),
-        values: vec![
+    let reference = if c.tracking_trajectory {
+        "trajectory"
+    } else {
+        "holding the start pose"
+    };
+    let (latency, tick) = (input.latency, input.tick_time);
+    status(
+        input,
+        "control",
+        verdict,
+        vec![
             kv("mode", mode),
             kv("ticks", c.ticks),
             kv("ticks on the learned law", c.learned_ticks),
             kv("bad input ticks", c.bad_input),
             kv("saturated ticks", c.saturated_ticks),
-            kv(
-                "reference",
-                if c.tracking_trajectory {
-                    "trajectory"
-                } else {
-                    "holding the start pose"
-                },
-            ),
+            kv("reference", reference),
             kv(
                 "state in -> command out p50 (us)",
-                format!("{:.0}", input.latency.quantile(0.5)),
+                format!("{:.0}", latency.quantile(0.5)),
             ),
             kv(
                 "state in -> command out p99 (us)",
-                format!("{:.0}", input.latency.quantile(0.99)),
+                format!("{:.0}", latency.quantile(0.99)),
             ),
-            kv(
-                "tick p50 (us)",
-                format!("{:.1}", input.tick_time.quantile(0.5)),
-            ),
-            kv(
-                "tick p99 (us)",
-                format!("{:.1}", input.tick_time.quantile(0.99)),
-            ),
+            kv("tick p50 (us)", format!("{:.1}", tick.quantile(0.5))),
+            kv("tick p99 (us)", format!("{:.1}", tick.quantile(0.99))),
         ],
-    };
+    )
+}
 
+/// "dynamics": low coverage of ±η_cal (drift), then a change since the last report.
+fn dynamics_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
+    let c = input.counters;
     let last_change = c.last_change.map(|ch| crate::learn::describe_change(&ch));
-    let (level, message) = match c.coverage {
+    let verdict = match c.coverage {
         Some(cov) if cov < input.coverage_alarm => (
             DiagnosticStatus::WARN,
             format!(
@@ -236,7 +270,7 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
                 input.coverage_alarm * 100.0
             ),
         ),
-        _ if c.changes > p.changes => (
+        _ if c.changes > input.previous.changes => (
             DiagnosticStatus::WARN,
             last_change
                 .clone()
@@ -251,12 +285,11 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
             "coverage not known yet (η_cal calibrating)".into(),
         ),
     };
-    let dynamics = DiagnosticStatus {
-        level,
-        name: format!("{}: dynamics", input.node_name),
-        message,
-        hardware_id: input.robot.into(),
-        values: vec![
+    status(
+        input,
+        "dynamics",
+        verdict,
+        vec![
             kv(
                 "coverage of ±η_cal (recent)",
                 c.coverage.map_or("-".to_owned(), |v| format!("{v:.4}")),
@@ -264,15 +297,7 @@ pub fn diagnostics(input: &DiagnosticsInput<'_>) -> DiagnosticArray {
             kv("changes detected or announced", c.changes),
             kv("last change", last_change.unwrap_or_default()),
         ],
-    };
-
-    DiagnosticArray {
-        header: Header {
-            stamp: input.stamp,
-            frame_id: String::new(),
-        },
-        status: vec![joint_states, model, control, dynamics],
-    }
+    )
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use gp_node::eval::dataset::Dataset;
 use gp_node::eval::plugins;
 use gp_node::eval::report::EvalReport;
 use gp_node::eval::runner::{RunOptions, run_stream};
-use gp_node::model::HostError;
+use gp_node::model::{HostError, Plugin};
 use gpn_gp_core::model::OnlineModel;
 
 /// `target/<profile>/`: this test binary lives in `target/<profile>/deps/`.
@@ -238,6 +238,15 @@ pub fn eval_json_command(plugin: &str, data: &Path) -> Command {
     eval.args(["eval", "--plugin", plugin, "--json", "--data"])
         .arg(data);
     eval
+}
+
+/// Asserts that creating a one-input, one-output model of `plugin` from `config` fails in
+/// the plugin's `create` with `status`, and that the error's text contains `text`.
+pub fn assert_create_fails(plugin: &Plugin, config: &str, status: &str, text: &str) {
+    let err = plugin
+        .create(config, 1, 1)
+        .expect_err("the config is refused");
+    assert_call_failed(&err, "create", status, text);
 }
 
 /// Asserts that `err` reports a failed call of the plugin's `function` with `status`, and

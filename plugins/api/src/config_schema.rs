@@ -116,6 +116,20 @@ impl ConfigKey {
         names.join(" or ")
     }
 
+    /// The type column of the documentation: the accepted strings of an enumeration in
+    /// place of "string", e.g. "number or normalized".
+    fn type_column(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        for kind in &self.types {
+            if *kind == KeyType::String && !self.values.is_empty() {
+                parts.push(self.values.join(" \\| "));
+            } else {
+                parts.push(kind.name().to_owned());
+            }
+        }
+        parts.join(" or ")
+    }
+
     /// With the value an absent key takes.
     pub fn default(mut self, value: impl Into<Value>) -> Self {
         self.default = Some(value.into());
@@ -249,11 +263,7 @@ impl ConfigSchema {
         let mut out =
             String::from("| key | type | default | unit | meaning |\n|---|---|---|---|---|\n");
         for k in &self.keys {
-            let kind = if k.values.is_empty() {
-                k.type_names()
-            } else {
-                k.values.join(" \\| ")
-            };
+            let kind = k.type_column();
             let default = match &k.default {
                 None => "—".to_owned(),
                 Some(Value::Null) => "off".to_owned(),
@@ -409,5 +419,9 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("| `drift` | object | off |"), "{table}");
+        let mixed = ConfigKey::new("beta", KeyType::Number, "β.")
+            .or(KeyType::String)
+            .one_of(&["normalized"]);
+        assert_eq!(mixed.type_column(), "number or normalized");
     }
 }

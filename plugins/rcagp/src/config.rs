@@ -1,7 +1,7 @@
 //! Configuration of the streaming model: JSON-deserialisable [`Config`] (every key optional
 //! except `hyper`) → [`Config::check`] → [`ValidConfig`] (every value resolved and checked).
 //!
-//! Keys, defaults and meanings are tabled in the crate root doc.
+//! Keys, types, defaults and meanings are declared once in `schema.rs` (`config_schema`).
 
 use serde::Deserialize;
 
@@ -76,7 +76,7 @@ pub enum NoiseSource {
 /// The raw configuration. Unknown keys are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)] // Keys are documented in the crate root table.
+#[allow(missing_docs)] // Keys are documented in the schema (schema.rs).
 pub struct Config {
     pub hyper: Option<Hyper>,
     pub kernel: Option<String>,
@@ -107,7 +107,7 @@ pub struct Config {
 
 /// A checked configuration.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs)] // Fields mirror the keys tabled in the crate root doc.
+#[allow(missing_docs)] // Fields mirror the keys of the schema (schema.rs).
 pub struct ValidConfig {
     pub input_dim: usize,
     pub output_dim: usize,

@@ -4,8 +4,11 @@
 //! and 7 outputs, while the worker keeps rebuilding and publishing snapshots.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Duration;
 
+use common::smooth_sample;
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
 
@@ -22,12 +25,7 @@ fn check(p: usize) {
     let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.01; p]);
     let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
     let mut step = |m: &mut RcaGp, k: usize| {
-        for (j, v) in x.iter_mut().enumerate() {
-            *v = (k as f64 * 0.01 * (1.0 + j as f64)).sin();
-        }
-        for (o, v) in y.iter_mut().enumerate() {
-            *v = (x[0] * (o + 1) as f64).sin() + x[1];
-        }
+        smooth_sample(k, &mut x, &mut y);
         m.predict(&x, &mut mu, &mut var).unwrap();
         m.update(&x, &y, k as f64 * 0.001, &nv).unwrap();
     };
@@ -40,13 +38,11 @@ fn check(p: usize) {
     }
     m.wait_idle(Duration::from_secs(10));
     let version0 = m.snapshot().version;
-    gpn_alloc_count::reset();
-    gpn_alloc_count::arm(true);
-    for k in 400..3400 {
-        step(&mut m, k);
-    }
-    gpn_alloc_count::arm(false);
-    let allocs = gpn_alloc_count::allocations() + gpn_alloc_count::frees();
+    let allocs = gpn_alloc_count::count_allocations_and_frees(|| {
+        for k in 400..3400 {
+            step(&mut m, k);
+        }
+    });
     m.wait_idle(Duration::from_secs(10));
     let mut probe_mu = vec![0.0; p];
     let mut probe_var = vec![0.0; p];

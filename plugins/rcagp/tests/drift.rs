@@ -35,6 +35,48 @@ fn sample(k: usize) -> (f64, f64, f64, f64) {
     (x, y, t, 0.01 * (1 + k % 3) as f64)
 }
 
+/// The first samples of the stream, as fed to a model: inputs, targets, stamps and noise.
+struct Fed {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    t: Vec<f64>,
+    nu: Vec<f64>,
+}
+
+impl Fed {
+    /// The noise of each sample aged by `var(ν, age)` to the last sample's time.
+    fn aged(&self, var: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        let t_now = self.t[self.t.len() - 1];
+        self.nu
+            .iter()
+            .zip(&self.t)
+            .map(|(&nu, &t)| var(nu, t_now - t))
+            .collect()
+    }
+}
+
+/// Updates `m` with samples 0..n, their outliers left out when `without_outliers`.
+fn feed(m: &mut RcaGp, n: usize, without_outliers: bool) -> Fed {
+    let mut fed = Fed {
+        x: vec![],
+        y: vec![],
+        t: vec![],
+        nu: vec![],
+    };
+    for k in 0..n {
+        let (x, mut y, t, nu) = sample(k);
+        if without_outliers && k % 11 == 5 {
+            y -= 4.0;
+        }
+        m.update(&[x], &[y], t, &[nu]).unwrap();
+        fed.x.push(x);
+        fed.y.push(y);
+        fed.t.push(t);
+        fed.nu.push(nu);
+    }
+    fed
+}
+
 fn se(a: f64, b: f64) -> f64 {
     (-0.5 * ((a - b) / ELL).powi(2)).exp()
 }
@@ -71,31 +113,20 @@ fn aged_noise_equals_an_exact_heteroscedastic_gp() {
     let mut c = cfg(drift, 30, 1);
     c["c_min"] = json!(1e6);
     let mut m = RcaGp::from_json(&c, 1, 1).unwrap();
-    let n = 30;
-    let (mut xs, mut ys, mut ts, mut nus) = (vec![], vec![], vec![], vec![]);
-    for k in 0..n {
-        let (x, y, t, nu) = sample(k);
-        let y = y - if k % 11 == 5 { 4.0 } else { 0.0 }; // no outliers for the plain GP
-        m.update(&[x], &[y], t, &[nu]).unwrap();
-        xs.push(x);
-        ys.push(y);
-        ts.push(t);
-        nus.push(nu);
-    }
-    let t_now = ts[n - 1];
-    let aged: Vec<f64> = (0..n)
-        .map(|i| nus[i] + (kappa * (t_now - ts[i])).powi(2))
-        .collect();
+    // No outliers for the plain GP.
+    let fed = feed(&mut m, 30, true);
+    let aged = fed.aged(|nu, age| nu + (kappa * age).powi(2));
+    let (xs, ys, nus) = (&fed.x, &fed.y, &fed.nu);
     let mut worst_fresh_gap = 0.0f64;
     for xq in PROBES {
         let (mu, var) = predict1(&mut m, xq);
-        let (mu_ref, var_ref) = dense_gp(&xs, &ys, &aged, xq);
+        let (mu_ref, var_ref) = dense_gp(xs, ys, &aged, xq);
         assert!((mu - mu_ref).abs() < 1e-8, "mean at {xq}: {mu} vs {mu_ref}");
         assert!(
             (var - var_ref).abs() < 1e-8,
             "var at {xq}: {var} vs {var_ref}"
         );
-        let (mu_fresh, _) = dense_gp(&xs, &ys, &nus, xq);
+        let (mu_fresh, _) = dense_gp(xs, ys, nus, xq);
         worst_fresh_gap = worst_fresh_gap.max((mu_fresh - mu_ref).abs());
     }
     // The comparison can fail: without ageing the answer is far off.
@@ -125,25 +156,16 @@ fn aged_noise_equals_the_exact_rcgp_baseline() {
             let mut c = cfg(dj.clone(), 40, 1);
             c["beta"] = beta_json;
             let mut m = RcaGp::from_json(&c, 1, 1).unwrap();
-            let n = 40;
-            let (mut xs, mut ys, mut ts, mut nus) = (vec![], vec![], vec![], vec![]);
-            for k in 0..n {
-                let (x, y, t, nu) = sample(k);
-                m.update(&[x], &[y], t, &[nu]).unwrap();
-                xs.push(x);
-                ys.push(y);
-                ts.push(t);
-                nus.push(nu);
-            }
-            let t_now = ts[n - 1];
-            let aged: Vec<f64> = (0..n).map(|i| dr.var(nus[i], t_now - ts[i])).collect();
+            let fed = feed(&mut m, 40, false);
+            let aged = fed.aged(|nu, age| dr.var(nu, age));
             let window = m.window_problem().unwrap().unwrap();
             let (wdata, _) = &window.outputs[0];
             for (a, b) in wdata.noise.iter().zip(&aged) {
                 assert!((a - b).abs() <= 1e-12 * b, "window noise {a} vs {b}");
             }
+            let n = fed.y.len();
             let data = OutputData {
-                y: ys.clone(),
+                y: fed.y.clone(),
                 noise: aged,
                 prior_mean: vec![0.0; n],
                 center: vec![0.0; n],
@@ -160,7 +182,7 @@ fn aged_noise_equals_the_exact_rcgp_baseline() {
                 outputscale: 1.0,
             };
             let reference =
-                DensePosterior::exact_rcgp(&kernel, &xs, 1, &data, &params, 0.0).unwrap();
+                DensePosterior::exact_rcgp(&kernel, &fed.x, 1, &data, &params, 0.0).unwrap();
             for xq in PROBES {
                 let (mu, var) = predict1(&mut m, xq);
                 let (mu_ref, var_ref) = reference.predict(&[xq]);

@@ -5,8 +5,11 @@
 //! (refits off: they allocate by design). Counting allocator on the test thread only.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Duration;
 
+use common::smooth_sample;
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
 
@@ -24,12 +27,7 @@ fn run(m: &mut RcaGp, range: std::ops::Range<usize>, count: bool) -> usize {
     gpn_alloc_count::reset();
     gpn_alloc_count::arm(count);
     for k in range {
-        for (j, v) in x.iter_mut().enumerate() {
-            *v = (k as f64 * 0.01 * (1.0 + j as f64)).sin();
-        }
-        for (o, v) in y.iter_mut().enumerate() {
-            *v = (x[0] * (o + 1) as f64).sin() + x[1];
-        }
+        smooth_sample(k, &mut x, &mut y);
         // 1 kHz, except every 500th stretch of 50 samples at 10 Hz: ages pass the cap.
         let t = k as f64 * 0.001 + (k / 500) as f64 * 5.0;
         m.predict(&x, &mut mu, &mut var).unwrap();

@@ -13,7 +13,7 @@ use common::*;
 use gpn_rcagp::actions::Actions;
 use gpn_rcagp::baselines::DensePosterior;
 use gpn_rcagp::kernel::{KernelKind, KernelParams};
-use gpn_rcagp::posterior::{OutputData, Problem};
+use gpn_rcagp::posterior::{OutputData, OutputParams, Problem};
 use gpn_rcagp::weights::Beta;
 use nalgebra::{DMatrix, DVector};
 
@@ -90,6 +90,19 @@ fn sequential_cagp(
     (c, v)
 }
 
+/// The problem of `x`, `y` (N samples of D inputs) with lengthscales `ELL`, prior mean `m`
+/// and c = 1e12 (h ≈ 0: no sample is treated as an outlier), as the reductions set it.
+fn reduction_problem(
+    kind: KernelKind,
+    x: &[f64],
+    y: &[f64],
+    params: OutputParams,
+    m: f64,
+    actions: Actions,
+) -> Problem {
+    Problem::single(kind, x, D, y, &ELL, params, m, 1e12, actions)
+}
+
 #[test]
 fn gaussian_weights_give_cagp() {
     let (x, y) = data(N, D, 11);
@@ -100,17 +113,7 @@ fn gaussian_weights_give_cagp() {
     for (i, seed) in [(5usize, 1u64), (6, 2), (10, 3)] {
         let actions = random_blocks(N, i, seed);
         let dense_s = actions.to_dense();
-        let p = Problem::single(
-            KernelKind::Matern52,
-            &x,
-            D,
-            &y,
-            &ELL,
-            params,
-            m,
-            1e12,
-            actions,
-        );
+        let p = reduction_problem(KernelKind::Matern52, &x, &y, params, m, actions);
         let reference = DensePosterior::cagp(
             &kernel(KernelKind::Matern52),
             &x,
@@ -150,17 +153,7 @@ fn both_reductions_give_the_exact_gp() {
     let sigma2 = 0.05;
     let params = params(1.1, sigma2, Beta::Fixed((sigma2 / 2.0).sqrt()));
     let m = y.iter().sum::<f64>() / N as f64;
-    let p = Problem::single(
-        KernelKind::Rbf,
-        &x,
-        D,
-        &y,
-        &ELL,
-        params,
-        m,
-        1e12,
-        identity_blocks(N),
-    );
+    let p = reduction_problem(KernelKind::Rbf, &x, &y, params, m, identity_blocks(N));
     let reference = DensePosterior::exact_gp(
         &kernel(KernelKind::Rbf),
         &x,
@@ -172,15 +165,12 @@ fn both_reductions_give_the_exact_gp() {
     .unwrap();
     assert_same(&p, &reference, 1e-9, "exact GP");
     // Normalized β with c = 1e12 is the same model (d = σ²(1 + t²/c²) → σ²).
-    let p2 = Problem::single(
+    let p2 = reduction_problem(
         KernelKind::Rbf,
         &x,
-        D,
         &y,
-        &ELL,
         common::params(1.1, sigma2, Beta::Normalized),
         m,
-        1e12,
         identity_blocks(N),
     );
     assert_same(&p2, &reference, 1e-9, "normalized β = exact GP");

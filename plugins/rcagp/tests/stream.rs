@@ -21,6 +21,26 @@ fn sample(k: usize) -> ([f64; D], f64) {
     (x, (1.5 * x[0]).sin() * x[1] + 0.2 * x[0])
 }
 
+/// Updates `m` with samples `ks`, all stamped 0 with noise variance 0.0025.
+fn feed(m: &mut RcaGp, ks: impl IntoIterator<Item = usize>) {
+    for k in ks {
+        let (x, y) = sample(k);
+        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
+    }
+}
+
+/// Waits (10 s at most) until the worker of `m` is held at the closed publication gate.
+fn wait_at_the_gate(m: &RcaGp) {
+    let start = Instant::now();
+    while m.gate().unwrap().waiting() == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the worker never reached the gate"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn config(background: bool) -> serde_json::Value {
     json!({
         "hyper": {"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.8, 0.9]},
@@ -37,10 +57,7 @@ fn predict_reads_only_the_published_snapshot() {
     let mut m = RcaGp::from_json(&config(true), D, 1).unwrap();
     let (mut mu, mut var) = ([0.0], [0.0]);
     // Two full blocks, published.
-    for k in 0..8 {
-        let (x, y) = sample(k);
-        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
-    }
+    feed(&mut m, 0..8);
     assert!(m.wait_idle(Duration::from_secs(10)));
     let probe = [0.3, -0.2];
     m.predict(&probe, &mut mu, &mut var).unwrap();
@@ -50,18 +67,8 @@ fn predict_reads_only_the_published_snapshot() {
     // Hold the next rebuild between building and publishing.
     let gate = m.gate().unwrap();
     gate.close();
-    for k in 8..12 {
-        let (x, y) = sample(k);
-        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
-    }
-    let start = Instant::now();
-    while m.gate().unwrap().waiting() == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the worker never reached the gate"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    feed(&mut m, 8..12);
+    wait_at_the_gate(&m);
     // The new block is built but held: predict keeps answering from the old snapshot.
     for _ in 0..100 {
         m.predict(&probe, &mut mu, &mut var).unwrap();
@@ -106,10 +113,7 @@ fn drop_joins_the_worker_threads_promptly() {
     cfg["refit_every_blocks"] = json!(1);
     cfg["refit_steps"] = json!(1000);
     let mut m = RcaGp::from_json(&cfg, D, 1).unwrap();
-    for k in 0..64 {
-        let (x, y) = sample(k);
-        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
-    }
+    feed(&mut m, 0..64);
     assert!(m.wait_idle(Duration::from_secs(10)));
     let start = Instant::now();
     drop(m);
@@ -318,21 +322,10 @@ fn a_full_queue_drops_the_oldest_samples() {
     let mut m = RcaGp::from_json(&cfg, D, 1).unwrap();
     let gate = m.gate().unwrap();
     gate.close();
-    let (x0, y0) = sample(0);
-    m.update(&x0, &[y0], 0.0, &[0.0025]).unwrap();
-    let start = Instant::now();
-    while m.gate().unwrap().waiting() == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the worker never reached the gate"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    feed(&mut m, [0]);
+    wait_at_the_gate(&m);
     // The worker is held: 20 more samples overflow the 8-sample queue.
-    for k in 1..=20 {
-        let (x, y) = sample(k);
-        m.update(&x, &[y], 0.0, &[0.0025]).unwrap();
-    }
+    feed(&mut m, 1..=20);
     assert_eq!(m.dropped_samples(), 12);
     m.gate().unwrap().open();
     assert!(m.wait_idle(Duration::from_secs(10)));

@@ -1,7 +1,7 @@
 //! Configuration: JSON-deserialisable [`Config`] (every key optional, on top of a preset)
 //! → [`Config::check`] → [`ValidConfig`] (every value resolved and validated).
 //!
-//! Key names, defaults and meanings are tabled in the crate root doc.
+//! Key names, types, defaults and meanings are declared once in `schema.rs` (`config_schema`).
 
 use gpn_gp_core::aggregate::Aggregation;
 use gpn_gp_core::drift::Drift;
@@ -149,7 +149,7 @@ pub type Hyper = gpn_gp_core::hyper_config::Hyper<KernelName>;
 /// Unknown keys are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)] // Keys are documented in the crate root table.
+#[allow(missing_docs)] // Keys are documented in the schema (schema.rs).
 pub struct Config {
     pub preset: Option<Preset>,
     pub variant: Option<Variant>,
@@ -190,7 +190,7 @@ pub struct OutputHyper {
 
 /// A checked configuration with every value resolved. Build it with [`Config::check`].
 #[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs)] // Fields mirror the keys tabled in the crate root doc.
+#[allow(missing_docs)] // Fields mirror the keys of the schema (schema.rs).
 pub struct ValidConfig {
     pub input_dim: usize,
     pub output_dim: usize,

@@ -32,7 +32,11 @@
 use gpn_gp_core::cholesky::{PackedCholesky, dot};
 use gpn_gp_core::model::ModelError;
 
-use crate::model::SkyGp;
+use crate::config::ValidConfig;
+use crate::expert::Expert;
+use crate::model::{Cache, SkyGp};
+use crate::pool::Pool;
+use crate::runtime::DriftRuntime;
 
 const MAGIC: &[u8; 8] = b"GPNSKYGP";
 /// Format of a model without drift.
@@ -43,7 +47,7 @@ const FORMAT_VERSION_DRIFT: u32 = 2;
 /// The configuration text stored in (and compared on loading) a state: the resolved
 /// config's `Debug` text, without the `drift` field when drift is off, so that it is the
 /// text of format 1.
-fn config_text(cfg: &crate::config::ValidConfig) -> String {
+fn config_text(cfg: &ValidConfig) -> String {
     let text = format!("{cfg:?}");
     match (cfg.drift, text.strip_suffix(", drift: None }")) {
         (None, Some(head)) => format!("{head} }}"),
@@ -152,16 +156,56 @@ pub(crate) fn load(model: &mut SkyGp, bytes: &[u8]) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// Reads a whole state into a fresh model with `model`'s configuration.
 fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     let cfg = &model.cfg;
-    let (d, p, n_bar) = (cfg.input_dim, cfg.output_dim, cfg.n_bar);
     let mut r = Reader { bytes, at: 0 };
+    read_header(&mut r, cfg)?;
+    let mut m = SkyGp::new(cfg.clone());
+    r.expect_usize("groups", m.groups.len())?;
+
+    let nu = r.usize()?;
+    r.f64s_into("x_prev", &mut m.x_prev)?;
+    m.clock = r.f64()?;
+    m.samples_seen = r.u64()?;
+    m.replacements = r.u64()?;
+    read_cache(&mut r, &mut m.cache, cfg.n_cal)?;
+
+    let with_drift = cfg.drift.is_some();
+    let (order, free) = read_pool_lists(&mut r, &mut m.pool, with_drift)?;
+    let used = m.pool.used();
+    let dims = ExpertDims {
+        d: cfg.input_dim,
+        p: cfg.output_dim,
+        n_bar: cfg.n_bar,
+        with_drift,
+    };
+    for (slot, e) in m.pool.experts[..used].iter_mut().enumerate() {
+        read_expert(&mut r, e, slot, free.contains(&slot), &dims)?;
+    }
+    if let Some(rt) = m.drift.as_mut() {
+        read_drift_runtime(&mut r, rt, &order)?;
+    }
+    let n_list = m.pool.len();
+    m.nu_prev = match nu {
+        usize::MAX => None,
+        v if v < n_list => Some(v),
+        v => return Err(format!("nu_prev {v} past the list ({n_list})")),
+    };
+    if r.at != bytes.len() {
+        return Err(format!("{} trailing bytes", bytes.len() - r.at));
+    }
+    Ok(m)
+}
+
+/// Magic, the format version this model reads (which depends on whether it has drift) and
+/// the saving model's configuration, which must be this one's.
+fn read_header(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<(), String> {
     if r.take(MAGIC.len())? != MAGIC {
         return Err("not a SkyGP state (bad magic)".into());
     }
     let version = r.u32()?;
-    let with_drift = cfg.drift.is_some();
-    let expected = if with_drift {
+    let expected = if cfg.drift.is_some() {
         FORMAT_VERSION_DRIFT
     } else {
         FORMAT_VERSION
@@ -182,17 +226,11 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
             "saved with another configuration or dimensions: saved {saved_cfg}, this model {this_cfg}"
         ));
     }
-    let mut m = SkyGp::new(cfg.clone());
-    let n_groups = m.groups.len();
-    r.expect_usize("groups", n_groups)?;
+    Ok(())
+}
 
-    let nu = r.usize()?;
-    r.f64s_into("x_prev", &mut m.x_prev)?;
-    m.clock = r.f64()?;
-    m.samples_seen = r.u64()?;
-    m.replacements = r.u64()?;
-
-    let c = &mut m.cache;
+/// The selection cache; its aggregate count may not exceed `n_cal`.
+fn read_cache(r: &mut Reader<'_>, c: &mut Cache, n_cal: usize) -> Result<(), String> {
     r.f64s_into("cache.x", &mut c.x)?;
     c.valid = r.bool()?;
     c.kv_ready = r.bool()?;
@@ -205,21 +243,27 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
     r.f64s_into("cache.var", &mut c.var)?;
     r.f64s_into("cache.w", &mut c.w)?;
     c.n_agg = r.usize()?;
-    if c.n_agg > cfg.n_cal {
-        return Err(format!(
-            "cache.n_agg {} exceeds n_cal {}",
-            c.n_agg, cfg.n_cal
-        ));
+    if c.n_agg > n_cal {
+        return Err(format!("cache.n_agg {} exceeds n_cal {n_cal}", c.n_agg));
     }
+    Ok(())
+}
 
+/// The number of slots handed out, the list 𝒯 and (with drift) the free slots, checked to
+/// name every slot once, and the pool's counters. Returns (𝒯, free slots).
+fn read_pool_lists(
+    r: &mut Reader<'_>,
+    pool: &mut Pool,
+    with_drift: bool,
+) -> Result<(Vec<usize>, Vec<usize>), String> {
     let used = r.usize()?;
-    if used > m.pool.experts.len() {
+    if used > pool.experts.len() {
         return Err(format!(
             "{used} experts, the pool holds {}",
-            m.pool.experts.len()
+            pool.experts.len()
         ));
     }
-    m.pool.set_used(used);
+    pool.set_used(used);
     let mut order = Vec::new();
     r.usizes_into_vec(&mut order)?;
     let mut free = Vec::new();
@@ -239,87 +283,106 @@ fn read(model: &SkyGp, bytes: &[u8]) -> Result<SkyGp, String> {
             return Err(format!("list entry {slot} is out of range or repeated"));
         }
     }
-    m.pool.order.extend_from_slice(&order);
-    m.pool.free.extend_from_slice(&free);
-    m.pool.created = r.u64()?;
-    m.pool.evictions = r.u64()?;
-    for (slot, e) in m.pool.experts[..used].iter_mut().enumerate() {
-        let n = r.usize()?;
-        let is_free = free.contains(&slot);
-        if (n == 0) != is_free || n > n_bar {
+    pool.order.extend_from_slice(&order);
+    pool.free.extend_from_slice(&free);
+    pool.created = r.u64()?;
+    pool.evictions = r.u64()?;
+    Ok((order, free))
+}
+
+/// What the reading of one expert needs to know of the model.
+struct ExpertDims {
+    /// Input dimension.
+    d: usize,
+    /// Output dimension.
+    p: usize,
+    /// Points per expert N̄.
+    n_bar: usize,
+    /// Whether the state carries the drift fields.
+    with_drift: bool,
+}
+
+/// One expert (in `slot`, free or not): its points, targets, α, factors, cached K and,
+/// with drift, its stamps, base variances and counters.
+fn read_expert(
+    r: &mut Reader<'_>,
+    e: &mut Expert,
+    slot: usize,
+    is_free: bool,
+    dims: &ExpertDims,
+) -> Result<(), String> {
+    let (d, n_bar) = (dims.d, dims.n_bar);
+    let n = r.usize()?;
+    if (n == 0) != is_free || n > n_bar {
+        return Err(format!(
+            "expert in slot {slot} holds {n} points (N̄ = {n_bar}{})",
+            if is_free {
+                ", a free slot holds none"
+            } else {
+                ""
+            }
+        ));
+    }
+    e.n = n;
+    e.n_off = r.usize()?;
+    e.created = r.u64()?;
+    e.stamp = r.f64()?;
+    r.f64s_into("center", &mut e.center)?;
+    r.f64s_into("center_off", &mut e.center_off)?;
+    r.f64s_into("x", &mut e.x[..n * d])?;
+    for o in 0..dims.p {
+        r.f64s_into("y", &mut e.y[o * n_bar..o * n_bar + n])?;
+        r.f64s_into("alpha", &mut e.alpha[o * n_bar..o * n_bar + n])?;
+    }
+    for (g, ch) in e.chol.iter_mut().enumerate() {
+        let len = r.usize()?;
+        if len != n {
             return Err(format!(
-                "expert in slot {slot} holds {n} points (N̄ = {n_bar}{})",
-                if is_free {
-                    ", a free slot holds none"
-                } else {
-                    ""
-                }
+                "factor {g} of slot {slot} has {len} rows for {n} points"
             ));
         }
-        e.n = n;
-        e.n_off = r.usize()?;
-        e.created = r.u64()?;
-        e.stamp = r.f64()?;
-        r.f64s_into("center", &mut e.center)?;
-        r.f64s_into("center_off", &mut e.center_off)?;
-        r.f64s_into("x", &mut e.x[..n * d])?;
-        for o in 0..p {
-            r.f64s_into("y", &mut e.y[o * n_bar..o * n_bar + n])?;
-            r.f64s_into("alpha", &mut e.alpha[o * n_bar..o * n_bar + n])?;
-        }
-        for (g, ch) in e.chol.iter_mut().enumerate() {
-            let len = r.usize()?;
-            if len != n {
-                return Err(format!(
-                    "factor {g} of slot {slot} has {len} rows for {n} points"
-                ));
-            }
-            restore_factor(ch, len, &mut r)
-                .map_err(|why| format!("factor {g} of slot {slot}: {why}"))?;
-        }
-        for km in &mut e.kmat {
-            r.f64s_into("kmat", &mut km[..n * (n + 1) / 2])?;
-        }
-        if with_drift {
-            r.f64s_into("t", &mut e.t[..n])?;
-            for col in e.base.chunks_mut(n_bar) {
-                r.f64s_into("base", &mut col[..n])?;
-            }
-            e.factor_time = r.f64()?;
-            e.generation = r.u64()?;
-            e.seq = r.u64()?;
-            e.structural_seq = r.u64()?;
-        }
+        restore_factor(ch, len, r).map_err(|why| format!("factor {g} of slot {slot}: {why}"))?;
     }
-    if let Some(rt) = m.drift.as_mut() {
-        let t_now = r.f64()?;
-        rt.observe_time(t_now);
-        let c = &mut rt.counters;
-        for v in [
-            &mut c.adopted,
-            &mut c.dropped,
-            &mut c.expired,
-            &mut c.retired,
-            &mut c.sync_deferred,
-        ] {
-            *v = r.u64()?;
-        }
-        // The new refresh thread learns every expert on the first calls.
-        for &slot in &order {
-            rt.live[slot] = true;
-            rt.mark_dirty(slot);
-        }
+    for km in &mut e.kmat {
+        r.f64s_into("kmat", &mut km[..n * (n + 1) / 2])?;
     }
-    let n_list = m.pool.len();
-    m.nu_prev = match nu {
-        usize::MAX => None,
-        v if v < n_list => Some(v),
-        v => return Err(format!("nu_prev {v} past the list ({n_list})")),
-    };
-    if r.at != bytes.len() {
-        return Err(format!("{} trailing bytes", bytes.len() - r.at));
+    if dims.with_drift {
+        r.f64s_into("t", &mut e.t[..n])?;
+        for col in e.base.chunks_mut(n_bar) {
+            r.f64s_into("base", &mut col[..n])?;
+        }
+        e.factor_time = r.f64()?;
+        e.generation = r.u64()?;
+        e.seq = r.u64()?;
+        e.structural_seq = r.u64()?;
     }
-    Ok(m)
+    Ok(())
+}
+
+/// The drift clock and counters; every expert of 𝒯 (`order`) is marked for the new
+/// refresh thread, which learns them on the first calls.
+fn read_drift_runtime(
+    r: &mut Reader<'_>,
+    rt: &mut DriftRuntime,
+    order: &[usize],
+) -> Result<(), String> {
+    let t_now = r.f64()?;
+    rt.observe_time(t_now);
+    let c = &mut rt.counters;
+    for v in [
+        &mut c.adopted,
+        &mut c.dropped,
+        &mut c.expired,
+        &mut c.retired,
+        &mut c.sync_deferred,
+    ] {
+        *v = r.u64()?;
+    }
+    for &slot in order {
+        rt.live[slot] = true;
+        rt.mark_dirty(slot);
+    }
+    Ok(())
 }
 
 /// Rebuild a factor row by row from its saved rows, bit for bit (see the module doc).

@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::{Rng, se};
+use common::se;
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin;
 use gpn_skygp::SkyGp;
+use gpn_test_support::Xorshift as Rng;
 use nalgebra::{DMatrix, DVector};
 use serde_json::json;
 use std::collections::HashMap;
@@ -219,6 +220,7 @@ struct Record {
     by_y0: HashMap<u64, (f64, Vec<f64>)>,
 }
 
+#[derive(Clone)]
 struct OutHyper {
     sf: f64,
     sn: f64,
@@ -294,33 +296,21 @@ fn check_against_exact(
 
 fn hetero_case(model: Model, shared_kernel: bool) {
     let d = 2;
-    let hyper = if shared_kernel {
-        vec![
-            OutHyper {
-                sf: 1.1,
-                sn: 0.1,
-                ell: vec![0.7, 1.2],
-            },
-            OutHyper {
-                sf: 1.1,
-                sn: 0.1,
-                ell: vec![0.7, 1.2],
-            },
-        ]
-    } else {
-        vec![
-            OutHyper {
-                sf: 1.1,
-                sn: 0.1,
-                ell: vec![0.7, 1.2],
-            },
-            OutHyper {
-                sf: 0.6,
-                sn: 0.05,
-                ell: vec![1.5, 0.4],
-            },
-        ]
+    let first = OutHyper {
+        sf: 1.1,
+        sn: 0.1,
+        ell: vec![0.7, 1.2],
     };
+    let second = if shared_kernel {
+        first.clone()
+    } else {
+        OutHyper {
+            sf: 0.6,
+            sn: 0.05,
+            ell: vec![1.5, 0.4],
+        }
+    };
+    let hyper = [first, second];
     let hyper_json: Vec<serde_json::Value> = hyper
         .iter()
         .map(|h| json!({"sigma_f": h.sf, "sigma_n": h.sn, "lengthscales": h.ell}))
@@ -353,12 +343,12 @@ fn hetero_case(model: Model, shared_kernel: bool) {
     for k in 0..900 {
         t = k as f64 * dt;
         let x = vec![
-            1.5 * (0.05 * k as f64).sin() + 0.3 * rng.next(),
-            1.2 * (0.031 * k as f64).cos() + 0.3 * rng.next(),
+            1.5 * (0.05 * k as f64).sin() + 0.3 * rng.uniform(),
+            1.2 * (0.031 * k as f64).cos() + 0.3 * rng.uniform(),
         ];
         let y = [
-            x[0].sin() + 0.5 * x[1] + 0.01 * rng.next() + 1e-9 * k as f64,
-            (x[0] * x[1]).cos() + 0.01 * rng.next(),
+            x[0].sin() + 0.5 * x[1] + 0.01 * rng.uniform() + 1e-9 * k as f64,
+            (x[0] * x[1]).cos() + 0.01 * rng.uniform(),
         ];
         // Caller noise: sometimes below σ_n², sometimes well above.
         let nv = [
@@ -482,9 +472,9 @@ fn expired_samples_leave_and_empty_experts_retire() {
             // Region A (x < 0) for t in [0, 10), nothing for 15 s, region B (x > 0) for
             // t in [25, 45).
             let (t, x) = if k < 100 {
-                (k as f64 * 0.1, -2.0 + rng.next())
+                (k as f64 * 0.1, -2.0 + rng.uniform())
             } else {
-                (25.0 + (k - 100) as f64 * 0.1, 2.0 + rng.next())
+                (25.0 + (k - 100) as f64 * 0.1, 2.0 + rng.uniform())
             };
             t_now = t;
             gp.predict(&[x], &mut mu, &mut var).unwrap();
@@ -565,7 +555,7 @@ fn track(drift: Option<serde_json::Value>) -> TrackScore {
     let (mut se, mut covered, mut count) = (0.0, 0usize, 0usize);
     for k in 0..n {
         let t = k as f64 * dt;
-        let x = 3.0 * rng.next();
+        let x = 3.0 * rng.uniform();
         gp.predict(&[x], &mut mu, &mut var).unwrap();
         if t >= t_end / 2.0 {
             let err = mu[0] - f(x, t);
@@ -573,7 +563,7 @@ fn track(drift: Option<serde_json::Value>) -> TrackScore {
             covered += usize::from(err.abs() <= 2.0 * var[0].sqrt());
             count += 1;
         }
-        gp.update(&[x], &[f(x, t) + 0.05 * rng.next()], t, &[0.0025])
+        gp.update(&[x], &[f(x, t) + 0.05 * rng.uniform()], t, &[0.0025])
             .unwrap();
         if k % 10 == 9 {
             gp.drift_refresh_now().unwrap();

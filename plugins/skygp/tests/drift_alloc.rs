@@ -5,44 +5,25 @@
 
 mod common;
 
-use common::Rng;
-use gpn_gp_core::model::OnlineModel;
+use common::{alloc_hyper, feed};
 use gpn_skygp::SkyGp;
+use gpn_test_support::AllocStream;
 
 #[global_allocator]
 static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
 fn check(variant: &str, p: usize, distinct_kernels: bool) {
     let d = 6;
-    let hyper = if distinct_kernels {
-        serde_json::Value::Array(
-            (0..p)
-                .map(|o| serde_json::json!({"sigma_f": 1.0 + o as f64 * 0.1, "sigma_n": 0.1, "lengthscales": vec![0.6 + 0.05 * o as f64; d]}))
-                .collect(),
-        )
-    } else {
-        serde_json::json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": vec![0.6; d]})
-    };
+    let hyper = alloc_hyper(d, p, distinct_kernels);
     // Samples live sqrt(9·0.01)/0.3 = 1 s of stamp time (stamps advance 2 ms per sample);
     // the input wanders so that whole experts expire; a small pool also evicts.
     let cfg = serde_json::json!({"variant": variant, "n_bar": 20, "max_experts": 60, "hyper": hyper,
         "drift": {"model": "quadratic", "kappa_per_s": 0.3, "max_var_ratio": 10, "refresh_hz": 500}});
     let mut gp = SkyGp::from_json(&cfg, d, p).unwrap();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.005; p]);
-    let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let mut s = AllocStream::new(d, p, 0.005);
     let mut step = |gp: &mut SkyGp, k: usize, with_predict: bool| {
-        let drift = (k as f64 * 0.003).sin() * 3.0;
-        for v in x.iter_mut() {
-            *v = rng.next() + drift;
-        }
-        for (o, v) in y.iter_mut().enumerate() {
-            *v = (x[0] * (o + 1) as f64).sin() + x[1] * x[2];
-        }
-        if with_predict {
-            gp.predict(&x, &mut mu, &mut var).unwrap();
-        }
-        gp.update(&x, &y, k as f64 * 0.002, &nv).unwrap();
+        s.draw(1.0, (k as f64 * 0.003).sin() * 3.0);
+        feed(gp, &mut s, k as f64 * 0.002, with_predict);
     };
     for k in 0..3000 {
         step(&mut gp, k, true);
@@ -51,17 +32,15 @@ fn check(variant: &str, p: usize, distinct_kernels: bool) {
         }
     }
     let before = gp.drift_stats().unwrap();
-    gpn_alloc_count::reset();
-    gpn_alloc_count::arm_all(true);
-    for k in 3000..6000 {
-        step(&mut gp, k, k % 7 != 0); // some updates without a preceding predict
-        if k % 50 == 0 {
-            // Let the refresh thread work while counting (sleeping allocates nothing).
-            std::thread::sleep(std::time::Duration::from_millis(1));
+    let n = gpn_alloc_count::count_all_allocations(|| {
+        for k in 3000..6000 {
+            step(&mut gp, k, k % 7 != 0); // some updates without a preceding predict
+            if k % 50 == 0 {
+                // Let the refresh thread work while counting (sleeping allocates nothing).
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
         }
-    }
-    gpn_alloc_count::arm_all(false);
-    let n = gpn_alloc_count::allocations();
+    });
     let after = gp.drift_stats().unwrap();
     println!("{variant}, p = {p}, distinct = {distinct_kernels}: {after:?}");
     assert_eq!(

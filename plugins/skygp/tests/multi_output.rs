@@ -22,13 +22,11 @@ fn targets(y: f64, x: &[f64], p: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Runs a model over the first N KIN40K samples; returns (means, vars) per step.
-fn run(
-    gp: &mut SkyGp,
-    data: &common::Stream,
-    p: usize,
-    out: Option<usize>,
-) -> Vec<(Vec<f64>, Vec<f64>)> {
+/// The (means, vars) of each predicted step of a run.
+type Run = Vec<(Vec<f64>, Vec<f64>)>;
+
+/// Runs a model over the first N KIN40K samples.
+fn run(gp: &mut SkyGp, data: &common::Stream, p: usize, out: Option<usize>) -> Run {
     let mut res = Vec::new();
     let (mut mu, mut var) = (vec![0.0; gp.output_dim()], vec![0.0; gp.output_dim()]);
     for i in 0..N {
@@ -56,6 +54,24 @@ fn with_sigma(h: &serde_json::Value, sf: f64, sn: f64) -> serde_json::Value {
     h["sigma_f"] = sf.into();
     h["sigma_n"] = sn.into();
     h
+}
+
+/// Runs a two-output model with hyperparameters `h0` and `h1`, and a single-output model
+/// of `h1` on the second output's targets; returns the two-output model's factor groups and
+/// both runs.
+fn pair_and_second_alone(
+    variant: &str,
+    preset: &str,
+    h0: &serde_json::Value,
+    h1: &serde_json::Value,
+    data: &common::Stream,
+) -> (usize, Run, Run) {
+    let pair = serde_json::json!([h0, h1]);
+    let mut multi = SkyGp::from_json(&cfg(variant, preset, pair), 8, 2).unwrap();
+    let groups = multi.n_factor_groups();
+    let m = run(&mut multi, data, 2, None);
+    let mut single = SkyGp::from_json(&cfg(variant, preset, h1.clone()), 8, 1).unwrap();
+    (groups, m, run(&mut single, data, 2, Some(1)))
 }
 
 #[test]
@@ -91,16 +107,8 @@ fn scaled_outputs_share_one_factorisation() {
         h0["sigma_n"].as_f64().unwrap(),
     );
     let h1 = with_sigma(&h0, 3.0 * sf, 3.0 * sn);
-    let mut multi = SkyGp::from_json(
-        &cfg("fast", "recommended", serde_json::json!([h0, h1])),
-        8,
-        2,
-    )
-    .unwrap();
-    assert_eq!(multi.n_factor_groups(), 1);
-    let m = run(&mut multi, &data, 2, None);
-    let mut single = SkyGp::from_json(&cfg("fast", "recommended", h1), 8, 1).unwrap();
-    let s = run(&mut single, &data, 2, Some(1));
+    let (groups, m, s) = pair_and_second_alone("fast", "recommended", &h0, &h1, &data);
+    assert_eq!(groups, 1);
     for (a, b) in m.iter().zip(&s) {
         assert!(
             (a.0[1] - b.0[0]).abs() <= 1e-9 * b.0[0].abs().max(1e-3),
@@ -126,16 +134,8 @@ fn per_output_noise_gets_its_own_factorisation() {
     let sf = h0["sigma_f"].as_f64().unwrap();
     let h1 = with_sigma(&h0, 0.7 * sf, 0.3);
     for variant in ["fast", "dense"] {
-        let mut multi = SkyGp::from_json(
-            &cfg(variant, "reference", serde_json::json!([h0, h1])),
-            8,
-            2,
-        )
-        .unwrap();
-        assert_eq!(multi.n_factor_groups(), 2);
-        let m = run(&mut multi, &data, 2, None);
-        let mut single = SkyGp::from_json(&cfg(variant, "reference", h1.clone()), 8, 1).unwrap();
-        let s = run(&mut single, &data, 2, Some(1));
+        let (groups, m, s) = pair_and_second_alone(variant, "reference", &h0, &h1, &data);
+        assert_eq!(groups, 2);
         for (a, b) in m.iter().zip(&s) {
             assert_eq!(a.0[1], b.0[0], "{variant} mean");
             assert_eq!(a.1[1], b.1[0], "{variant} var");

@@ -1,6 +1,6 @@
 //! Configuration: JSON-deserialisable [`Config`] (every key optional) → [`Config::check`]
-//! → [`ValidConfig`] (every value resolved and validated). Keys, defaults and meanings
-//! are tabled in the crate root doc.
+//! → [`ValidConfig`] (every value resolved and validated). Keys, types, defaults and
+//! meanings are declared once in `schema.rs` (`config_schema`).
 
 use gpn_gp_core::model::ModelError;
 use serde::Deserialize;
@@ -65,7 +65,7 @@ impl BaseDims {
     }
 }
 
-/// The raw configuration; unknown keys are rejected. See the crate root table.
+/// The raw configuration; unknown keys are rejected. Keys: `schema.rs` (`config_schema`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]

@@ -201,6 +201,10 @@ struct KernelSearch {
 
 /// Run the offline phase on n raw samples (`x` n×d, `y` n×p row-major; `t_order` is
 /// their arrival order, i.e. the buffers as collected). `cancel` stops it early.
+///
+/// One generator seeded with `cfg.seed` serves, in this order, the data summary, the
+/// shuffle, the selection's k-means, every belief fit and the online k-means (each kernel's
+/// minibatches have their own), so the steps below must keep their order.
 pub fn run(
     cfg: &ValidConfig,
     x: &[f64],
@@ -208,17 +212,73 @@ pub fn run(
     cancel: &AtomicBool,
 ) -> Result<Selection, OfflineError> {
     let start_time = Instant::now();
+    let d = cfg.input_dim;
+    let n = x.len() / d;
+    let scaler = Scaler::fit(x, y, d, cfg.output_dim, cfg.standardize_inputs);
+    let (xs, ys) = standardise(&scaler, x, y, cfg);
+    let mut rng = Rng::new(cfg.seed);
+    let summary = data_summary(cfg, &scaler, &xs, &mut rng);
+    let specs = compile_kernels(cfg).map_err(OfflineError::Failed)?;
+    let (sx, sy) = shuffled_stream(cfg, &xs, &ys, &mut rng);
+    let z_sel = kmeans(&xs, d, cfg.inducing_select, 25, &mut rng);
+    let data = StreamData {
+        z: &z_sel,
+        x: &sx,
+        y: &sy,
+    };
+    let mut searches = initial_searches(cfg, &specs, &summary, &data, cancel)?;
+    let fitted = run_checkpoints(cfg, &mut searches, &data, cancel, &mut rng)?;
+    let ell: Vec<f64> = searches.iter().map(|s| s.bound).collect();
+    if ell.iter().all(|l| !l.is_finite()) {
+        return Err(OfflineError::Failed(
+            "no kernel has a finite local bound (every factorisation failed)".into(),
+        ));
+    }
+    let pruned = prune(cfg, &ell, &fitted, &mut rng);
+
+    // Online components.
+    let z_online = if cfg.inducing == cfg.inducing_select {
+        z_sel.clone()
+    } else {
+        kmeans(&xs, d, cfg.inducing, 25, &mut rng)
+    };
+    let components = online_components(cfg, &searches, &pruned.kept, &ell, &z_online, &xs, &ys)?;
+    let kernels = kernel_reports(&searches, &specs, &ell, &fitted.weights);
+    Ok(Selection {
+        scaler,
+        components,
+        belief: pruned.belief,
+        weights: pruned.weights.clone(),
+        report: OfflineReport {
+            kernels,
+            trajectory: fitted.trajectory,
+            kept: pruned.kept,
+            kept_weights: pruned.weights,
+            seconds: start_time.elapsed().as_secs_f64(),
+            samples: n,
+        },
+        rng,
+    })
+}
+
+/// The raw samples standardised by `scaler`: (x n×d, y n×p).
+fn standardise(scaler: &Scaler, x: &[f64], y: &[f64], cfg: &ValidConfig) -> (Vec<f64>, Vec<f64>) {
     let (d, p) = (cfg.input_dim, cfg.output_dim);
     let n = x.len() / d;
-    let scaler = Scaler::fit(x, y, d, p, cfg.standardize_inputs);
     let mut xs = vec![0.0; n * d];
     let mut ys = vec![0.0; n * p];
     for i in 0..n {
         scaler.x_into(&x[i * d..(i + 1) * d], &mut xs[i * d..(i + 1) * d]);
         scaler.y_into(&y[i * p..(i + 1) * p], &mut ys[i * p..(i + 1) * p]);
     }
-    let mut rng = Rng::new(cfg.seed);
-    let mut summary = DataSummary::of(&xs, d, &mut rng);
+    (xs, ys)
+}
+
+/// The summary the initial points are drawn around, seeded from the configured
+/// hyperparameters when there are some.
+fn data_summary(cfg: &ValidConfig, scaler: &Scaler, xs: &[f64], rng: &mut Rng) -> DataSummary {
+    let d = cfg.input_dim;
+    let mut summary = DataSummary::of(xs, d, rng);
     if let Some(h) = &cfg.hyper {
         // Seed: lengthscales averaged over outputs in standardised units; noise likewise.
         let mut ell = vec![0.0; d];
@@ -233,10 +293,18 @@ pub fn run(
         summary.seed_lengthscales = Some(ell);
         summary.seed_noise_var = Some(noise.max(cfg.local.min_noise_var));
     }
-    let specs = compile_kernels(cfg).map_err(OfflineError::Failed)?;
-    let k = specs.len();
+    summary
+}
 
-    // The stream: a seeded shuffle of the samples.
+/// The stream: a seeded shuffle of the standardised samples.
+fn shuffled_stream(
+    cfg: &ValidConfig,
+    xs: &[f64],
+    ys: &[f64],
+    rng: &mut Rng,
+) -> (Vec<f64>, Vec<f64>) {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let n = xs.len() / d;
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
     let mut sx = vec![0.0; n * d];
@@ -245,25 +313,42 @@ pub fn run(
         sx[pos * d..(pos + 1) * d].copy_from_slice(&xs[i * d..(i + 1) * d]);
         sy[pos * p..(pos + 1) * p].copy_from_slice(&ys[i * p..(i + 1) * p]);
     }
-    let z_sel = kmeans(&xs, d, cfg.inducing_select, 25, &mut rng);
+    (sx, sy)
+}
 
-    // Initial points, scored on the first samples of the stream.
-    let n_score = n.min(512);
-    let mut searches: Vec<KernelSearch> = Vec::with_capacity(k);
+/// The selection's inducing inputs and the shuffled stream (standardised).
+struct StreamData<'a> {
+    z: &'a [f64],
+    x: &'a [f64],
+    y: &'a [f64],
+}
+
+/// Every kernel's search: its `init_candidates` initial points scored on the first
+/// min(N, 512) samples of the stream, the best `starts` of them kept, and its own RNG.
+fn initial_searches(
+    cfg: &ValidConfig,
+    specs: &[KernelSpec],
+    summary: &DataSummary,
+    data: &StreamData<'_>,
+    cancel: &AtomicBool,
+) -> Result<Vec<KernelSearch>, OfflineError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let n_score = (data.x.len() / d).min(512);
+    let mut searches: Vec<KernelSearch> = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
         if cancel.load(Ordering::Relaxed) {
             return Err(OfflineError::Cancelled);
         }
-        let cands = init::candidates(spec, &summary, cfg.init_candidates);
+        let cands = init::candidates(spec, summary, cfg.init_candidates);
         let mut scored: Vec<(f64, Vec<f64>)> = cands
             .into_iter()
             .map(|psi| {
                 let b = collapsed_bound(
                     spec,
                     &psi,
-                    &z_sel,
-                    &sx[..n_score * d],
-                    &sy[..n_score * p],
+                    data.z,
+                    &data.x[..n_score * d],
+                    &data.y[..n_score * p],
                     p,
                     cfg.local.jitter_rel,
                 );
@@ -286,7 +371,28 @@ pub fn run(
             best: 0,
         });
     }
+    Ok(searches)
+}
 
+/// The belief over all kernels after the checkpoints, its weights and the trajectory
+/// (empty unless `trajectory`).
+struct FittedBelief {
+    belief: Belief,
+    weights: Vec<f64>,
+    trajectory: Vec<Checkpoint>,
+}
+
+/// The checkpoints: at each, every kernel's local steps on D_t, then (when the trajectory
+/// is kept, and at the last) the belief refitted on the bounds.
+fn run_checkpoints(
+    cfg: &ValidConfig,
+    searches: &mut [KernelSearch],
+    data: &StreamData<'_>,
+    cancel: &AtomicBool,
+    rng: &mut Rng,
+) -> Result<FittedBelief, OfflineError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let (n, k) = (data.x.len() / d, searches.len());
     let mut belief = Belief::prior(cfg.prior_mean.clone(), &cfg.belief);
     let mut weights = vec![1.0 / k as f64; k];
     let mut trajectory = Vec::new();
@@ -304,16 +410,16 @@ pub fn run(
         let iters = iters_of(t) + if last { cfg.final_steps } else { 0 };
         let ctx = StepContext {
             cfg,
-            z: &z_sel,
-            x: &sx[..n_t * d],
-            y: &sy[..n_t * p],
+            z: data.z,
+            x: &data.x[..n_t * d],
+            y: &data.y[..n_t * p],
             iters,
             first_step: steps_done,
             total_steps,
             cancel,
         };
         steps_done += iters;
-        for_each_kernel(&mut searches, cfg.threads, &|s: &mut KernelSearch| {
+        for_each_kernel(searches, cfg.threads, &|s: &mut KernelSearch| {
             search_checkpoint(s, &ctx)
         });
         if cancel.load(Ordering::Relaxed) {
@@ -321,14 +427,7 @@ pub fn run(
         }
         if cfg.trajectory || last {
             let ell: Vec<f64> = searches.iter().map(|s| s.bound).collect();
-            form_weights(
-                cfg,
-                &mut belief,
-                &ell,
-                !belief_fitted,
-                &mut rng,
-                &mut weights,
-            );
+            form_weights(cfg, &mut belief, &ell, !belief_fitted, rng, &mut weights);
             belief_fitted = true;
             trajectory.push(Checkpoint {
                 samples: n_t,
@@ -342,15 +441,25 @@ pub fn run(
     if !cfg.trajectory {
         trajectory.clear();
     }
-    let ell: Vec<f64> = searches.iter().map(|s| s.bound).collect();
-    if ell.iter().all(|l| !l.is_finite()) {
-        return Err(OfflineError::Failed(
-            "no kernel has a finite local bound (every factorisation failed)".into(),
-        ));
-    }
+    Ok(FittedBelief {
+        belief,
+        weights,
+        trajectory,
+    })
+}
 
-    // Prune (Alg. 6).
-    let mut ranked: Vec<usize> = (0..k).filter(|&i| ell[i].is_finite()).collect();
+/// The kept kernels (highest weight first), their belief and weights.
+struct Pruned {
+    kept: Vec<usize>,
+    belief: Belief,
+    weights: Vec<f64>,
+}
+
+/// Alg. 6: keep the K̃ kernels of highest weight (ties by bound) among those with a finite
+/// bound, and refit the belief restricted to them.
+fn prune(cfg: &ValidConfig, ell: &[f64], fitted: &FittedBelief, rng: &mut Rng) -> Pruned {
+    let weights = &fitted.weights;
+    let mut ranked: Vec<usize> = (0..ell.len()).filter(|&i| ell[i].is_finite()).collect();
     ranked.sort_by(|&a, &b| {
         weights[b]
             .total_cmp(&weights[a])
@@ -359,30 +468,36 @@ pub fn run(
     ranked.truncate(cfg.keep);
     let kept = ranked;
     let kept_ell: Vec<f64> = kept.iter().map(|&i| ell[i]).collect();
-    let mut kept_belief = belief.restrict(&kept, &cfg.belief);
+    let mut belief = fitted.belief.restrict(&kept, &cfg.belief);
     let mut kept_weights = vec![0.0; kept.len()];
-    form_weights(
-        cfg,
-        &mut kept_belief,
-        &kept_ell,
-        true,
-        &mut rng,
-        &mut kept_weights,
-    );
+    form_weights(cfg, &mut belief, &kept_ell, true, rng, &mut kept_weights);
+    Pruned {
+        kept,
+        belief,
+        weights: kept_weights,
+    }
+}
 
-    // Online components.
-    let z_online = if cfg.inducing == cfg.inducing_select {
-        z_sel.clone()
-    } else {
-        kmeans(&xs, d, cfg.inducing, 25, &mut rng)
-    };
+/// The kept kernels' components at their best start's θ with inducing inputs `z`, the
+/// statistics of all N samples folded in time order, then refactorised exactly.
+fn online_components(
+    cfg: &ValidConfig,
+    searches: &[KernelSearch],
+    kept: &[usize],
+    ell: &[f64],
+    z: &[f64],
+    xs: &[f64],
+    ys: &[f64],
+) -> Result<Vec<Component>, OfflineError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let n = xs.len() / d;
     let mut components = Vec::with_capacity(kept.len());
-    for &i in &kept {
+    for &i in kept {
         let search = &searches[i];
         let fit = &search.starts[search.best];
-        let lk = inducing_factor(&fit.spec, &fit.psi, &z_online, cfg.local.jitter_rel)
+        let lk = inducing_factor(&fit.spec, &fit.psi, z, cfg.local.jitter_rel)
             .map_err(OfflineError::Failed)?;
-        let mut comp = Component::new(fit.spec.clone(), fit.psi.clone(), z_online.clone(), lk, p)
+        let mut comp = Component::new(fit.spec.clone(), fit.psi.clone(), z.to_vec(), lk, p)
             .map_err(|e| OfflineError::Failed(e.0))?;
         for s in 0..n {
             comp.update_std(
@@ -398,10 +513,19 @@ pub fn run(
         comp.prequential = 0.0;
         components.push(comp);
     }
+    Ok(components)
+}
 
-    let kernels = searches
+/// What the search found for every candidate kernel, in config order.
+fn kernel_reports(
+    searches: &[KernelSearch],
+    specs: &[KernelSpec],
+    ell: &[f64],
+    weights: &[f64],
+) -> Vec<KernelReport> {
+    searches
         .iter()
-        .zip(&specs)
+        .zip(specs)
         .enumerate()
         .map(|(i, (s, spec))| KernelReport {
             expr: spec.expr().to_string(),
@@ -410,22 +534,7 @@ pub fn run(
             psi: s.starts[s.best].psi.clone(),
             failed_steps: s.starts.iter().map(|f| f.failed_steps).sum(),
         })
-        .collect();
-    Ok(Selection {
-        scaler,
-        components,
-        belief: kept_belief,
-        weights: kept_weights.clone(),
-        report: OfflineReport {
-            kernels,
-            trajectory,
-            kept,
-            kept_weights,
-            seconds: start_time.elapsed().as_secs_f64(),
-            samples: n,
-        },
-        rng,
-    })
+        .collect()
 }
 
 /// Weights from local bounds: the logistic-normal fit (fresh: `belief_steps`, else the

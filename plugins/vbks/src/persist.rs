@@ -20,6 +20,7 @@ use gpn_gp_core::model::ModelError;
 
 use crate::belief::Belief;
 use crate::component::Component;
+use crate::config::ValidConfig;
 use crate::ensemble::Ensemble;
 use crate::expr::Expr;
 use crate::inject::{DriftCounters, DriftState, DriftTerms, Injection, Mirror, RefreshJob};
@@ -129,6 +130,14 @@ impl<'a> Reader<'a> {
         let n = self.len(what, 1)?;
         String::from_utf8(self.take(n, what)?.to_vec()).map_err(|_| corrupt(what))
     }
+    /// Errors if anything follows the state.
+    fn expect_end(&self) -> Result<(), ModelError> {
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(corrupt("trailing bytes"))
+        }
+    }
 }
 
 fn write_ring(w: &mut Writer, ring: &SampleRing) {
@@ -146,7 +155,7 @@ fn write_ring(w: &mut Writer, ring: &SampleRing) {
 /// The configuration text a state is tied to. Without drift it is the text of the
 /// pre-drift format (the drift fields, last in the struct, left out), so states saved
 /// before the `drift` key existed still load.
-fn config_text(cfg: &crate::config::ValidConfig) -> String {
+fn config_text(cfg: &ValidConfig) -> String {
     let text = format!("{cfg:?}");
     if cfg.drift.is_none() {
         let tail = format!(", drift: None, drift_window: {} }}", cfg.drift_window);
@@ -365,8 +374,30 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
 /// Replace the state of `model` with `bytes` from [`save`].
 pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
     let cfg = model.cfg.clone();
-    let (d, p) = (cfg.input_dim, cfg.output_dim);
     let mut r = Reader { bytes, pos: 0 };
+    read_header(&mut r, &cfg)?;
+    let phase = r.u8("phase")?;
+    let common = read_common(&mut r, cfg.output_dim)?;
+    let mut fresh = FreshParts::new(&cfg)?;
+    match phase {
+        0 => {
+            let (buf_x, buf_y) = read_collecting(&mut r, &cfg, fresh.drift.as_deref_mut())?;
+            install_collecting(model, &cfg, &buf_x, &buf_y);
+        }
+        2 => {
+            let saved = read_online(&mut r, &cfg, &mut fresh, model.since_refactor.len())?;
+            let online = start_online(&cfg, saved, &common.last_noise_var, &mut fresh)?;
+            install_online(model, online);
+        }
+        _ => return Err(corrupt("phase")),
+    }
+    common.install(model);
+    fresh.install(model);
+    Ok(())
+}
+
+/// Magic, format version and the saving model's configuration, which must be this one's.
+fn read_header(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<(), ModelError> {
     if r.take(8, "magic").ok() != Some(MAGIC.as_slice()) {
         return Err(ModelError::Other("not a vbks state (bad magic)".into()));
     }
@@ -376,226 +407,381 @@ pub(crate) fn load(model: &mut Vbks, bytes: &[u8]) -> Result<(), ModelError> {
             "state format version {version}, this plugin reads {FORMAT_VERSION}"
         )));
     }
-    if r.str("config")? != config_text(&cfg) {
+    if r.str("config")? != config_text(cfg) {
         return Err(ModelError::Other(
             "the state was saved by a model with another configuration or dimensions".into(),
         ));
     }
-    let phase = r.u8("phase")?;
-    let samples_seen = r.u64("samples_seen")?;
-    let last_t_secs = r.f64("t")?;
-    let fb_n = r.u64("fallback n")?;
-    let fb_mean = r.f64s_exact("fallback mean", p)?;
-    let fb_m2 = r.f64s_exact("fallback m2", p)?;
-    let last_noise_var = r.f64s_exact("noise_var", p)?;
-    let counters = Counters {
-        pending_dropped: r.u64("counters")?,
-        belief_refits: r.u64("counters")?,
-        refactors: r.u64("counters")?,
-        refactors_stale: r.u64("counters")?,
-        online_samples: r.u64("counters")?,
-    };
-    let worker = Worker::spawn(cfg.clone(), cfg.keep + 4)
-        .map_err(|e| ModelError::Other(format!("cannot start the background thread: {e}")))?;
-    let mut pending = SampleRing::with_extra(
-        cfg.pending_capacity,
-        d,
-        p,
-        if cfg.drift.is_some() { 1 + p } else { 0 },
-    );
-    let mut drift = cfg
-        .drift
-        .map(|dr| Box::new(DriftState::new(dr, cfg.drift_window, d, p, cfg.keep)));
-    let mut replay = SampleRing::new(
-        if cfg.forgetting < 1.0 {
-            cfg.replay_capacity
-        } else {
-            0
-        },
-        d,
-        p,
-    );
-    match phase {
-        0 => {
-            let buf_x = r.f64s("buffered x")?;
-            let buf_y = r.f64s("buffered y")?;
-            if buf_x.len() % d != 0 || buf_y.len() != buf_x.len() / d * p {
-                return Err(corrupt("buffered samples"));
-            }
-            if let Some(ds) = drift.as_deref_mut() {
-                read_drift(&mut r, ds)?;
-            }
-            if r.pos != bytes.len() {
-                return Err(corrupt("trailing bytes"));
-            }
-            let mut bx = Vec::with_capacity(cfg.offline_samples * d);
-            bx.extend_from_slice(&buf_x);
-            let mut by = Vec::with_capacity(cfg.offline_samples * p);
-            by.extend_from_slice(&buf_y);
-            model.buf_x = bx;
-            model.buf_y = by;
-            model.phase = Phase::Collecting;
-            model.ensemble = None;
-            model.report = None;
-            model.belief_job = None;
-            model.belief_theta.clear();
-            model.refactor_jobs.clear();
-        }
-        2 => {
-            let scaler = Scaler {
-                x_mean: r.f64s_exact("scaler", d)?,
-                x_scale: r.f64s_exact("scaler", d)?,
-                y_mean: r.f64s_exact("scaler", p)?,
-                y_scale: r.f64s_exact("scaler", p)?,
-            };
-            let k = r.len("components", 8)?;
-            let mut components = Vec::with_capacity(k);
-            for _ in 0..k {
-                let expr = Expr::parse(&r.str("kernel")?).map_err(|e| corrupt(&e))?;
-                let spec = KernelSpec::compile(&expr, d, &|b| cfg.base_dims.of(b))
-                    .map_err(|e| corrupt(&e))?;
-                let psi = r.f64s_exact("psi", spec.n_params() + 1)?;
-                let z = r.f64s("z")?;
-                let m = z.len() / d;
-                if m == 0 || z.len() != m * d {
-                    return Err(corrupt("z"));
-                }
-                let lk = r.f64s_exact("lk", m * m)?;
-                let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| corrupt(&e.0))?;
-                comp.stats.a = r.f64s_exact("stats a", m * m)?;
-                comp.stats.r = r.f64s_exact("stats r", m * p)?;
-                comp.stats.c = r.f64s_exact("stats c", p)?;
-                comp.stats.t = r.f64("stats t")?;
-                comp.stats.n = r.f64("stats n")?;
-                comp.factor.lb = r.f64s_exact("factor", m * m)?;
-                comp.factor.gamma = r.f64s_exact("gamma", m * p)?;
-                comp.offline_bound = r.f64("bound")?;
-                comp.prequential = r.f64("prequential")?;
-                components.push(comp);
-            }
-            let weights = r.f64s_exact("weights", k)?;
-            let theta = r.f64s("belief")?;
-            let state_words = r.u64s("rng")?;
-            let has_spare = r.u8("rng")? != 0;
-            let spare = r.f64("rng")?;
-            let state: [u64; 4] = state_words.try_into().map_err(|_| corrupt("rng state"))?;
-            let rng = Rng::from_state(state, has_spare.then_some(spare));
-            let nk = r.len("report", 8)?;
-            let mut kernels = Vec::with_capacity(nk);
-            for _ in 0..nk {
-                kernels.push(KernelReport {
-                    expr: r.str("report kernel")?,
-                    bound: r.f64("report bound")?,
-                    weight: r.f64("report weight")?,
-                    psi: r.f64s("report psi")?,
-                    failed_steps: r.usize("report failed")?,
-                });
-            }
-            let nt = r.len("trajectory", 8)?;
-            let mut trajectory = Vec::with_capacity(nt);
-            for _ in 0..nt {
-                trajectory.push(Checkpoint {
-                    samples: r.usize("trajectory")?,
-                    weights: r.f64s("trajectory")?,
-                });
-            }
-            let kept: Vec<usize> = r
-                .u64s("kept")?
-                .into_iter()
-                .map(|i| usize::try_from(i).map_err(|_| corrupt("kept")))
-                .collect::<Result<_, _>>()?;
-            if kept.len() != k || kept.iter().any(|&i| i >= cfg.kernels.len()) {
-                return Err(corrupt("kept"));
-            }
-            let kept_weights = r.f64s_exact("kept weights", k)?;
-            let seconds = r.f64("seconds")?;
-            let samples = r.usize("samples")?;
-            let since_refactor = r.u64s("since_refactor")?;
-            if since_refactor.len() != model.since_refactor.len() {
-                return Err(corrupt("since_refactor"));
-            }
-            let since_belief = r.u64("since_belief")?;
-            read_ring(&mut r, &mut pending, d, p)?;
-            read_ring(&mut r, &mut replay, d, p)?;
-            if let Some(ds) = drift.as_deref_mut() {
-                read_drift(&mut r, ds)?;
-                if ds.terms.len() != k {
-                    return Err(corrupt("drift terms"));
-                }
-            }
-            if r.pos != bytes.len() {
-                return Err(corrupt("trailing bytes"));
-            }
-            let mu0: Vec<f64> = kept.iter().map(|&i| cfg.prior_mean[i]).collect();
-            let mut belief = Belief::prior(mu0, &cfg.belief);
-            if !belief.set_theta(&theta) {
-                return Err(corrupt("belief parameters"));
-            }
-            let m = components[0].m();
-            model.refactor_jobs = (0..k)
-                .map(|i| Some(Box::new(RefactorJob::new(i, m, p))))
-                .collect();
-            model.belief_theta = theta;
-            model.belief_job = Some(Box::new(BeliefJob {
-                belief,
-                ell: vec![0.0; k],
-                weights: weights.clone(),
-                rng,
-            }));
-            let mut ensemble = Ensemble::new(scaler, components, weights);
-            ensemble.add_excess_noise = cfg.add_excess_noise;
-            ensemble.host_noise.copy_from_slice(&last_noise_var);
-            if let Some(ds) = drift.as_deref_mut() {
-                // The new worker rebuilds its mirror from the whole window (reset).
-                let inj = Injection::new(ds.drift, &ensemble.scaler.y_scale);
-                ds.injection = Some(inj);
-                ds.job = Some(Box::new(RefreshJob::new(
-                    cfg.drift_window,
-                    d,
-                    p,
-                    cfg.keep,
-                    k,
-                    m,
-                )));
-                ds.reset = true;
-                if worker
-                    .try_send(Job::Mirror(Box::new(Mirror::new(inj, &ensemble))))
-                    .is_err()
-                {
-                    return Err(ModelError::Other(
-                        "load: cannot hand the drift mirror to the background thread".into(),
-                    ));
-                }
-            }
-            model.ensemble = Some(Box::new(ensemble));
-            model.report = Some(Box::new(OfflineReport {
-                kernels,
-                trajectory,
-                kept,
-                kept_weights,
-                seconds,
-                samples,
-            }));
-            model.since_refactor = since_refactor;
-            model.since_belief = since_belief;
-            model.buf_x = Vec::new();
-            model.buf_y = Vec::new();
-            model.phase = Phase::Online;
-        }
-        _ => return Err(corrupt("phase")),
-    }
-    model.samples_seen = samples_seen;
-    model.last_t_secs = last_t_secs;
-    model.fb_n = fb_n;
-    model.fb_mean = fb_mean;
-    model.fb_m2 = fb_m2;
-    model.last_noise_var = last_noise_var;
-    model.counters = counters;
-    model.pending = pending;
-    model.replay = replay;
-    model.drift = drift;
-    model.failure = None;
-    model.failure_reported = false;
-    model.worker = worker;
     Ok(())
+}
+
+/// The fields saved in every phase, before the phase's own.
+struct Common {
+    samples_seen: u64,
+    last_t_secs: f64,
+    fb_n: u64,
+    fb_mean: Vec<f64>,
+    fb_m2: Vec<f64>,
+    last_noise_var: Vec<f64>,
+    counters: Counters,
+}
+
+fn read_common(r: &mut Reader<'_>, p: usize) -> Result<Common, ModelError> {
+    Ok(Common {
+        samples_seen: r.u64("samples_seen")?,
+        last_t_secs: r.f64("t")?,
+        fb_n: r.u64("fallback n")?,
+        fb_mean: r.f64s_exact("fallback mean", p)?,
+        fb_m2: r.f64s_exact("fallback m2", p)?,
+        last_noise_var: r.f64s_exact("noise_var", p)?,
+        counters: Counters {
+            pending_dropped: r.u64("counters")?,
+            belief_refits: r.u64("counters")?,
+            refactors: r.u64("counters")?,
+            refactors_stale: r.u64("counters")?,
+            online_samples: r.u64("counters")?,
+        },
+    })
+}
+
+impl Common {
+    fn install(self, model: &mut Vbks) {
+        model.samples_seen = self.samples_seen;
+        model.last_t_secs = self.last_t_secs;
+        model.fb_n = self.fb_n;
+        model.fb_mean = self.fb_mean;
+        model.fb_m2 = self.fb_m2;
+        model.last_noise_var = self.last_noise_var;
+        model.counters = self.counters;
+    }
+}
+
+/// What a load replaces in every phase besides the saved fields: a new background thread
+/// (so no reply of the old one reaches the new state), and the rings and drift state,
+/// created empty and filled from the state.
+struct FreshParts {
+    worker: Worker,
+    pending: SampleRing,
+    replay: SampleRing,
+    drift: Option<Box<DriftState>>,
+}
+
+impl FreshParts {
+    fn new(cfg: &ValidConfig) -> Result<Self, ModelError> {
+        let (d, p) = (cfg.input_dim, cfg.output_dim);
+        let worker = Worker::spawn(cfg.clone(), cfg.keep + 4)
+            .map_err(|e| ModelError::Other(format!("cannot start the background thread: {e}")))?;
+        let pending = SampleRing::with_extra(
+            cfg.pending_capacity,
+            d,
+            p,
+            if cfg.drift.is_some() { 1 + p } else { 0 },
+        );
+        let drift = cfg
+            .drift
+            .map(|dr| Box::new(DriftState::new(dr, cfg.drift_window, d, p, cfg.keep)));
+        let replay = SampleRing::new(
+            if cfg.forgetting < 1.0 {
+                cfg.replay_capacity
+            } else {
+                0
+            },
+            d,
+            p,
+        );
+        Ok(Self {
+            worker,
+            pending,
+            replay,
+            drift,
+        })
+    }
+
+    fn install(self, model: &mut Vbks) {
+        model.pending = self.pending;
+        model.replay = self.replay;
+        model.drift = self.drift;
+        model.failure = None;
+        model.failure_reported = false;
+        model.worker = self.worker;
+    }
+}
+
+/// The collecting phase: the buffered samples and the drift section; nothing may follow.
+fn read_collecting(
+    r: &mut Reader<'_>,
+    cfg: &ValidConfig,
+    drift: Option<&mut DriftState>,
+) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let buf_x = r.f64s("buffered x")?;
+    let buf_y = r.f64s("buffered y")?;
+    if buf_x.len() % d != 0 || buf_y.len() != buf_x.len() / d * p {
+        return Err(corrupt("buffered samples"));
+    }
+    if let Some(ds) = drift {
+        read_drift(r, ds)?;
+    }
+    r.expect_end()?;
+    Ok((buf_x, buf_y))
+}
+
+/// Puts `model` in the collecting phase with these buffered samples, in buffers sized for
+/// the whole offline phase.
+fn install_collecting(model: &mut Vbks, cfg: &ValidConfig, buf_x: &[f64], buf_y: &[f64]) {
+    let mut bx = Vec::with_capacity(cfg.offline_samples * cfg.input_dim);
+    bx.extend_from_slice(buf_x);
+    let mut by = Vec::with_capacity(cfg.offline_samples * cfg.output_dim);
+    by.extend_from_slice(buf_y);
+    model.buf_x = bx;
+    model.buf_y = by;
+    model.phase = Phase::Collecting;
+    model.ensemble = None;
+    model.report = None;
+    model.belief_job = None;
+    model.belief_theta.clear();
+    model.refactor_jobs.clear();
+}
+
+/// The online phase as saved, read and checked, before the model is rebuilt from it.
+struct SavedOnline {
+    scaler: Scaler,
+    components: Vec<Component>,
+    weights: Vec<f64>,
+    theta: Vec<f64>,
+    rng: Rng,
+    report: OfflineReport,
+    since_refactor: Vec<u64>,
+    since_belief: u64,
+}
+
+/// The online phase: scaler, components, weights, belief and its RNG, the offline report,
+/// the refit clocks, then the rings and drift section into `fresh`; nothing may follow.
+fn read_online(
+    r: &mut Reader<'_>,
+    cfg: &ValidConfig,
+    fresh: &mut FreshParts,
+    n_since_refactor: usize,
+) -> Result<SavedOnline, ModelError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let scaler = Scaler {
+        x_mean: r.f64s_exact("scaler", d)?,
+        x_scale: r.f64s_exact("scaler", d)?,
+        y_mean: r.f64s_exact("scaler", p)?,
+        y_scale: r.f64s_exact("scaler", p)?,
+    };
+    let k = r.len("components", 8)?;
+    let mut components = Vec::with_capacity(k);
+    for _ in 0..k {
+        components.push(read_component(r, cfg)?);
+    }
+    let weights = r.f64s_exact("weights", k)?;
+    let theta = r.f64s("belief")?;
+    let rng = read_rng(r)?;
+    let report = read_report(r, cfg, k)?;
+    let since_refactor = r.u64s("since_refactor")?;
+    if since_refactor.len() != n_since_refactor {
+        return Err(corrupt("since_refactor"));
+    }
+    let since_belief = r.u64("since_belief")?;
+    read_ring(r, &mut fresh.pending, d, p)?;
+    read_ring(r, &mut fresh.replay, d, p)?;
+    if let Some(ds) = fresh.drift.as_deref_mut() {
+        read_drift(r, ds)?;
+        if ds.terms.len() != k {
+            return Err(corrupt("drift terms"));
+        }
+    }
+    r.expect_end()?;
+    Ok(SavedOnline {
+        scaler,
+        components,
+        weights,
+        theta,
+        rng,
+        report,
+        since_refactor,
+        since_belief,
+    })
+}
+
+/// One component: its kernel expression (compiled against this config), log-parameters,
+/// inducing inputs Z, L_K, statistics, factor and scores.
+fn read_component(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<Component, ModelError> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let expr = Expr::parse(&r.str("kernel")?).map_err(|e| corrupt(&e))?;
+    let spec = KernelSpec::compile(&expr, d, &|b| cfg.base_dims.of(b)).map_err(|e| corrupt(&e))?;
+    let psi = r.f64s_exact("psi", spec.n_params() + 1)?;
+    let z = r.f64s("z")?;
+    let m = z.len() / d;
+    if m == 0 || z.len() != m * d {
+        return Err(corrupt("z"));
+    }
+    let lk = r.f64s_exact("lk", m * m)?;
+    let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| corrupt(&e.0))?;
+    comp.stats.a = r.f64s_exact("stats a", m * m)?;
+    comp.stats.r = r.f64s_exact("stats r", m * p)?;
+    comp.stats.c = r.f64s_exact("stats c", p)?;
+    comp.stats.t = r.f64("stats t")?;
+    comp.stats.n = r.f64("stats n")?;
+    comp.factor.lb = r.f64s_exact("factor", m * m)?;
+    comp.factor.gamma = r.f64s_exact("gamma", m * p)?;
+    comp.offline_bound = r.f64("bound")?;
+    comp.prequential = r.f64("prequential")?;
+    Ok(comp)
+}
+
+/// The belief's generator: four state words and the cached normal, if any.
+fn read_rng(r: &mut Reader<'_>) -> Result<Rng, ModelError> {
+    let state_words = r.u64s("rng")?;
+    let has_spare = r.u8("rng")? != 0;
+    let spare = r.f64("rng")?;
+    let state: [u64; 4] = state_words.try_into().map_err(|_| corrupt("rng state"))?;
+    Ok(Rng::from_state(state, has_spare.then_some(spare)))
+}
+
+/// The offline report of a model with `k` kept kernels.
+fn read_report(
+    r: &mut Reader<'_>,
+    cfg: &ValidConfig,
+    k: usize,
+) -> Result<OfflineReport, ModelError> {
+    let nk = r.len("report", 8)?;
+    let mut kernels = Vec::with_capacity(nk);
+    for _ in 0..nk {
+        kernels.push(KernelReport {
+            expr: r.str("report kernel")?,
+            bound: r.f64("report bound")?,
+            weight: r.f64("report weight")?,
+            psi: r.f64s("report psi")?,
+            failed_steps: r.usize("report failed")?,
+        });
+    }
+    let nt = r.len("trajectory", 8)?;
+    let mut trajectory = Vec::with_capacity(nt);
+    for _ in 0..nt {
+        trajectory.push(Checkpoint {
+            samples: r.usize("trajectory")?,
+            weights: r.f64s("trajectory")?,
+        });
+    }
+    let kept: Vec<usize> = r
+        .u64s("kept")?
+        .into_iter()
+        .map(|i| usize::try_from(i).map_err(|_| corrupt("kept")))
+        .collect::<Result<_, _>>()?;
+    if kept.len() != k || kept.iter().any(|&i| i >= cfg.kernels.len()) {
+        return Err(corrupt("kept"));
+    }
+    Ok(OfflineReport {
+        kernels,
+        trajectory,
+        kept,
+        kept_weights: r.f64s_exact("kept weights", k)?,
+        seconds: r.f64("seconds")?,
+        samples: r.usize("samples")?,
+    })
+}
+
+/// The online phase rebuilt from its saved parts, ready to be installed.
+struct OnlineState {
+    ensemble: Ensemble,
+    saved_report: OfflineReport,
+    belief_theta: Vec<f64>,
+    belief_job: BeliefJob,
+    refactor_jobs: Vec<Option<Box<RefactorJob>>>,
+    since_refactor: Vec<u64>,
+    since_belief: u64,
+}
+
+/// Rebuilds the belief, the background jobs and the ensemble, and (with drift) hands the
+/// new worker its mirror. The model is not touched, so an error here leaves it unchanged.
+fn start_online(
+    cfg: &ValidConfig,
+    saved: SavedOnline,
+    last_noise_var: &[f64],
+    fresh: &mut FreshParts,
+) -> Result<OnlineState, ModelError> {
+    let p = cfg.output_dim;
+    let k = saved.components.len();
+    let mu0: Vec<f64> = saved
+        .report
+        .kept
+        .iter()
+        .map(|&i| cfg.prior_mean[i])
+        .collect();
+    let mut belief = Belief::prior(mu0, &cfg.belief);
+    if !belief.set_theta(&saved.theta) {
+        return Err(corrupt("belief parameters"));
+    }
+    let m = saved.components[0].m();
+    let refactor_jobs = (0..k)
+        .map(|i| Some(Box::new(RefactorJob::new(i, m, p))))
+        .collect();
+    let belief_job = BeliefJob {
+        belief,
+        ell: vec![0.0; k],
+        weights: saved.weights.clone(),
+        rng: saved.rng,
+    };
+    let mut ensemble = Ensemble::new(saved.scaler, saved.components, saved.weights);
+    ensemble.add_excess_noise = cfg.add_excess_noise;
+    ensemble.host_noise.copy_from_slice(last_noise_var);
+    if let Some(ds) = fresh.drift.as_deref_mut() {
+        start_drift_refresh(cfg, ds, &ensemble, &fresh.worker, m)?;
+    }
+    Ok(OnlineState {
+        ensemble,
+        saved_report: saved.report,
+        belief_theta: saved.theta,
+        belief_job,
+        refactor_jobs,
+        since_refactor: saved.since_refactor,
+        since_belief: saved.since_belief,
+    })
+}
+
+/// Sets up the drift refresh for `ensemble` (m inducing points per component); the new
+/// worker rebuilds its mirror from the whole window (reset).
+fn start_drift_refresh(
+    cfg: &ValidConfig,
+    ds: &mut DriftState,
+    ensemble: &Ensemble,
+    worker: &Worker,
+    m: usize,
+) -> Result<(), ModelError> {
+    let (d, p, k) = (cfg.input_dim, cfg.output_dim, ensemble.components.len());
+    let inj = Injection::new(ds.drift, &ensemble.scaler.y_scale);
+    ds.injection = Some(inj);
+    ds.job = Some(Box::new(RefreshJob::new(
+        cfg.drift_window,
+        d,
+        p,
+        cfg.keep,
+        k,
+        m,
+    )));
+    ds.reset = true;
+    if worker
+        .try_send(Job::Mirror(Box::new(Mirror::new(inj, ensemble))))
+        .is_err()
+    {
+        return Err(ModelError::Other(
+            "load: cannot hand the drift mirror to the background thread".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn install_online(model: &mut Vbks, online: OnlineState) {
+    model.refactor_jobs = online.refactor_jobs;
+    model.belief_theta = online.belief_theta;
+    model.belief_job = Some(Box::new(online.belief_job));
+    model.ensemble = Some(Box::new(online.ensemble));
+    model.report = Some(Box::new(online.saved_report));
+    model.since_refactor = online.since_refactor;
+    model.since_belief = online.since_belief;
+    model.buf_x = Vec::new();
+    model.buf_y = Vec::new();
+    model.phase = Phase::Online;
 }

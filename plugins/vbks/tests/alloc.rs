@@ -6,21 +6,12 @@
 #![allow(clippy::unwrap_used)]
 
 use gpn_gp_core::model::OnlineModel;
+use gpn_test_support::AllocStream;
 use gpn_vbks::{Phase, Vbks};
 use serde_json::json;
 
 #[global_allocator]
 static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
-
-struct Xorshift(u64);
-impl Xorshift {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
 
 fn check(p: usize, extra: serde_json::Value) {
     let d = 4;
@@ -34,18 +25,12 @@ fn check(p: usize, extra: serde_json::Value) {
         cfg[k] = v.clone();
     }
     let mut m = Vbks::from_json(&cfg, d, p).unwrap();
-    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
-    let (mut x, mut y, nv) = (vec![0.0; d], vec![0.0; p], vec![0.01; p]);
-    let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let mut s = AllocStream::new(d, p, 0.01);
     let mut step = |m: &mut Vbks, k: usize| {
-        for v in x.iter_mut() {
-            *v = rng.next() * 2.0;
-        }
-        for (o, v) in y.iter_mut().enumerate() {
-            *v = (x[0] * (o + 1) as f64).sin() + x[1] * x[2];
-        }
-        m.predict(&x, &mut mu, &mut var).unwrap();
-        m.update(&x, &y, k as f64 * 0.001, &nv).unwrap();
+        s.draw(2.0, 0.0);
+        m.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
+        m.update(&s.x, &s.y, k as f64 * 0.001, &s.noise_var)
+            .unwrap();
     };
     for k in 0..400 {
         step(&mut m, k);

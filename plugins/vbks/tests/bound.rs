@@ -36,6 +36,22 @@ fn targets(x: &[f64], d: usize, p: usize, rng: &mut Rng) -> Vec<f64> {
         .collect()
 }
 
+/// The problem drawn from `seed`: `n` inputs of dimension `d`, their `p` targets each, and
+/// `m` inducing inputs; and the generator, to draw more.
+fn problem(
+    seed: u64,
+    d: usize,
+    p: usize,
+    n: usize,
+    m: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, Rng) {
+    let mut rng = Rng::new(seed);
+    let x = points(n, d, &mut rng);
+    let y = targets(&x, d, p, &mut rng);
+    let z = points(m, d, &mut rng);
+    (x, y, z, rng)
+}
+
 fn gram(spec: &KernelSpec, psi: &[f64], a: &[f64], b: &[f64]) -> DMatrix<f64> {
     let d = spec.dim();
     let prep = spec.prepare(&psi[..spec.n_params()]);
@@ -92,10 +108,7 @@ fn with_z_equal_x_the_bound_is_the_exact_marginal_likelihood() {
 #[test]
 fn sparse_bound_matches_the_titsias_formula() {
     let (d, p, n, m) = (2, 2, 40, 7);
-    let mut rng = Rng::new(2);
-    let x = points(n, d, &mut rng);
-    let y = targets(&x, d, p, &mut rng);
-    let z = points(m, d, &mut rng);
+    let (x, y, z, _) = problem(2, d, p, n, m);
     for (k, text) in KERNELS.iter().chain(["LIN*SE+PER"].iter()).enumerate() {
         let (spec, psi) = spec_psi(text, d, 10 + k as u64);
         let s2 = psi[spec.n_params()].exp();
@@ -119,10 +132,7 @@ fn sparse_bound_matches_the_titsias_formula() {
 #[test]
 fn svgp_bound_is_below_and_natgrad_with_full_batch_reaches_it() {
     let (d, p, n, m) = (2, 2, 50, 8);
-    let mut rng = Rng::new(3);
-    let x = points(n, d, &mut rng);
-    let y = targets(&x, d, p, &mut rng);
-    let z = points(m, d, &mut rng);
+    let (x, y, z, mut rng) = problem(3, d, p, n, m);
     for (k, text) in KERNELS.iter().enumerate() {
         let (spec, psi) = spec_psi(text, d, 20 + k as u64);
         let jitter_rel = 1e-6;
@@ -215,10 +225,7 @@ fn sgpr_posterior(
 #[test]
 fn online_updates_match_the_batch_posterior() {
     let (d, p, n, m) = (2, 3, 120, 10);
-    let mut rng = Rng::new(4);
-    let x = points(n, d, &mut rng);
-    let y = targets(&x, d, p, &mut rng);
-    let z = points(m, d, &mut rng);
+    let (x, y, z, mut rng) = problem(4, d, p, n, m);
     let xstar = points(5, d, &mut rng);
     for (k, text) in ["SE", "PER*SE+RQ", "LIN*SE+PER"].iter().enumerate() {
         let (spec, psi) = spec_psi(text, d, 30 + k as u64);
@@ -278,10 +285,7 @@ fn online_updates_match_the_batch_posterior() {
 fn forgetting_discounts_the_statistics_and_refactoring_gives_the_discounted_posterior() {
     let (d, p, n, m) = (2, 2, 80, 8);
     let lambda: f64 = 0.97;
-    let mut rng = Rng::new(5);
-    let x = points(n, d, &mut rng);
-    let y = targets(&x, d, p, &mut rng);
-    let z = points(m, d, &mut rng);
+    let (x, y, z, _) = problem(5, d, p, n, m);
     let (spec, psi) = spec_psi("PER*SE+RQ", d, 40);
     let jitter_rel = 1e-6;
     let lk = inducing_factor(&spec, &psi, &z, jitter_rel).unwrap();

@@ -126,6 +126,11 @@ fn drift_config(drift: serde_json::Value) -> serde_json::Value {
     })
 }
 
+/// A one-input, one-output model of [`drift_config`] with `drift`.
+fn drifting_model(drift: serde_json::Value) -> Vbks {
+    Vbks::from_json(&drift_config(drift), 1, 1).unwrap()
+}
+
 fn feed(m: &mut Vbks, data: &[Sample]) {
     for s in data {
         m.update(&s.x, &[s.y], s.t, &[s.noise]).unwrap();
@@ -187,22 +192,22 @@ fn dense_bound(c: &gpn_vbks::component::Component, xs: &[[f64; 1]], ys: &[f64], 
     -0.5 * (n as f64 * (2.0 * std::f64::consts::PI).ln() + ln_det + y.dot(&alpha)) - 0.5 * trace
 }
 
-/// The samples alive at `t_now` for a component of noise `s2` (standardised) under
-/// quadratic drift κ with cap `ratio`, with their standardised inflated variances.
+/// The samples alive at `t_now` for a component of noise `s2` (standardised) whose drift
+/// inflates a base variance to `var(base, age)`, with cap `ratio`: their standardised
+/// inputs, targets and inflated variances.
 fn alive(
     data: &[Sample],
     scaler: &gpn_vbks::scaler::Scaler,
     s2: f64,
-    kappa: f64,
     ratio: f64,
     t_now: f64,
+    var: impl Fn(f64, f64) -> f64,
 ) -> (Vec<[f64; 1]>, Vec<f64>, Vec<f64>) {
     let sc2 = scaler.y_scale[0] * scaler.y_scale[0];
     let (mut xs, mut ys, mut vs) = (Vec::new(), Vec::new(), Vec::new());
     for s in data {
         let base = (s2 * sc2).max(s.noise);
-        let a = t_now - s.t;
-        let v = base + (kappa * a) * (kappa * a);
+        let v = var(base, t_now - s.t);
         if v > ratio * base {
             continue;
         }
@@ -213,17 +218,63 @@ fn alive(
     (xs, ys, vs)
 }
 
+/// Quadratic drift κ: base + (κ·age)².
+fn quadratic(kappa: f64) -> impl Fn(f64, f64) -> f64 {
+    move |base, age| base + (kappa * age) * (kappa * age)
+}
+
+/// Asserts that component `c` predicts at each of `probes` what the dense SGPR of (`xs`,
+/// `ys`, `vs`) does: the mean within 1e-7·(1 + |mean|), the variance within 1e-6 relative
+/// (of at least 1e-6). Returns the worst relative error.
+fn assert_like_dense_sgpr(
+    c: &gpn_vbks::component::Component,
+    (xs, ys, vs): &(Vec<[f64; 1]>, Vec<f64>, Vec<f64>),
+    probes: impl IntoIterator<Item = f64>,
+) -> f64 {
+    let mut comp = c.clone();
+    let mut worst = 0.0f64;
+    for at in probes {
+        let at = [at];
+        let (mu_ref, var_ref) = dense_sgpr(&comp, xs, ys, vs, &at);
+        let mut mu = [0.0];
+        let var = comp.predict_std(&at, &mut mu);
+        let err_mu = (mu[0] - mu_ref).abs() / (1.0 + mu_ref.abs());
+        let err_var = (var - var_ref).abs() / var_ref.abs().max(1e-6);
+        worst = worst.max(err_mu).max(err_var);
+        assert!(
+            err_mu < 1e-7 && err_var < 1e-6,
+            "{}: at {at:?} mean {} vs dense {mu_ref}, var {var} vs dense {var_ref}",
+            c.spec.expr(),
+            mu[0]
+        );
+    }
+    worst
+}
+
+/// Asserts for every component of `m`, fed `data`, that some samples have expired and that
+/// it predicts at ten points of [−2, 1.6] as the dense SGPR of the samples alive at the
+/// last stamp (variances inflated by `var`, capped at `ratio`).
+fn assert_every_component_like_dense_sgpr(
+    m: &Vbks,
+    data: &[Sample],
+    ratio: f64,
+    var: impl Fn(f64, f64) -> f64,
+) {
+    let t_now = data.last().unwrap().t;
+    let e = m.ensemble().unwrap();
+    for c in &e.components {
+        let window = alive(data, &e.scaler, c.s2, ratio, t_now, &var);
+        assert!(window.0.len() < data.len(), "{} alive", window.0.len());
+        assert_like_dense_sgpr(c, &window, (0..10).map(|k| -2.0 + 0.4 * k as f64));
+    }
+}
+
 #[test]
 fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variances() {
     let (kappa, ratio) = (0.1, 50.0);
     let data = drift_stream(200, 0.05, 0.0, 11);
-    let mut m = Vbks::from_json(
-        &drift_config(json!({"model": "quadratic", "kappa_per_s": kappa,
-            "max_var_ratio": ratio, "refresh_hz": 2})),
-        1,
-        1,
-    )
-    .unwrap();
+    let mut m = drifting_model(json!({"model": "quadratic", "kappa_per_s": kappa,
+            "max_var_ratio": ratio, "refresh_hz": 2}));
     feed(&mut m, &data);
     assert!(
         m.sync_drift(),
@@ -234,7 +285,8 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
     let mut worst = 0.0f64;
     let mut n_alive = Vec::new();
     for c in &e.components {
-        let (xs, ys, vs) = alive(&data, &e.scaler, c.s2, kappa, ratio, t_now);
+        let window = alive(&data, &e.scaler, c.s2, ratio, t_now, quadratic(kappa));
+        let (xs, ys, vs) = &window;
         n_alive.push(xs.len());
         // Some expired, some inflated, some at base: the test covers all three.
         assert!(xs.len() < data.len() && xs.len() > 20, "{} alive", xs.len());
@@ -242,7 +294,7 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
         let reported = m.describe_json()["kept"][n_alive.len() - 1]["local_bound"]
             .as_f64()
             .unwrap();
-        let bound_ref = dense_bound(c, &xs, &ys, &vs);
+        let bound_ref = dense_bound(c, xs, ys, vs);
         assert!(
             (reported - bound_ref).abs() < 1e-6 * (1.0 + bound_ref.abs()),
             "{}: bound {reported} vs dense {bound_ref}",
@@ -252,22 +304,8 @@ fn each_component_equals_a_dense_heteroscedastic_sgpr_with_the_inflated_variance
             "{}: heteroscedastic bound {reported:.6} vs dense {bound_ref:.6}",
             c.spec.expr()
         );
-        let mut comp = c.clone();
-        for k in 0..25 {
-            let at = [-2.5 + 0.2 * k as f64];
-            let (mu_ref, var_ref) = dense_sgpr(&comp, &xs, &ys, &vs, &at);
-            let mut mu = [0.0];
-            let var = comp.predict_std(&at, &mut mu);
-            let err_mu = (mu[0] - mu_ref).abs() / (1.0 + mu_ref.abs());
-            let err_var = (var - var_ref).abs() / var_ref.abs().max(1e-6);
-            worst = worst.max(err_mu).max(err_var);
-            assert!(
-                err_mu < 1e-7 && err_var < 1e-6,
-                "{}: at {at:?} mean {} vs dense {mu_ref}, var {var} vs dense {var_ref}",
-                c.spec.expr(),
-                mu[0]
-            );
-        }
+        let probes = (0..25).map(|k| -2.5 + 0.2 * k as f64);
+        worst = worst.max(assert_like_dense_sgpr(c, &window, probes));
     }
     eprintln!(
         "dense SGPR agreement: worst relative error {worst:.2e}, alive per component {n_alive:?}"
@@ -295,25 +333,7 @@ fn samples_queued_during_a_background_offline_phase_keep_their_stamps_and_noise(
         240,
         "every queued sample was folded"
     );
-    let t_now = data.last().unwrap().t;
-    let e = m.ensemble().unwrap();
-    for c in &e.components {
-        let (xs, ys, vs) = alive(&data, &e.scaler, c.s2, kappa, ratio, t_now);
-        assert!(xs.len() < data.len());
-        let mut comp = c.clone();
-        for k in 0..10 {
-            let at = [-2.0 + 0.4 * k as f64];
-            let (mu_ref, var_ref) = dense_sgpr(&comp, &xs, &ys, &vs, &at);
-            let mut mu = [0.0];
-            let var = comp.predict_std(&at, &mut mu);
-            assert!(
-                (mu[0] - mu_ref).abs() < 1e-7 * (1.0 + mu_ref.abs()),
-                "mean {} vs {mu_ref}",
-                mu[0]
-            );
-            assert!((var - var_ref).abs() < 1e-6 * var_ref.abs().max(1e-6));
-        }
-    }
+    assert_every_component_like_dense_sgpr(&m, &data, ratio, quadratic(kappa));
 }
 
 #[test]
@@ -324,13 +344,8 @@ fn exponential_drift_discounts_exactly_on_the_control_thread() {
     // matches the dense reference with the expired samples removed.
     let (tau, ratio) = (2.0, 30.0);
     let data = drift_stream(200, 0.05, 0.0, 12);
-    let mut m = Vbks::from_json(
-        &drift_config(json!({"model": "exponential", "tau_s": tau,
-            "max_var_ratio": ratio, "refresh_hz": 1e-6})),
-        1,
-        1,
-    )
-    .unwrap();
+    let mut m = drifting_model(json!({"model": "exponential", "tau_s": tau,
+            "max_var_ratio": ratio, "refresh_hz": 1e-6}));
     // The first rebuilds (which reweight the offline samples) are awaited; no other is due.
     feed(&mut m, &data[..61]);
     assert!(m.sync_drift());
@@ -357,31 +372,8 @@ fn exponential_drift_discounts_exactly_on_the_control_thread() {
         }
     }
     assert!(m.sync_drift());
-    let e = m.ensemble().unwrap();
-    for c in &e.components {
-        let sc2 = e.scaler.y_scale[0].powi(2);
-        let (mut xs, mut ys, mut vs) = (Vec::new(), Vec::new(), Vec::new());
-        for s in &data {
-            let base = (c.s2 * sc2).max(s.noise);
-            let v = base * ((t_now - s.t) / tau).exp();
-            if v > ratio * base {
-                continue;
-            }
-            xs.push([(s.x[0] - e.scaler.x_mean[0]) / e.scaler.x_scale[0]]);
-            ys.push((s.y - e.scaler.y_mean[0]) / e.scaler.y_scale[0]);
-            vs.push(v / sc2);
-        }
-        assert!(xs.len() < data.len());
-        let mut comp = c.clone();
-        for k in 0..10 {
-            let at = [-2.0 + 0.4 * k as f64];
-            let (mu_ref, var_ref) = dense_sgpr(&comp, &xs, &ys, &vs, &at);
-            let mut mu = [0.0];
-            let var = comp.predict_std(&at, &mut mu);
-            assert!((mu[0] - mu_ref).abs() < 1e-7 * (1.0 + mu_ref.abs()));
-            assert!((var - var_ref).abs() < 1e-6 * var_ref.abs().max(1e-6));
-        }
-    }
+    let exponential = |base: f64, age: f64| base * (age / tau).exp();
+    assert_every_component_like_dense_sgpr(&m, &data, ratio, exponential);
 }
 
 #[test]
@@ -393,13 +385,8 @@ fn samples_expire_past_the_variance_cap() {
     for s in &mut data {
         s.noise = noise;
     }
-    let mut m = Vbks::from_json(
-        &drift_config(json!({"model": "quadratic", "kappa_per_s": kappa,
-            "max_var_ratio": ratio, "refresh_hz": 5})),
-        1,
-        1,
-    )
-    .unwrap();
+    let mut m = drifting_model(json!({"model": "quadratic", "kappa_per_s": kappa,
+            "max_var_ratio": ratio, "refresh_hz": 5}));
     feed(&mut m, &data);
     assert!(m.sync_drift());
     let t_now = data.last().unwrap().t;
@@ -437,7 +424,7 @@ fn samples_expire_past_the_variance_cap() {
 /// rebuild, as a real-time loop would leave it the time to finish.
 fn prequential_rmse(drift: serde_json::Value, data: &[Sample], from: usize) -> f64 {
     let sync_every = 10;
-    let mut m = Vbks::from_json(&drift_config(drift), 1, 1).unwrap();
+    let mut m = drifting_model(drift);
     let mut se = 0.0;
     let mut n = 0;
     for (k, s) in data.iter().enumerate() {
@@ -526,7 +513,7 @@ fn save_and_load_with_drift_reproduce_the_model() {
         }
     }
     // A drift state does not load into a model without drift (different config).
-    let mut plain = Vbks::from_json(&drift_config(json!(null)), 1, 1).unwrap();
+    let mut plain = drifting_model(json!(null));
     assert!(plain.load_state(&bytes).is_err());
 }
 

@@ -301,30 +301,21 @@ fn learned_noise_beyond_the_callers_is_added_to_the_variance() {
 
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
-    assert!(matches!(
-        Vbks::from_json(&json!({"kernels": "level9"}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
-    assert!(matches!(
-        Vbks::from_json(&json!({"kernels": ["SE+FOO"]}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
-    assert!(matches!(
-        Vbks::from_json(&json!({"offline_samples": 10, "inducing": 32}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
-    assert!(matches!(
-        Vbks::from_json(&json!({"forgetting": 1.5}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
-    assert!(matches!(
-        Vbks::from_json(&json!({"no_such_key": 1}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
-    assert!(matches!(
-        Vbks::from_json(&json!({"base_dims": {"PER": [5]}}), 2, 1),
-        Err(ModelError::Config(_))
-    ));
+    for bad in [
+        json!({"kernels": "level9"}),
+        json!({"kernels": ["SE+FOO"]}),
+        json!({"offline_samples": 10, "inducing": 32}),
+        json!({"forgetting": 1.5}),
+        json!({"no_such_key": 1}),
+        json!({"base_dims": {"PER": [5]}}),
+    ] {
+        let result = Vbks::from_json(&bad, 2, 1);
+        assert!(
+            matches!(result, Err(ModelError::Config(_))),
+            "{bad}: {:?}",
+            result.err()
+        );
+    }
     let mut m = Vbks::from_json(&small_config(), 2, 2).unwrap();
     let (mut mean, mut var) = ([0.0; 2], [0.0; 2]);
     assert!(matches!(

@@ -101,6 +101,24 @@ pub fn count_allocations(f: impl FnOnce()) -> usize {
     allocations()
 }
 
+/// Runs `f` with counting armed on every thread; returns the allocations made meanwhile.
+pub fn count_all_allocations(f: impl FnOnce()) -> usize {
+    reset();
+    arm_all(true);
+    f();
+    arm_all(false);
+    allocations()
+}
+
+/// Runs `f` with counting armed on this thread; returns the allocations and frees it made.
+pub fn count_allocations_and_frees(f: impl FnOnce()) -> usize {
+    reset();
+    arm(true);
+    f();
+    arm(false);
+    allocations() + frees()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,10 +156,8 @@ mod tests {
         reset();
         arm(true);
         arm(false);
-        arm_all(true);
-        on_another_thread();
-        arm_all(false);
-        assert!(allocations() >= 1, "the other thread's vector was counted");
+        let n = count_all_allocations(on_another_thread);
+        assert!(n >= 1, "the other thread's vector was counted");
         reset();
         on_another_thread();
         assert_eq!(allocations(), 0);

@@ -1,5 +1,6 @@
 //! Helpers the workspace's tests share (one copy each): whether this is CI, the Python that
-//! runs the reference checks, the repository's folders, and running a tool for its JSON.
+//! runs the reference checks, the repository's folders, running a tool for its JSON, and
+//! the random stream of the models' allocation tests.
 //!
 //! A test whose reference is missing (no Python, no `../shared`) says so and passes on a
 //! developer's machine, and fails in CI (`CI=true`): there the reference must be present.
@@ -81,4 +82,101 @@ pub fn json_output(out: &Output, what: &str) -> serde_json::Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// Deterministic uniform numbers in [−1, 1) (xorshift64). No allocation, so the allocation
+/// tests can draw inside their counted sections.
+#[derive(Debug, Clone)]
+pub struct Xorshift(pub u64);
+
+impl Xorshift {
+    /// The next number, uniform in [−1, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+/// The synthetic stream of the models' allocation tests, in buffers allocated once so that
+/// drawing a sample allocates nothing: `d` random inputs and `p` targets
+/// sin((o + 1)·x₀) + x₁·x₂ (o the output; `d` ≥ 3), with room for a prediction.
+#[derive(Debug, Clone)]
+pub struct AllocStream {
+    rng: Xorshift,
+    /// Inputs of the current sample.
+    pub x: Vec<f64>,
+    /// Targets of the current sample.
+    pub y: Vec<f64>,
+    /// Noise variance of each target (fixed).
+    pub noise_var: Vec<f64>,
+    /// Room for a predicted mean.
+    pub mean: Vec<f64>,
+    /// Room for a predicted variance.
+    pub var: Vec<f64>,
+}
+
+impl AllocStream {
+    /// A stream of `d` inputs and `p` targets with noise variance `noise_var`, always from
+    /// the same seed.
+    pub fn new(d: usize, p: usize, noise_var: f64) -> AllocStream {
+        assert!(d >= 3, "the targets read three inputs");
+        AllocStream {
+            rng: Xorshift(0x9e37_79b9_7f4a_7c15),
+            x: vec![0.0; d],
+            y: vec![0.0; p],
+            noise_var: vec![noise_var; p],
+            mean: vec![0.0; p],
+            var: vec![0.0; p],
+        }
+    }
+
+    /// Draws the next sample: each input is `scale·u + shift` for a fresh uniform u in
+    /// [−1, 1).
+    pub fn draw(&mut self, scale: f64, shift: f64) {
+        for v in self.x.iter_mut() {
+            *v = scale * self.rng.uniform() + shift;
+        }
+        let x = &self.x;
+        for (o, v) in self.y.iter_mut().enumerate() {
+            *v = (x[0] * (o + 1) as f64).sin() + x[1] * x[2];
+        }
+    }
+}
+
+/// URDF text for the tests that build small robots: links of one fixed inertia, joints, and
+/// the robot element around them.
+pub mod urdf {
+    /// A link with a 1 kg inertial 0.1 m along its z axis.
+    pub fn link(name: &str) -> String {
+        format!(
+            r#"<link name="{name}"><inertial><origin xyz="0 0 0.1" rpy="0 0 0"/><mass value="1"/>
+  <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>"#
+        )
+    }
+
+    /// A joint 0.2 m above its parent's origin, turning about (or sliding along) `axis`
+    /// (e.g. `"0 0 1"`), followed by `extra` elements (a `<limit>`, or nothing).
+    pub fn joint(
+        name: &str,
+        kind: &str,
+        parent: &str,
+        child: &str,
+        axis: &str,
+        extra: &str,
+    ) -> String {
+        format!(
+            r#"<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>
+           <origin xyz="0 0 0.2" rpy="0 0 0"/><axis xyz="{axis}"/>{extra}</joint>"#
+        )
+    }
+
+    /// The robot `name` made of `elements`, in order.
+    pub fn robot(name: &str, elements: &[String]) -> String {
+        format!(
+            r#"<?xml version="1.0"?><robot name="{name}">{}</robot>"#,
+            elements.concat()
+        )
+    }
 }

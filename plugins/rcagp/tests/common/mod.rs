@@ -24,6 +24,17 @@ impl Rng {
     }
 }
 
+/// Sample `k` of the allocation tests' smooth stream, written into `x` and `y` without
+/// allocating: x_j = sin(0.01·k·(1 + j)), y_o = sin((o + 1)·x_0) + x_1.
+pub fn smooth_sample(k: usize, x: &mut [f64], y: &mut [f64]) {
+    for (j, v) in x.iter_mut().enumerate() {
+        *v = (k as f64 * 0.01 * (1.0 + j as f64)).sin();
+    }
+    for (o, v) in y.iter_mut().enumerate() {
+        *v = (x[0] * (o + 1) as f64).sin() + x[1];
+    }
+}
+
 /// n inputs in [0, 5]^d and targets sin(x_0) + 0.5 cos(1.3 x_1) + noise.
 pub fn data(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Rng(seed);

@@ -1,7 +1,12 @@
-//! Test helpers: a std-only CSV reader and the shared data/anchor files.
+//! Test helpers: a std-only CSV reader, the shared data/anchor files, and the allocation
+//! tests' hyperparameters and step.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+
+use gpn_gp_core::model::OnlineModel;
+use gpn_skygp::SkyGp;
+use gpn_test_support::AllocStream;
 
 /// `shared/` beside the repository (never an absolute path in the source).
 pub fn shared() -> PathBuf {
@@ -72,16 +77,27 @@ pub fn kin40k() -> Stream {
     load("kin40k", "kin40k.csv")
 }
 
-/// Deterministic uniform numbers in [−1, 1) (xorshift; no allocation, so the allocation
-/// tests can draw inside their counted sections).
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+/// Hyperparameters for `p` outputs of `d` inputs: one kernel for all, or with
+/// `distinct_kernels` one per output, each a little different.
+pub fn alloc_hyper(d: usize, p: usize, distinct_kernels: bool) -> serde_json::Value {
+    if !distinct_kernels {
+        return serde_json::json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": vec![0.6; d]});
     }
+    (0..p)
+        .map(|o| {
+            let o = o as f64;
+            serde_json::json!({"sigma_f": 1.0 + o * 0.1, "sigma_n": 0.1, "lengthscales": vec![0.6 + 0.05 * o; d]})
+        })
+        .collect()
+}
+
+/// Feeds the current sample of `s` to `gp` at stamp `t`, predicting it first when
+/// `with_predict`: the allocation tests' step, which allocates nothing itself.
+pub fn feed(gp: &mut SkyGp, s: &mut AllocStream, t: f64, with_predict: bool) {
+    if with_predict {
+        gp.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
+    }
+    gp.update(&s.x, &s.y, t, &s.noise_var).unwrap();
 }
 
 /// The squared-exponential kernel σ_f²·exp(−½ Σ ((a − b)/ℓ)²), written out as the
