@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gp_node::model::{Plugin, SearchPath};
+use gp_node::plugin_host::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_skygp::SkyGp;
 

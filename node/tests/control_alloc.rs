@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
 use std::sync::mpsc::Receiver;
 
+use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
-use gp_node::sim::{SimState, Simulator};
 
 mod alloc_support;
 

@@ -12,7 +12,7 @@ use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, ControlParams, Fallback, SupervisorParams, Tick};
 use gp_node::control::{TickOutput, TickResult, TickStatus};
 use gp_node::learn::{LearnParams, Learner, ModelFactory};
-use gp_node::model::Plugin;
+use gp_node::plugin_host::Plugin;
 use gp_node::robot::Model;
 use gpn_gp_core::model::OnlineModel;
 use loop_support::holding_still;

@@ -12,12 +12,12 @@ use std::time::Instant;
 use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
+use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{
     CancelOutcome, Finished, Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome,
     SwapRefusal, SwapRequest, SwapSource,
 };
-use gp_node::model::{ModelFile, SearchPath};
-use gp_node::sim::{SimState, Simulator};
+use gp_node::plugin_host::{ModelFile, SearchPath};
 use gpn_gp_core::model::ModelError;
 
 mod alloc_support;

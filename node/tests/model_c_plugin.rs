@@ -6,7 +6,7 @@
 
 mod model_support;
 
-use gp_node::model::{Plugin, PluginModel, SearchPath};
+use gp_node::plugin_host::{Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use model_support::{assert_call_failed, assert_create_fails, c_example, is_mapped};
 use nalgebra::{DMatrix, DVector};

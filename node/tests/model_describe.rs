@@ -8,7 +8,7 @@
 
 mod model_support;
 
-use gp_node::model::{Plugin, SearchPath};
+use gp_node::plugin_host::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::{PluginTable, TABLE_SIZE, TABLE_SIZE_MIN};
 use model_support::{c_example, double};

@@ -7,7 +7,7 @@ mod model_support;
 
 use std::path::Path;
 
-use gp_node::model::{HostError, Plugin, SearchPath};
+use gp_node::plugin_host::{HostError, Plugin, SearchPath};
 use gpn_gp_core::model::{ModelError, OnlineModel};
 use model_support::{counter, double, is_mapped, scratch_dir};
 

@@ -7,7 +7,7 @@ mod model_support;
 
 use std::ffi::OsString;
 
-use gp_node::model::{HostError, Plugin, PluginModel, SearchPath};
+use gp_node::plugin_host::{HostError, Plugin, PluginModel, SearchPath};
 use gpn_gp_core::model::{ModelError, OnlineModel};
 use model_support::{
     assert_call_failed, assert_create_fails, bits, cdylib, double, is_mapped, scratch_dir,

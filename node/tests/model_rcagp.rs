@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
-use gp_node::model::{Plugin, SearchPath};
+use gp_node::plugin_host::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_rcagp::RcaGp;
 use model_support::{eval_json_command, lockstep, same_eval_via_host_and_in_process};

@@ -5,7 +5,7 @@
 mod model_support;
 
 use gp_node::eval::dataset::{Centering, ColumnSelection, Dataset};
-use gp_node::model::{Plugin, SearchPath};
+use gp_node::plugin_host::{Plugin, SearchPath};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin as _;
 use gpn_skygp::SkyGp;

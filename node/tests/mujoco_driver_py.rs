@@ -1,5 +1,5 @@
-//! The MuJoCo robot driver (`sim/`, Python: PyPI `mujoco` + `cyclonedds`) passes its own
-//! test suite, `sim/tests` (pytest, from `$GPN_PYTHON`, run from the repository root): URDF
+//! The MuJoCo robot driver (`mujoco_driver/`, Python: PyPI `mujoco` + `cyclonedds`) passes its own
+//! test suite, `mujoco_driver/tests` (pytest, from `$GPN_PYTHON`, run from the repository root): URDF
 //! stripping and loading, MuJoCo vs Pinocchio dynamics on the shared fixtures, the scenario's
 //! payload/friction/armature, the ROS 2 message bytes, and the lock-step loop against a fake
 //! controller over Cyclone DDS (loopback only).
@@ -26,14 +26,21 @@ fn the_mujoco_driver_passes_its_pytest_suite() {
     let out = Command::new(&python)
         .current_dir(repo)
         // No .pytest_cache in the work tree.
-        .args(["-m", "pytest", "sim/tests", "-q", "-p", "no:cacheprovider"])
+        .args([
+            "-m",
+            "pytest",
+            "mujoco_driver/tests",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "pytest sim/tests failed ({}):\n{}\n{}",
+        "pytest mujoco_driver/tests failed ({}):\n{}\n{}",
         out.status,
         tail(&stdout, 80),
         tail(&stderr, 40)

@@ -18,7 +18,7 @@ use gp_node::control_loop::{
     TorqueOrigin, Watchdog, WatchdogAction,
 };
 use gp_node::learn::Learner;
-use gp_node::model::SearchPath;
+use gp_node::plugin_host::SearchPath;
 use gp_node::ros::TopicReference;
 use gp_node::ros::ops::{Ops, SharedStatus};
 

@@ -15,7 +15,7 @@ use gp_node::app::param_ranges;
 use gp_node::app::param_schema::ParamValue;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control_loop::{ControlCommand, ControlReply};
-use gp_node::model::SearchPath;
+use gp_node::plugin_host::SearchPath;
 use gp_node::ros::ops::{self, Ops, SharedStatus};
 
 /// The default parameter text with `from` replaced by `to`.

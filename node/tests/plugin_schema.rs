@@ -6,7 +6,7 @@ mod model_support;
 
 use std::process::Command;
 
-use gp_node::model::{Plugin, config_page};
+use gp_node::plugin_host::{Plugin, config_page};
 
 const PLUGINS: [&str; 3] = ["skygp", "rcagp", "vbks"];
 

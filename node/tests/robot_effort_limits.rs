@@ -8,8 +8,8 @@
 use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::control::{ControlLaw, ControlParams};
+use gp_node::embedded_sim::JointValues;
 use gp_node::robot::{Model, RobotError};
-use gp_node::sim::JointValues;
 use gpn_test_support::urdf::{self, link};
 
 const FILE: &str = "limits.urdf";

@@ -11,13 +11,13 @@ use gp_node::control_loop::{
     CommandDecision, ControlLoop, Handled, LoopOutput, MeasuredReference, OutKind, ReferenceSource,
     StateFrame, Watchdog, WatchdogAction,
 };
+use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{Learner, ModelFactory};
 use gp_node::robot::Model;
 use gp_node::ros::{
     JointStateReader, Mode, Reference, Rejection, StampRefusal, TopicReference, TorqueSource,
     Trajectory,
 };
-use gp_node::sim::{SimState, Simulator};
 use gpn_msgs::builtin_interfaces::{Duration as RosDuration, Time};
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::Header;

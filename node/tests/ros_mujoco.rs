@@ -1,4 +1,4 @@
-//! ROS-node acceptance: `gp-node run` controls the MuJoCo Panda (sim/mujoco_driver.py, PyPI
+//! ROS-node acceptance: `gp-node run` controls the MuJoCo Panda (mujoco_driver/mujoco_driver.py, PyPI
 //! `mujoco` + `cyclonedds`, lock-step) over real DDS for 30 s of simulated time with the
 //! default scenario (1.5 kg unmodelled payload, friction, armature), once with learning and
 //! once with the nominal law; the learned run's RMS tracking error over the second half,

@@ -105,7 +105,7 @@ fn a_set_changes_exactly_its_field() {
         param_schema::with_value(&params, kd, &ParamValue::DoubleArray(vec![1.0; 7])).expect("set");
     assert_eq!(
         changed.control.kd_per_s,
-        gp_node::sim::JointValues::Each(vec![1.0; 7])
+        gp_node::embedded_sim::JointValues::Each(vec![1.0; 7])
     );
     let mut expected = params.clone();
     expected.control.kd_per_s = changed.control.kd_per_s.clone();

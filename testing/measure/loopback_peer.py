@@ -12,7 +12,7 @@ before the next is sent, paced at RATE_HZ (default 1000; 0: back to back). Stamp
 (write → command taken) p50/p99/max in µs. The node's own latency (state received →
 command published) is in its `--json` summary.
 
-Uses the repository's `sim/gpn_mujoco` (message types, QoS, loopback configuration): run it
+Uses the repository's `mujoco_driver/gpn_mujoco` (message types, QoS, loopback configuration): run it
 from a checkout (this file's repository), with a Python that has `cyclonedds`.
 """
 
@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "mujoco_driver"))
 
 from cyclonedds.core import Policy, Qos  # noqa: E402
 from cyclonedds.domain import DomainParticipant  # noqa: E402

@@ -7,7 +7,7 @@
 //! of robots, ROS or the control law, nor of any particular model; from the learner
 //! (`gpn_control::learn`) only the snapshot a model file stores. Hot swap (build and warm
 //! off the control thread, adopt at a tick boundary) is built on top of this crate. The
-//! node re-exports it as `gp_node::model`.
+//! node re-exports it as `gp_node::plugin_host`.
 //!
 //! - [`SearchPath`] — where plugins are looked for (`--plugin-path`, `GPN_PLUGIN_PATH`, the
 //!   executable's directory) and how a name becomes a file (`lib<name>.so`…).

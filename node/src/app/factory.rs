@@ -4,7 +4,7 @@ use gpn_gp_core::model::OnlineModel;
 
 use super::params::NodeParams;
 use crate::learn::ModelFactory;
-use crate::model::{Plugin, SearchPath};
+use crate::plugin_host::{Plugin, SearchPath};
 use crate::robot::{Model, RobotError};
 
 /// The plugin search path of a parameter set: `model.plugin_path`, then `GPN_PLUGIN_PATH`,

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::control::ControlParams;
+use crate::embedded_sim::SimParams;
 use crate::learn::LearnParams;
-use crate::sim::SimParams;
 
 use super::reference::ReferenceParams;
 use super::ros_params::RosParams;

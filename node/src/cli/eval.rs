@@ -15,7 +15,7 @@ use gp_node::eval::{
     predictions::PredictionWriter,
     runner::{self, CalibrateOn, RunOptions},
 };
-use gp_node::model::SearchPath;
+use gp_node::plugin_host::SearchPath;
 
 /// Arguments of `gp-node eval`.
 #[derive(clap::Args, Debug)]

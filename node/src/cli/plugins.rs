@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gp_node::model::{Plugin, SearchPath, config_page};
+use gp_node::plugin_host::{Plugin, SearchPath, config_page};
 
 /// Arguments of `gp-node plugins`.
 #[derive(clap::Args)]

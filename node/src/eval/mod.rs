@@ -105,7 +105,7 @@ pub enum EvalError {
     Fit(#[from] gpn_gp_core::hyperfit::HyperfitError),
     /// The plugin could not be found, loaded or checked, or refused to create the model.
     #[error(transparent)]
-    Plugin(#[from] crate::model::HostError),
+    Plugin(#[from] crate::plugin_host::HostError),
     /// No model of that name.
     #[error("unknown plugin \"{name}\"; available: {available}")]
     UnknownPlugin {

@@ -1,6 +1,6 @@
 //! Model resolution by plugin name: the one place that maps a name to a model.
 //!
-//! Models are shared libraries loaded through the plugin host ([`crate::model`]): the name
+//! Models are shared libraries loaded through the plugin host ([`crate::plugin_host`]): the name
 //! is looked up on a [`SearchPath`] (`--plugin-path`, `GPN_PLUGIN_PATH`, then the
 //! executable's directory, where cargo builds `libgpn_skygp.so` next to `gp-node`), the
 //! library's ABI is checked, and the model comes back as a [`PluginModel`] driven through
@@ -8,13 +8,13 @@
 //! name that is not found is an error listing the plugins that are. A name is never a path:
 //! one is refused (names may come from the network; see [`SearchPath::find`]).
 //!
-//! [`PluginModel`]: crate::model::PluginModel
+//! [`PluginModel`]: crate::plugin_host::PluginModel
 
 use gpn_gp_core::model::OnlineModel;
 use serde_json::Value;
 
 use super::EvalError;
-use crate::model::{Plugin, PluginModel, SearchPath};
+use crate::plugin_host::{Plugin, PluginModel, SearchPath};
 
 /// Creates the model `name` from its JSON `config` for input dimension `d` and p outputs,
 /// finding the plugin on the standard search path (no `--plugin-path` directories).

@@ -21,8 +21,8 @@ use crate::app::{NodeParams, model_factory};
 use crate::control::ControlLaw;
 use crate::control_loop::{ControlCommand, ControlReply};
 use crate::learn::{CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
-use crate::model::file::ModelDir;
-use crate::model::{ModelFile, ModelFileError, Plugin, SearchPath};
+use crate::plugin_host::file::ModelDir;
+use crate::plugin_host::{ModelFile, ModelFileError, Plugin, SearchPath};
 use crate::robot::Model;
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the

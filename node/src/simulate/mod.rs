@@ -23,9 +23,9 @@ pub use scenario::Scenario;
 pub use swaps::SwapRecord;
 
 use crate::control::ControlError;
+use crate::embedded_sim::SimError;
 use crate::learn::LearnError;
 use crate::robot::RobotError;
-use crate::sim::SimError;
 
 /// Why a simulated run failed.
 #[derive(Debug, thiserror::Error)]

@@ -22,8 +22,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::control_loop::{LoopOutput, OutKind};
+use crate::embedded_sim::{SimState, Simulator};
 use crate::learn::{AccelEstimator, AccelParams, AccelUpdate};
-use crate::sim::{SimState, Simulator};
 
 use super::SimulateError;
 

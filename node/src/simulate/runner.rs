@@ -25,9 +25,9 @@ use crate::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
     SimulatedClock,
 };
+use crate::embedded_sim::Simulator;
 use crate::learn::{Learner, ModelFactory};
 use crate::robot::Model;
-use crate::sim::Simulator;
 use crate::viz::{Viz, VizTick};
 
 use super::SimulateError;

@@ -1,6 +1,6 @@
 //! Named scenarios: changes applied to the simulator parameters of a parameter file.
 
-use crate::sim::{FrictionDrift, GlitchParams, PayloadStep};
+use crate::embedded_sim::{FrictionDrift, GlitchParams, PayloadStep};
 
 use crate::app::NodeParams;
 

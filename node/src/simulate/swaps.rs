@@ -11,7 +11,7 @@ use crate::control_loop::{ControlCommand, ControlReply, LoopView, Operations};
 use crate::learn::{LearnPhase, ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
 
 use crate::app::{SwapTarget, model_factory};
-use crate::model::SearchPath;
+use crate::plugin_host::SearchPath;
 
 /// The requests of a run, in order.
 pub(super) struct SwapSchedule {

@@ -4,9 +4,9 @@
 #![allow(dead_code)] // each test file uses a subset
 
 use gp_node::control::TickInput;
+use gp_node::embedded_sim::{SimParams, SimState, Simulator};
 use gp_node::learn::ModelFactory;
 use gp_node::robot::Model;
-use gp_node::sim::{SimParams, SimState, Simulator};
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 /// What a [`Scripted`] model predicts at `x` (q, v, q̈ of the 7 joints).

@@ -14,7 +14,7 @@ use gp_node::eval::dataset::Dataset;
 use gp_node::eval::plugins;
 use gp_node::eval::report::EvalReport;
 use gp_node::eval::runner::{RunOptions, run_stream};
-use gp_node::model::{HostError, Plugin};
+use gp_node::plugin_host::{HostError, Plugin};
 use gpn_gp_core::model::OnlineModel;
 
 /// `target/<profile>/`: this test binary lives in `target/<profile>/deps/`.

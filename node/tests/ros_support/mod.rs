@@ -113,7 +113,7 @@ pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
     (summary, log)
 }
 
-/// The MuJoCo driver (`sim/mujoco_driver.py`) for the node of parameter file `params` on
+/// The MuJoCo driver (`mujoco_driver/mujoco_driver.py`) for the node of parameter file `params` on
 /// DDS domain `domain`: it runs `duration_s` of simulated time, publishes the reference,
 /// stays on loopback and writes its result to `result` (removed here first).
 pub fn mujoco_driver(
@@ -126,7 +126,7 @@ pub fn mujoco_driver(
     let _ = std::fs::remove_file(result);
     let mut driver = Command::new(python);
     driver
-        .arg(repo_root().join("sim/mujoco_driver.py"))
+        .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
         .args(["--params", params, "--domain-id", domain])
         .args(["--duration-s", duration_s, "--publish-reference"])
         .args(["--localhost-only", "--command-timeout-s", "10"])

@@ -4,7 +4,7 @@
 //!
 //! Boundary: this crate is the plugin side of the contract. It knows the model trait
 //! (`gpn_online_model::OnlineModel`) and nothing of robots, ROS or how a host finds and
-//! loads libraries (that is `gp_node::model`). No feature flags.
+//! loads libraries (that is `gp_node::plugin_host`). No feature flags.
 //!
 //! # The ABI (version 1)
 //!

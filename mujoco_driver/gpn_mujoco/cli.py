@@ -1,4 +1,4 @@
-"""Command line of ``sim/mujoco_driver.py``: parse, run, print one error line, exit code.
+"""Command line of ``mujoco_driver/mujoco_driver.py``: parse, run, print one error line, exit code.
 
 Exit codes: 0 the run completed; 1 it stopped (no controller, a silent controller, a
 diverging simulation, interrupted); 2 bad input (parameter file, URDF, options).
@@ -118,7 +118,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--localhost-only",
         action="store_true",
-        help="keep DDS on the loopback interface (sim/cyclonedds_localhost.xml) unless CYCLONEDDS_URI is set",
+        help="keep DDS on the loopback interface (mujoco_driver/cyclonedds_localhost.xml) unless CYCLONEDDS_URI is set",
     )
     return p
 

@@ -19,7 +19,7 @@ Modules, one job each:
 - ``transport``: DDS participant, topics, QoS, matching, waiting for a command.
 - ``driver``: the lock-step loop and its counters.
 - ``report``: the result JSON and the human summary.
-- ``cli``: the command line of ``sim/mujoco_driver.py``.
+- ``cli``: the command line of ``mujoco_driver/mujoco_driver.py``.
 """
 
 __all__ = ["__version__"]

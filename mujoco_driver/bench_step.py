@@ -3,7 +3,7 @@
 plant step (MuJoCo RK4 with the friction hook), sensor measurement, JointState build and
 CDR serialisation. Prints p50/p99/max in µs per part for the default scenario.
 
-    .venv/bin/python sim/bench_step.py [--params launch/sim_default.yaml] [--steps 5000]
+    .venv/bin/python mujoco_driver/bench_step.py [--params launch/sim_default.yaml] [--steps 5000]
 """
 
 import argparse

@@ -8,7 +8,7 @@ Writers use XCDR1 (plain CDR), the representation ROS 2 uses.
 Network: Cyclone DDS's configuration comes from ``CYCLONEDDS_URI`` as usual. With
 :func:`use_localhost_only` (the CLI's ``--localhost-only``, or ROS 2's
 ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` / ``ROS_LOCALHOST_ONLY=1``) and no
-``CYCLONEDDS_URI``, the driver uses ``sim/cyclonedds_localhost.xml``: loopback only,
+``CYCLONEDDS_URI``, the driver uses ``mujoco_driver/cyclonedds_localhost.xml``: loopback only,
 unicast discovery to 127.0.0.1.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""MuJoCo robot driver over DDS for gp-learning-node: ``python3 sim/mujoco_driver.py --help``.
+"""MuJoCo robot driver over DDS for gp-learning-node: ``python3 mujoco_driver/mujoco_driver.py --help``.
 
-The implementation is the package ``gpn_mujoco`` beside this file; see ``sim/README.md``.
+The implementation is the package ``gpn_mujoco`` beside this file; see ``mujoco_driver/README.md``.
 """
 
 import sys
