@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "mujoco_driver"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from cyclonedds.core import Policy, Qos  # noqa: E402

@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "mujoco_driver"))
 
 from cyclonedds.core import Policy, Qos  # noqa: E402
 from cyclonedds.domain import DomainParticipant  # noqa: E402

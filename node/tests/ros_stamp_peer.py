@@ -17,7 +17,7 @@ import pathlib
 import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "sim"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "mujoco_driver"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from gpn_mujoco.messages import Time_  # noqa: E402

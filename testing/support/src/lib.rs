@@ -1,6 +1,6 @@
 //! Helpers the workspace's tests share (one copy each): whether this is CI, the Python that
-//! runs the reference checks, the repository's folders, running a tool for its JSON, and
-//! the random stream of the models' allocation tests.
+//! runs the reference checks, the repository's folders, running a tool for its JSON, seeded
+//! random numbers for synthetic data, and the random stream of the models' allocation tests.
 //!
 //! A test whose reference is missing (no Python, no `../shared`) says so and passes on a
 //! developer's machine, and fails in CI (`CI=true`): there the reference must be present.
@@ -96,6 +96,28 @@ impl Xorshift {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+/// Deterministic uniform and normal numbers (xorshift64*; Box–Muller), for the tests'
+/// synthetic data.
+#[derive(Debug, Clone)]
+pub struct XorshiftStar(pub u64);
+
+impl XorshiftStar {
+    /// The next number, uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal number (from two uniform ones).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 }
 

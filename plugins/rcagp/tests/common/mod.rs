@@ -8,21 +8,7 @@ use gpn_rcagp::weights::{Beta, soft_threshold};
 use nalgebra::DMatrix;
 
 /// xorshift64*, uniform in [0, 1) and standard normal (Box–Muller).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
+pub use gpn_test_support::XorshiftStar as Rng;
 
 /// Sample `k` of the allocation tests' smooth stream, written into `x` and `y` without
 /// allocating: x_j = sin(0.01·k·(1 + j)), y_o = sin((o + 1)·x_0) + x_1.

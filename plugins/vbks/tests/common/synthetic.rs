@@ -7,6 +7,8 @@
 
 use std::f64::consts::PI;
 
+use gpn_test_support::XorshiftStar;
+
 /// Which dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {
@@ -48,22 +50,6 @@ pub fn k_true(which: Which, a: f64, b: f64) -> f64 {
     }
 }
 
-/// xorshift64* uniform in [0, 1).
-struct Uniform(u64);
-impl Uniform {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.next();
-        let u2 = self.next();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * PI * u2).cos()
-    }
-}
-
 fn cholesky(a: &mut [f64], n: usize) {
     for i in 0..n {
         for j in 0..=i {
@@ -91,9 +77,9 @@ pub fn generate(which: Which, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
 
 /// As [`generate`], with N(0, `noise_sd`²) added to every target.
 pub fn generate_noisy(which: Which, n: usize, seed: u64, noise_sd: f64) -> (Vec<f64>, Vec<f64>) {
-    let mut rng = Uniform(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorshiftStar(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let n0 = 256;
-    let x0: Vec<f64> = (0..n0).map(|_| -10.0 + 20.0 * rng.next()).collect();
+    let x0: Vec<f64> = (0..n0).map(|_| -10.0 + 20.0 * rng.uniform()).collect();
     let mut k0 = vec![0.0; n0 * n0];
     let mut mean_var = 0.0;
     for i in 0..n0 {
@@ -122,7 +108,7 @@ pub fn generate_noisy(which: Which, n: usize, seed: u64, noise_sd: f64) -> (Vec<
         let s: f64 = (i + 1..n0).map(|k| l[k * n0 + i] * alpha[k]).sum();
         alpha[i] = (alpha[i] - s) / l[i * n0 + i];
     }
-    let x: Vec<f64> = (0..n).map(|_| -10.0 + 20.0 * rng.next()).collect();
+    let x: Vec<f64> = (0..n).map(|_| -10.0 + 20.0 * rng.uniform()).collect();
     let y: Vec<f64> = x
         .iter()
         .map(|&xi| {
