@@ -72,12 +72,20 @@ fn main() {
 fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let p = Synthetic1d::with_horizon(a.horizon);
-    let s2 = p.noise_var();
     let mut config = BanditConfig::synthetic_default(a.horizon)?;
     config.grid_step = a.grid_step;
-    let seeds: Vec<u64> = (0..a.seeds).collect();
-    let tune_seeds: Vec<u64> = (1000..1000 + a.tune_seeds).collect();
-    let sweep_seeds: Vec<u64> = (0..a.sweep_seeds).collect();
+    print_setup(a, &p, &config);
+    let tuned = tune_baselines(a, &p, &config)?;
+    let sparq_logs = main_table(a, &p, &config, tuned)?;
+    print_step_log(a, &sparq_logs);
+    budget_sweep(a, &p, &config)?;
+    eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The setup line and the reference policies' regret.
+fn print_setup(a: &Args, p: &Synthetic1d, config: &BanditConfig) {
+    let s2 = p.noise_var();
     let (sf, ell, m0) = SYNTHETIC_HYPER;
     println!(
         "Setup: T = {}, {} seeds (0…{}), grid step {}, σ² = {s2}, SE kernel σ_f = {sf}, ℓ = {ell}, m0 = {m0}, δ = {}, B = {}, β scale {}.\n",
@@ -96,11 +104,11 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
         p.random_regret(a.horizon),
         p.stay_regret(10.0 * std::f64::consts::PI, a.horizon)
     );
+}
 
-    // Tuning on separate seeds (§5.1 [rec]).
-    println!("## Baseline tuning (mean R_T/T on seeds {tune_seeds:?})\n");
-    println!("| baseline | parameter: mean R_T/T | chosen |\n|---|---|---|");
-    let families: Vec<(&str, Vec<Entry>)> = vec![
+/// The baselines' parameter grids, one family each.
+fn baseline_families() -> Vec<(&'static str, Vec<Entry>)> {
+    vec![
         (
             "SW-GP-UCB",
             [10, 25, 50, 100]
@@ -129,10 +137,22 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 .map(|&g| Entry::new(format!("W-GP-UCB (γ={g})"), Method::w_gp_ucb(g)))
                 .collect(),
         ),
-    ];
+    ]
+}
+
+/// Tunes each baseline family on separate seeds (§5.1 [rec]), prints the tuning table and
+/// returns the chosen entry of every family.
+fn tune_baselines(
+    a: &Args,
+    p: &Synthetic1d,
+    config: &BanditConfig,
+) -> Result<Vec<Entry>, Box<dyn std::error::Error>> {
+    let tune_seeds: Vec<u64> = (1000..1000 + a.tune_seeds).collect();
+    println!("## Baseline tuning (mean R_T/T on seeds {tune_seeds:?})\n");
+    println!("| baseline | parameter: mean R_T/T | chosen |\n|---|---|---|");
     let mut tuned = Vec::new();
-    for (family, candidates) in &families {
-        let (best, scores) = tune(&p, candidates, &config, &tune_seeds, a.threads)?;
+    for (family, candidates) in &baseline_families() {
+        let (best, scores) = tune(p, candidates, config, &tune_seeds, a.threads)?;
         let cells: Vec<String> = candidates
             .iter()
             .zip(&scores)
@@ -146,8 +166,12 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
         tuned.push(candidates[best].clone());
     }
     println!();
+    Ok(tuned)
+}
 
-    let mut entries = vec![
+/// SparQ-GP-UCB, its variants and ablations, and GP-UCB (the tuned baselines follow).
+fn main_entries(s2: f64) -> Vec<Entry> {
+    vec![
         Entry::new("SparQ-GP-UCB (greedy DPP)", Method::sparq(s2)),
         Entry::new("SparQ-GP-UCB (greedy + swap chain)", Method::sparq_mcmc(s2)),
         Entry::new(
@@ -179,13 +203,25 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
             Method::injection_all(s2),
         ),
         Entry::new("GP-UCB", Method::gp_ucb()),
-    ];
+    ]
+}
+
+/// Runs every entry (then the `tuned` baselines) on the main seeds and prints the main
+/// table; returns the logs of the first entry (SparQ-GP-UCB).
+fn main_table(
+    a: &Args,
+    p: &Synthetic1d,
+    config: &BanditConfig,
+    tuned: Vec<Entry>,
+) -> Result<Vec<RunLog>, Box<dyn std::error::Error>> {
+    let seeds: Vec<u64> = (0..a.seeds).collect();
+    let mut entries = main_entries(p.noise_var());
     entries.extend(tuned);
     let mut summaries = Vec::new();
     let mut sparq_logs: Vec<RunLog> = Vec::new();
     for e in &entries {
         let t0 = Instant::now();
-        let logs = run_seeds(&p, &e.method, &config, &seeds, a.threads)?;
+        let logs = run_seeds(p, &e.method, config, &seeds, a.threads)?;
         eprintln!("{}: {:.1} s", e.name, t0.elapsed().as_secs_f64());
         if sparq_logs.is_empty() {
             sparq_logs = logs.clone();
@@ -194,8 +230,11 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("## Main table ({} seeds)\n", a.seeds);
     println!("{}", markdown_table(&summaries));
+    Ok(sparq_logs)
+}
 
-    // Per-step log of SparQ (§5.3: Q_t, kept, β, Ĉ_KL, wall time), means over seeds.
+/// Per-step log of SparQ (§5.3: Q_t, kept, β, Ĉ_KL, wall time), means over seeds.
+fn print_step_log(a: &Args, sparq_logs: &[RunLog]) {
     println!("## SparQ-GP-UCB per-step log (mean over seeds)\n");
     println!(
         "| t | Q_t | kept | model size | β_t+1 | Ĉ_KL | ε_t | R_t/t | ms |\n|---|---|---|---|---|---|---|---|---|"
@@ -220,8 +259,16 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!();
+}
 
-    // Budget sweep: regret against evaluations per step, DPP vs random placement.
+/// Budget sweep: regret against evaluations per step, DPP vs random placement.
+fn budget_sweep(
+    a: &Args,
+    p: &Synthetic1d,
+    config: &BanditConfig,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let s2 = p.noise_var();
+    let sweep_seeds: Vec<u64> = (0..a.sweep_seeds).collect();
     println!(
         "## Budget sweep: fixed Q per step ({} seeds; Q = 0 is injection + window alone)\n",
         a.sweep_seeds
@@ -247,7 +294,7 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
                     ..base.clone()
                 })
             };
-            let logs = run_seeds(&p, &method, &config, &sweep_seeds, a.threads)?;
+            let logs = run_seeds(p, &method, config, &sweep_seeds, a.threads)?;
             let finals: Vec<f64> = logs.iter().map(RunLog::average_regret).collect();
             let (mean, std) = mean_std(&finals);
             if placement == Placement::Greedy {
@@ -263,6 +310,5 @@ fn report(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
         println!("| {q} | {evals:.2} | {} |", cells.join(" | "));
     }
     println!();
-    eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }

@@ -347,6 +347,21 @@ pub fn run<P: TimeVaryingProblem>(
     config: &BanditConfig,
     seed: u64,
 ) -> Result<RunLog> {
+    check_run(problem, config)?;
+    let mut state = RunState::new(problem, method, config, seed)?;
+    let mut log = RunLog {
+        steps: Vec::with_capacity(config.horizon),
+    };
+    for t in 1..=config.horizon {
+        let entry = state.step(problem, method, t)?;
+        log.steps.push(entry);
+    }
+    Ok(log)
+}
+
+/// The kernel must take the problem's inputs; the grid step must be positive and the
+/// horizon at least 1.
+fn check_run<P: TimeVaryingProblem>(problem: &P, config: &BanditConfig) -> Result<()> {
     let d = problem.dim();
     if config.kernel.dim() != d {
         return Err(TvgpError::Input(
@@ -362,145 +377,245 @@ pub fn run<P: TimeVaryingProblem>(
             "grid_step must be finite and > 0, and horizon ≥ 1".into(),
         ));
     }
-    let domain = problem.domain().to_vec();
-    let candidates = grid(&domain, config.grid_step);
-    let n_cand = candidates.len() / d;
-    let noise_var = problem.noise_var();
-    let sd = noise_var.sqrt();
-    let mut rng_init = SplitMix64::stream(seed, 1);
-    let mut rng_obs = SplitMix64::stream(seed, 2);
-    let mut rng_expert = SplitMix64::stream(seed, 3);
-    let mut rng_select = SplitMix64::stream(seed, 4);
+    Ok(())
+}
 
-    let mut x: Vec<f64> = domain
-        .iter()
-        .map(|&(lo, hi)| rng_init.uniform_in(lo, hi))
-        .collect();
-    let mut history: Vec<Sample> = Vec::with_capacity(config.horizon);
-    let mut answers: Vec<Sample> = Vec::new();
-    let mut gp = HeteroGp::new(config.kernel.clone(), 64);
-    let mut tk = match method {
-        Method::TimeKernel { eps, reset_every } => Some(TimeKernelGp::new(
-            config.kernel.clone(),
-            *eps,
+/// Everything a run carries from one step to the next.
+struct RunState<'a> {
+    config: &'a BanditConfig,
+    domain: Vec<(f64, f64)>,
+    candidates: Vec<f64>,
+    noise_var: f64,
+    sd: f64,
+    rng_obs: SplitMix64,
+    rng_expert: SplitMix64,
+    rng_select: SplitMix64,
+    /// The action of the coming step.
+    x: Vec<f64>,
+    history: Vec<Sample>,
+    answers: Vec<Sample>,
+    gp: HeteroGp<ArdKernel>,
+    tk: Option<TimeKernelGp<ArdKernel>>,
+    /// Posterior on the candidates.
+    mean: Vec<f64>,
+    var: Vec<f64>,
+    /// Data set of the step (row-major inputs, centred targets, variances).
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    dv: Vec<f64>,
+    m_k2: f64,
+}
+
+impl<'a> RunState<'a> {
+    /// The grid, the random streams split by purpose, x_1 uniform in D and the models.
+    fn new<P: TimeVaryingProblem>(
+        problem: &P,
+        method: &Method,
+        config: &'a BanditConfig,
+        seed: u64,
+    ) -> Result<Self> {
+        let d = problem.dim();
+        let domain = problem.domain().to_vec();
+        let candidates = grid(&domain, config.grid_step);
+        let n_cand = candidates.len() / d;
+        let noise_var = problem.noise_var();
+        let sd = noise_var.sqrt();
+        let mut rng_init = SplitMix64::stream(seed, 1);
+        let rng_obs = SplitMix64::stream(seed, 2);
+        let rng_expert = SplitMix64::stream(seed, 3);
+        let rng_select = SplitMix64::stream(seed, 4);
+
+        let x: Vec<f64> = domain
+            .iter()
+            .map(|&(lo, hi)| rng_init.uniform_in(lo, hi))
+            .collect();
+        let tk = match method {
+            Method::TimeKernel { eps, reset_every } => Some(TimeKernelGp::new(
+                config.kernel.clone(),
+                *eps,
+                noise_var,
+                candidates.clone(),
+                reset_every.unwrap_or(config.horizon).min(config.horizon),
+            )?),
+            _ => None,
+        };
+        Ok(Self {
+            config,
+            domain,
+            candidates,
             noise_var,
-            candidates.clone(),
-            reset_every.unwrap_or(config.horizon).min(config.horizon),
-        )?),
-        _ => None,
-    };
-    let mut mean = vec![0.0; n_cand];
-    let mut var = vec![0.0; n_cand];
-    let mut log = RunLog {
-        steps: Vec::with_capacity(config.horizon),
-    };
-    // Data set of the step (row-major inputs, centred targets, variances).
-    let (mut dx, mut dy, mut dv) = (Vec::new(), Vec::new(), Vec::new());
-    let m_k2 = config.kernel.sigma_f2();
+            sd,
+            rng_obs,
+            rng_expert,
+            rng_select,
+            x,
+            history: Vec::with_capacity(config.horizon),
+            answers: Vec::new(),
+            gp: HeteroGp::new(config.kernel.clone(), 64),
+            tk,
+            mean: vec![0.0; n_cand],
+            var: vec![0.0; n_cand],
+            dx: Vec::new(),
+            dy: Vec::new(),
+            dv: Vec::new(),
+            m_k2: config.kernel.sigma_f2(),
+        })
+    }
 
-    for t in 1..=config.horizon {
+    /// Step t: play x_t, observe, record the regret, fit and choose x_{t+1}.
+    fn step<P: TimeVaryingProblem>(
+        &mut self,
+        problem: &P,
+        method: &Method,
+        t: usize,
+    ) -> Result<StepLog> {
+        let config = self.config;
         let started = Instant::now();
-        let f_x = problem.value(&x, t);
-        let y = f_x + sd * rng_obs.normal();
+        let f_x = problem.value(&self.x, t);
+        let y = f_x + self.sd * self.rng_obs.normal();
         let mut entry = StepLog {
             t,
-            x0: x[0],
+            x0: self.x[0],
             regret: problem.max_value(t) - f_x,
             ..StepLog::default()
         };
-        history.push(Sample {
-            x: x.clone(),
+        self.history.push(Sample {
+            x: self.x.clone(),
             y: y - config.m0,
             t,
-            base_var: noise_var,
+            base_var: self.noise_var,
         });
-        dx.clear();
-        dy.clear();
-        dv.clear();
-        let beta_next;
-        match method {
+        self.dx.clear();
+        self.dy.clear();
+        self.dv.clear();
+        let beta_next = match method {
             Method::TimeKernel { reset_every, .. } => {
-                let Some(model) = tk.as_mut() else {
-                    return Err(TvgpError::Config("time-kernel model missing".into()));
-                };
-                if let Some(w) = reset_every
-                    && t > 1
-                    && (t - 1) % w == 0
-                {
-                    model.reset(t as f64);
-                }
-                model.push(&x, y - config.m0, t as f64)?;
-                entry.kept = model.len();
-                entry.model_size = model.len();
-                beta_next = beta(
-                    config.delta,
-                    model.logdet_info(),
-                    config.b_norm,
-                    config.beta_scale,
-                );
-                let tau = (t + 1) as f64;
-                model.posterior_on_grid(tau, &mut mean, &mut var);
-                x = choose(config, &domain, &candidates, &mean, &var, beta_next, |p| {
-                    model.predict(p, tau)
-                });
+                self.time_kernel_step(*reset_every, t, y, &mut entry)?
             }
             _ => {
-                match method {
-                    Method::SlidingWindow { window } => {
-                        let from = history.len().saturating_sub((*window).max(1));
-                        for s in &history[from..] {
-                            dx.extend_from_slice(&s.x);
-                            dy.push(s.y);
-                            dv.push(s.base_var);
-                        }
-                        entry.kept = history.len() - from;
-                    }
-                    Method::Injected(inj) => {
-                        for s in &history {
-                            if inj.keep(s.base_var, t, s.t, s.t == t) {
-                                dx.extend_from_slice(&s.x);
-                                dy.push(s.y);
-                                dv.push(inj.var(s.base_var, t, s.t));
-                                entry.kept += 1;
-                            }
-                        }
-                    }
-                    Method::SparQ(cfg) => {
-                        sparq_data(
-                            problem,
-                            cfg,
-                            config,
-                            t,
-                            &history,
-                            &mut answers,
-                            (&mut rng_expert, &mut rng_select),
-                            (&mut dx, &mut dy, &mut dv),
-                            &mut entry,
-                        )?;
-                        entry.eps_t = noise_var * cfg.eta / (4.0 * t as f64 * m_k2);
-                    }
-                    Method::TimeKernel { .. } => {}
-                }
-                let merged = merge_duplicates(&dx, &dy, &dv, d, config.dedup_tol)?;
-                gp.fit(&merged.x, &merged.y, &merged.var)?;
-                entry.model_size = gp.len();
-                beta_next = beta(
-                    config.delta,
-                    gp.logdet_info(),
-                    config.b_norm,
-                    config.beta_scale,
-                );
-                gp.predict_many(&candidates, &mut mean, &mut var);
-                x = choose(config, &domain, &candidates, &mean, &var, beta_next, |p| {
-                    gp.predict(p)
-                });
+                self.build_data(problem, method, t, &mut entry)?;
+                self.fit_and_choose(problem.dim(), &mut entry)?
             }
-        }
+        };
         entry.beta = beta_next;
         entry.wall_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        log.steps.push(entry);
+        Ok(entry)
     }
-    Ok(log)
+
+    /// GP-UCB / R-GP-UCB / TV-GP-UCB: add (x_t, y_t), predict f_{t+1} and choose; β_{t+1}.
+    fn time_kernel_step(
+        &mut self,
+        reset_every: Option<usize>,
+        t: usize,
+        y: f64,
+        entry: &mut StepLog,
+    ) -> Result<f64> {
+        let config = self.config;
+        let Some(model) = self.tk.as_mut() else {
+            return Err(TvgpError::Config("time-kernel model missing".into()));
+        };
+        if let Some(w) = reset_every
+            && t > 1
+            && (t - 1).is_multiple_of(w)
+        {
+            model.reset(t as f64);
+        }
+        model.push(&self.x, y - config.m0, t as f64)?;
+        entry.kept = model.len();
+        entry.model_size = model.len();
+        let beta_next = beta(
+            config.delta,
+            model.logdet_info(),
+            config.b_norm,
+            config.beta_scale,
+        );
+        let tau = (t + 1) as f64;
+        model.posterior_on_grid(tau, &mut self.mean, &mut self.var);
+        self.x = choose(
+            config,
+            &self.domain,
+            &self.candidates,
+            &self.mean,
+            &self.var,
+            beta_next,
+            |p| model.predict(p, tau),
+        );
+        Ok(beta_next)
+    }
+
+    /// The heteroscedastic methods' data set at step t into (dx, dy, dv).
+    fn build_data<P: TimeVaryingProblem>(
+        &mut self,
+        problem: &P,
+        method: &Method,
+        t: usize,
+        entry: &mut StepLog,
+    ) -> Result<()> {
+        match method {
+            Method::SlidingWindow { window } => {
+                let from = self.history.len().saturating_sub((*window).max(1));
+                for s in &self.history[from..] {
+                    self.dx.extend_from_slice(&s.x);
+                    self.dy.push(s.y);
+                    self.dv.push(s.base_var);
+                }
+                entry.kept = self.history.len() - from;
+            }
+            Method::Injected(inj) => {
+                for s in &self.history {
+                    if inj.keep(s.base_var, t, s.t, s.t == t) {
+                        self.dx.extend_from_slice(&s.x);
+                        self.dy.push(s.y);
+                        self.dv.push(inj.var(s.base_var, t, s.t));
+                        entry.kept += 1;
+                    }
+                }
+            }
+            Method::SparQ(cfg) => {
+                sparq_data(
+                    problem,
+                    cfg,
+                    self.config,
+                    t,
+                    &self.history,
+                    &mut self.answers,
+                    (&mut self.rng_expert, &mut self.rng_select),
+                    (&mut self.dx, &mut self.dy, &mut self.dv),
+                    entry,
+                )?;
+                entry.eps_t = self.noise_var * cfg.eta / (4.0 * t as f64 * self.m_k2);
+            }
+            Method::TimeKernel { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Fits the heteroscedastic GP to the merged data set, predicts on the grid and chooses
+    /// x_{t+1}; β_{t+1}.
+    fn fit_and_choose(&mut self, d: usize, entry: &mut StepLog) -> Result<f64> {
+        let config = self.config;
+        let merged = merge_duplicates(&self.dx, &self.dy, &self.dv, d, config.dedup_tol)?;
+        let gp = &mut self.gp;
+        gp.fit(&merged.x, &merged.y, &merged.var)?;
+        entry.model_size = gp.len();
+        let beta_next = beta(
+            config.delta,
+            gp.logdet_info(),
+            config.b_norm,
+            config.beta_scale,
+        );
+        gp.predict_many(&self.candidates, &mut self.mean, &mut self.var);
+        self.x = choose(
+            config,
+            &self.domain,
+            &self.candidates,
+            &self.mean,
+            &self.var,
+            beta_next,
+            |p| gp.predict(p),
+        );
+        Ok(beta_next)
+    }
 }
 
 /// The UCB argmax over the candidates, refined in 1-D if asked.

@@ -166,101 +166,19 @@ impl Config {
                 "input_dim and output_dim must be ≥ 1, got {d} and {p}"
             )));
         }
-        let kernel_name = self.kernel.as_deref().unwrap_or("se");
-        let kind = KernelKind::from_name(kernel_name).ok_or_else(|| {
-            bad(format!(
-                "kernel \"{kernel_name}\" unknown; expected se, rbf, matern12, matern32 or matern52"
-            ))
-        })?;
-        let entries: Vec<&HyperEntry> = self
-            .hyper
-            .as_ref()
-            .ok_or_else(|| bad(HYPER_MISSING.into()))?
-            .per_output(p)
-            .map_err(bad)?;
-        let lengthscales = entries[0].lengthscales.clone();
-        let (mut outputscale, mut noise_var) = (Vec::with_capacity(p), Vec::with_capacity(p));
-        for (o, e) in entries.iter().enumerate() {
-            if e.lengthscales.len() != d {
-                return Err(bad(format!(
-                    "hyper[{o}].lengthscales has {} values, expected input_dim = {d}",
-                    e.lengthscales.len()
-                )));
-            }
-            if e.lengthscales != lengthscales {
-                return Err(bad(format!(
-                    "hyper[{o}].lengthscales differ from hyper[0]'s: the outputs share the inputs, the lengthscales and the action blocks (fit with shared lengthscales)"
-                )));
-            }
-            if let Some(k) = &e.kernel
-                && KernelKind::from_name(k) != Some(kind)
-            {
-                return Err(bad(format!(
-                    "hyper[{o}].kernel \"{k}\" differs from the model's kernel \"{kernel_name}\""
-                )));
-            }
-            if !(e.sigma_f.is_finite() && e.sigma_f > 0.0) {
-                return Err(bad(format!(
-                    "hyper[{o}].sigma_f must be finite and > 0, found {}",
-                    e.sigma_f
-                )));
-            }
-            if !(e.sigma_n.is_finite() && e.sigma_n > 0.0) {
-                return Err(bad(format!(
-                    "hyper[{o}].sigma_n must be finite and > 0, found {}",
-                    e.sigma_n
-                )));
-            }
-            outputscale.push(e.sigma_f * e.sigma_f);
-            noise_var.push(e.sigma_n * e.sigma_n);
-        }
-        if let Some((j, l)) = lengthscales
-            .iter()
-            .enumerate()
-            .find(|(_, l)| !(l.is_finite() && **l > 0.0))
-        {
-            return Err(bad(format!(
-                "hyper.lengthscales[{j}] must be finite and > 0, found {l}"
-            )));
-        }
-        let beta = match &self.beta {
-            None => Beta::Normalized,
-            Some(BetaValue::Name(s)) if s == "normalized" => Beta::Normalized,
-            Some(BetaValue::Name(s)) => {
-                return Err(bad(format!(
-                    "beta must be a positive number or \"normalized\", found \"{s}\""
-                )));
-            }
-            Some(BetaValue::Number(b)) if b.is_finite() && *b > 0.0 => Beta::Fixed(*b),
-            Some(BetaValue::Number(b)) => {
-                return Err(bad(format!("beta must be finite and > 0, found {b}")));
-            }
-        };
-        let prior_mean = match &self.prior_mean {
-            None => vec![0.0; p],
-            Some(PriorMean::Shared(m)) => vec![*m; p],
-            Some(PriorMean::PerOutput(v)) => {
-                if v.len() != p {
-                    return Err(bad(format!(
-                        "prior_mean has {} entries, expected {p}",
-                        v.len()
-                    )));
-                }
-                v.clone()
-            }
-        };
-        if prior_mean.iter().any(|m| !m.is_finite()) {
-            return Err(bad("prior_mean must be finite".into()));
-        }
+        let (kernel_name, kind) = self.resolve_kernel()?;
+        let hyper = self.resolve_hyper(d, p, kernel_name, kind)?;
+        let beta = self.resolve_beta()?;
+        let prior_mean = self.resolve_prior_mean(p)?;
         let blocks = self.blocks.unwrap_or(64);
         let block_size = self.block_size.unwrap_or(16);
         let v = ValidConfig {
             input_dim: d,
             output_dim: p,
             kind,
-            lengthscales,
-            outputscale,
-            noise_var,
+            lengthscales: hyper.lengthscales,
+            outputscale: hyper.outputscale,
+            noise_var: hyper.noise_var,
             blocks,
             block_size,
             admit_every: self.admit_every.unwrap_or(1),
@@ -286,15 +204,155 @@ impl Config {
             refit_outputscale: self.refit_outputscale.unwrap_or(true),
             refit_noise: self.refit_noise.unwrap_or(true),
             refit_max_duty: self.refit_max_duty.unwrap_or(0.25),
-            drift: match &self.drift {
-                None => None,
-                Some(v) => Drift::from_config(&serde_json::json!({ "drift": v }))
-                    .map_err(|e| bad(e.to_string()))?,
-            },
+            drift: self.resolve_drift()?,
         };
         v.validate()?;
         Ok(v)
     }
+
+    /// `kernel` (default se): its name as given and its kind.
+    fn resolve_kernel(&self) -> Result<(&str, KernelKind), ModelError> {
+        let kernel_name = self.kernel.as_deref().unwrap_or("se");
+        let kind = KernelKind::from_name(kernel_name).ok_or_else(|| {
+            bad(format!(
+                "kernel \"{kernel_name}\" unknown; expected se, rbf, matern12, matern32 or matern52"
+            ))
+        })?;
+        Ok((kernel_name, kind))
+    }
+
+    /// `hyper`: one entry per output, all with the same `d` lengthscales and a kernel that
+    /// agrees with `kind`, squared into variances.
+    fn resolve_hyper(
+        &self,
+        d: usize,
+        p: usize,
+        kernel_name: &str,
+        kind: KernelKind,
+    ) -> Result<ResolvedHyper, ModelError> {
+        let entries: Vec<&HyperEntry> = self
+            .hyper
+            .as_ref()
+            .ok_or_else(|| bad(HYPER_MISSING.into()))?
+            .per_output(p)
+            .map_err(bad)?;
+        let lengthscales = entries[0].lengthscales.clone();
+        let (mut outputscale, mut noise_var) = (Vec::with_capacity(p), Vec::with_capacity(p));
+        for (o, e) in entries.iter().enumerate() {
+            check_hyper_entry(o, e, d, &lengthscales, kernel_name, kind)?;
+            outputscale.push(e.sigma_f * e.sigma_f);
+            noise_var.push(e.sigma_n * e.sigma_n);
+        }
+        if let Some((j, l)) = lengthscales
+            .iter()
+            .enumerate()
+            .find(|(_, l)| !(l.is_finite() && **l > 0.0))
+        {
+            return Err(bad(format!(
+                "hyper.lengthscales[{j}] must be finite and > 0, found {l}"
+            )));
+        }
+        Ok(ResolvedHyper {
+            lengthscales,
+            outputscale,
+            noise_var,
+        })
+    }
+
+    /// `beta`: normalized (default) or a finite positive number.
+    fn resolve_beta(&self) -> Result<Beta, ModelError> {
+        match &self.beta {
+            None => Ok(Beta::Normalized),
+            Some(BetaValue::Name(s)) if s == "normalized" => Ok(Beta::Normalized),
+            Some(BetaValue::Name(s)) => Err(bad(format!(
+                "beta must be a positive number or \"normalized\", found \"{s}\""
+            ))),
+            Some(BetaValue::Number(b)) if b.is_finite() && *b > 0.0 => Ok(Beta::Fixed(*b)),
+            Some(BetaValue::Number(b)) => {
+                Err(bad(format!("beta must be finite and > 0, found {b}")))
+            }
+        }
+    }
+
+    /// `prior_mean`: zeros, one shared constant or one per output, all finite.
+    fn resolve_prior_mean(&self, p: usize) -> Result<Vec<f64>, ModelError> {
+        let prior_mean = match &self.prior_mean {
+            None => vec![0.0; p],
+            Some(PriorMean::Shared(m)) => vec![*m; p],
+            Some(PriorMean::PerOutput(v)) => {
+                if v.len() != p {
+                    return Err(bad(format!(
+                        "prior_mean has {} entries, expected {p}",
+                        v.len()
+                    )));
+                }
+                v.clone()
+            }
+        };
+        if prior_mean.iter().any(|m| !m.is_finite()) {
+            return Err(bad("prior_mean must be finite".into()));
+        }
+        Ok(prior_mean)
+    }
+
+    /// `drift`, parsed by `gpn_gp_core::drift`.
+    fn resolve_drift(&self) -> Result<Option<Drift>, ModelError> {
+        match &self.drift {
+            None => Ok(None),
+            Some(v) => Drift::from_config(&serde_json::json!({ "drift": v }))
+                .map_err(|e| bad(e.to_string())),
+        }
+    }
+}
+
+/// The per-output hyperparameters of `hyper`, squared.
+struct ResolvedHyper {
+    lengthscales: Vec<f64>,
+    outputscale: Vec<f64>,
+    noise_var: Vec<f64>,
+}
+
+/// Checks `hyper[o]` against the shared `lengthscales` (hyper[0]'s), `d` and the model's
+/// kernel `kind` (named `kernel_name`).
+fn check_hyper_entry(
+    o: usize,
+    e: &HyperEntry,
+    d: usize,
+    lengthscales: &[f64],
+    kernel_name: &str,
+    kind: KernelKind,
+) -> Result<(), ModelError> {
+    if e.lengthscales.len() != d {
+        return Err(bad(format!(
+            "hyper[{o}].lengthscales has {} values, expected input_dim = {d}",
+            e.lengthscales.len()
+        )));
+    }
+    if e.lengthscales != lengthscales {
+        return Err(bad(format!(
+            "hyper[{o}].lengthscales differ from hyper[0]'s: the outputs share the inputs, the lengthscales and the action blocks (fit with shared lengthscales)"
+        )));
+    }
+    if let Some(k) = &e.kernel
+        && KernelKind::from_name(k) != Some(kind)
+    {
+        return Err(bad(format!(
+            "hyper[{o}].kernel \"{k}\" differs from the model's kernel \"{kernel_name}\""
+        )));
+    }
+    if !(e.sigma_f.is_finite() && e.sigma_f > 0.0) {
+        return Err(bad(format!(
+            "hyper[{o}].sigma_f must be finite and > 0, found {}",
+            e.sigma_f
+        )));
+    }
+    if !(e.sigma_n.is_finite() && e.sigma_n > 0.0) {
+        return Err(bad(format!(
+            "hyper[{o}].sigma_n must be finite and > 0, found {}",
+            e.sigma_n
+        )));
+    }
+    Ok(())
 }
 
 impl ValidConfig {

@@ -128,6 +128,13 @@ pub fn value_and_gradient(
     };
     let (n, i, d) = (problem.n(), layout.i(), problem.d);
     let of = layout.block_of_each();
+    let blocks = Blocks {
+        n,
+        i,
+        of: &of,
+        s,
+        want_s,
+    };
     let p = problem.outputs.len();
     let mut f_total = 0.0;
     let mut grad = Gradient {
@@ -144,76 +151,136 @@ pub fn value_and_gradient(
         let pieces = parts(&fitted.proj, data, params, post)?;
         f_total += pieces.f();
         let sf2 = params.outputscale;
-        let a = &fitted.proj.ac * sf2;
-        let g = &fitted.proj.gc * sf2;
-        let q = &post.q;
-        let vbar = &post.vbar;
-        // R1.
-        let mut ebar = DVector::zeros(n);
-        let mut psi = DVector::zeros(n);
-        for j in 0..n {
-            let w = &post.weights[j];
-            let e = post.mu[j] - data.y[j];
-            ebar[j] = -w.lam * e - 2.0 / post.sigma2[j] * w.g;
-            psi[j] = -0.5 * w.lam;
-        }
-        // R2–R3.
-        let b = &a * q;
-        let mut abar = &ebar * vbar.transpose();
-        for j in 0..n {
-            for c in 0..i {
-                abar[(j, c)] -= 2.0 * psi[j] * b[(j, c)];
-            }
-        }
-        // R4–R5.
-        let lambda = a.transpose() * &ebar - &g * vbar;
-        let zeta = q * &lambda;
-        // R6–R8.
-        let mut psi_b = b.clone();
-        for j in 0..n {
-            for c in 0..i {
-                psi_b[(j, c)] *= psi[j];
-            }
-        }
-        let mbar = b.transpose() * psi_b - (q + q * &g * q) * 0.5 - &zeta * vbar.transpose();
-        let gbar = &mbar - (vbar * vbar.transpose() - q) * 0.5;
-        let dbar: Vec<f64> = (0..i)
-            .map(|c| 0.5 / post.sds[(c, c)] + mbar[(c, c)])
-            .collect();
-        // R9–R10 without K Ā.
-        if want_s {
-            let gsym = &gbar + gbar.transpose();
-            let ag = &a * gsym;
-            for l in 0..n {
-                let c = of[l];
-                grad.s[l] += ag[(l, c)]
-                    + post.weights[l].r * zeta[c]
-                    + 2.0 * s[l] * post.weights[l].d * dbar[c];
-            }
-        }
-        // s_f²: Σ_jl K̄_jl K_jl / s_f² = (Σ ψ_j s_f² + ⟨Ḡ, G⟩ + ⟨Ā, A⟩)/s_f².
-        grad.outputscale[o] =
-            (psi.sum() * sf2 + gbar.component_mul(&g).sum() + abar.component_mul(&a).sum()) / sf2;
-        // R12 (per point σ_l² = σ² ν_l).
-        let mut gs = 0.0;
-        for l in 0..n {
-            let w = &post.weights[l];
-            let s2 = post.sigma2[l];
-            let e = post.mu[l] - data.y[l];
-            let c = of[l];
-            let per_point = w.lam / s2 * (e * e + post.var[l]) + 2.0 / (s2 * s2) * e * w.g
-                - 2.0 / (s2 * s2) * w.w2
-                + 2.0 * w.d / s2 * s[l] * s[l] * dbar[c]
-                - w.h * s[l] * zeta[c];
-            gs += data.noise[l] * per_point;
-        }
-        grad.sigma2[o] = gs;
+        let (gbar, abar) = output_gradient(&fitted.proj, data, post, sf2, &blocks, o, &mut grad);
         gbar_c += gbar * sf2;
         abar_c += abar * sf2;
     }
 
-    // The shared O(n²) sweep: R11 for the lengthscales and K Ā for R9.
-    let xs = &fitted.xs;
+    shared_sweep(problem, &fitted.xs, &blocks, &gbar_c, &abar_c, &mut grad);
+    Ok((f_total, grad))
+}
+
+/// The block actions as the gradient sees them: n points, i blocks, each point's block
+/// and entry s_l, and whether ∂F/∂s is wanted.
+struct Blocks<'a> {
+    n: usize,
+    i: usize,
+    of: &'a [usize],
+    s: &'a [f64],
+    want_s: bool,
+}
+
+/// One output's part of the gradient (steps R1–R10 and R12): adds to `grad.s` (if wanted)
+/// and sets `grad.outputscale[o]` and `grad.sigma2[o]`; returns Ḡ_o and Ā_o, whose
+/// contraction with C is shared by the outputs.
+fn output_gradient(
+    proj: &Projection,
+    data: &OutputData,
+    post: &OutputPosterior,
+    sf2: f64,
+    blocks: &Blocks<'_>,
+    o: usize,
+    grad: &mut Gradient,
+) -> (DMatrix<f64>, DMatrix<f64>) {
+    let (n, i, of, s) = (blocks.n, blocks.i, blocks.of, blocks.s);
+    let a = &proj.ac * sf2;
+    let g = &proj.gc * sf2;
+    let q = &post.q;
+    let vbar = &post.vbar;
+    let (ebar, psi) = residual_adjoints(data, post, n);
+    // R2–R3.
+    let b = &a * q;
+    let mut abar = &ebar * vbar.transpose();
+    for j in 0..n {
+        for c in 0..i {
+            abar[(j, c)] -= 2.0 * psi[j] * b[(j, c)];
+        }
+    }
+    // R4–R5.
+    let lambda = a.transpose() * &ebar - &g * vbar;
+    let zeta = q * &lambda;
+    // R6–R8.
+    let mut psi_b = b.clone();
+    for j in 0..n {
+        for c in 0..i {
+            psi_b[(j, c)] *= psi[j];
+        }
+    }
+    let mbar = b.transpose() * psi_b - (q + q * &g * q) * 0.5 - &zeta * vbar.transpose();
+    let gbar = &mbar - (vbar * vbar.transpose() - q) * 0.5;
+    let dbar: Vec<f64> = (0..i)
+        .map(|c| 0.5 / post.sds[(c, c)] + mbar[(c, c)])
+        .collect();
+    // R9–R10 without K Ā.
+    if blocks.want_s {
+        let gsym = &gbar + gbar.transpose();
+        let ag = &a * gsym;
+        for l in 0..n {
+            let c = of[l];
+            grad.s[l] +=
+                ag[(l, c)] + post.weights[l].r * zeta[c] + 2.0 * s[l] * post.weights[l].d * dbar[c];
+        }
+    }
+    // s_f²: Σ_jl K̄_jl K_jl / s_f² = (Σ ψ_j s_f² + ⟨Ḡ, G⟩ + ⟨Ā, A⟩)/s_f².
+    grad.outputscale[o] =
+        (psi.sum() * sf2 + gbar.component_mul(&g).sum() + abar.component_mul(&a).sum()) / sf2;
+    grad.sigma2[o] = sigma2_gradient(data, post, blocks, &zeta, &dbar);
+    (gbar, abar)
+}
+
+/// R1: ē_j = −Λ_j e_j − (2/σ_j²) g_j and ψ_j = −Λ_j/2, e_j = μ̂_j − y_j.
+fn residual_adjoints(
+    data: &OutputData,
+    post: &OutputPosterior,
+    n: usize,
+) -> (DVector<f64>, DVector<f64>) {
+    let mut ebar = DVector::zeros(n);
+    let mut psi = DVector::zeros(n);
+    for j in 0..n {
+        let w = &post.weights[j];
+        let e = post.mu[j] - data.y[j];
+        ebar[j] = -w.lam * e - 2.0 / post.sigma2[j] * w.g;
+        psi[j] = -0.5 * w.lam;
+    }
+    (ebar, psi)
+}
+
+/// R12: ∂F/∂σ² of one output (per point σ_l² = σ² ν_l).
+fn sigma2_gradient(
+    data: &OutputData,
+    post: &OutputPosterior,
+    blocks: &Blocks<'_>,
+    zeta: &DVector<f64>,
+    dbar: &[f64],
+) -> f64 {
+    let (of, s) = (blocks.of, blocks.s);
+    let mut gs = 0.0;
+    for l in 0..blocks.n {
+        let w = &post.weights[l];
+        let s2 = post.sigma2[l];
+        let e = post.mu[l] - data.y[l];
+        let c = of[l];
+        let per_point = w.lam / s2 * (e * e + post.var[l]) + 2.0 / (s2 * s2) * e * w.g
+            - 2.0 / (s2 * s2) * w.w2
+            + 2.0 * w.d / s2 * s[l] * s[l] * dbar[c]
+            - w.h * s[l] * zeta[c];
+        gs += data.noise[l] * per_point;
+    }
+    gs
+}
+
+/// The shared O(n²) sweep over point pairs of the scaled inputs `xs`: R11 for the
+/// lengthscales and K Ā for R9, with Ḡ_C and Ā_C summed over outputs.
+fn shared_sweep(
+    problem: &Problem,
+    xs: &[f64],
+    blocks: &Blocks<'_>,
+    gbar_c: &DMatrix<f64>,
+    abar_c: &DMatrix<f64>,
+    grad: &mut Gradient,
+) {
+    let (n, of, s, want_s) = (blocks.n, blocks.of, blocks.s, blocks.want_s);
+    let d = problem.d;
     let kind = problem.kind;
     let mut acc = vec![0.0; d];
     for j in 0..n {
@@ -245,5 +312,4 @@ pub fn value_and_gradient(
     for (t, g) in grad.lengthscales.iter_mut().enumerate() {
         *g = -2.0 * acc[t] / problem.lengthscales[t];
     }
-    Ok((f_total, grad))
 }

@@ -233,19 +233,110 @@ fn at_least(name: &str, v: usize, min: usize) -> Result<usize, ModelError> {
     }
 }
 
+/// Sample and inducing-point counts of the offline phase.
+struct OfflineSizes {
+    offline_samples: usize,
+    inducing: usize,
+    inducing_select: usize,
+    batch_size: usize,
+    checkpoints: usize,
+}
+
+/// The local optimiser: Adam schedule of the hyperparameters and the local-step settings.
+struct Optimiser {
+    epochs: f64,
+    lr_hyper: f64,
+    lr_hyper_final: f64,
+    local: LocalSettings,
+}
+
+/// The kernel belief: how weights are formed, its settings and the prior mean μ₀.
+struct BeliefKeys {
+    mode: BeliefMode,
+    settings: BeliefSettings,
+    prior_mean: Vec<f64>,
+}
+
+/// The checked keys of the online phase resolved after `drift`.
+struct OnlineKeys {
+    refactor_every: usize,
+    add_excess_noise: bool,
+    catchup_per_update: usize,
+    replay_capacity: usize,
+}
+
 impl Config {
     /// Parse the JSON object.
     pub fn from_json(v: &serde_json::Value) -> Result<Config, ModelError> {
         Config::deserialize(v).map_err(|e| cfg_err(e.to_string()))
     }
 
-    /// Resolve defaults and validate for `d` inputs and `p` outputs.
+    /// Resolve defaults and validate for `d` inputs and `p` outputs. The keys are checked
+    /// group by group in a fixed order, so the first invalid key reported is stable.
     pub fn check(&self, d: usize, p: usize) -> Result<ValidConfig, ModelError> {
         if d == 0 || p == 0 {
             return Err(cfg_err(format!(
                 "dimensions must be at least 1, got d = {d}, p = {p}"
             )));
         }
+        let kernels = self.resolve_kernels()?;
+        let base_dims = self.resolve_base_dims(d)?;
+        let sizes = self.resolve_sizes()?;
+        let optimiser = self.resolve_optimiser()?;
+        let (init_candidates, starts) = self.resolve_starts()?;
+        let keep = at_least("keep", self.keep.unwrap_or(5), 1)?.min(kernels.len());
+        let belief = self.resolve_belief(kernels.len())?;
+        let forgetting = self.resolve_forgetting()?;
+        let predict = self.resolve_predict(keep)?;
+        let hyper = self.resolve_hyper(d, p)?;
+        let threads = at_least("threads", self.threads.unwrap_or(1), 1)?;
+        let (drift, drift_window) = self.resolve_drift(sizes.offline_samples)?;
+        let online = self.resolve_online()?;
+        Ok(ValidConfig {
+            input_dim: d,
+            output_dim: p,
+            kernels,
+            base_dims,
+            offline_samples: sizes.offline_samples,
+            inducing: sizes.inducing,
+            inducing_select: sizes.inducing_select,
+            batch_size: sizes.batch_size,
+            checkpoints: sizes.checkpoints,
+            epochs: optimiser.epochs,
+            min_steps: self.min_steps.unwrap_or(30),
+            final_steps: self.final_steps.unwrap_or(200),
+            lr_hyper: optimiser.lr_hyper,
+            lr_hyper_final: optimiser.lr_hyper_final,
+            local: optimiser.local,
+            init_candidates,
+            starts,
+            keep,
+            belief_mode: belief.mode,
+            belief: belief.settings,
+            prior_mean: belief.prior_mean,
+            belief_steps: self.belief_steps.unwrap_or(1000),
+            belief_steps_warm: self.belief_steps_warm.unwrap_or(200),
+            trajectory: self.trajectory.unwrap_or(true),
+            forgetting,
+            refactor_every: online.refactor_every,
+            belief_refit_every: self.belief_refit_every.unwrap_or(200),
+            wait_for_offline: self.wait_for_offline.unwrap_or(false),
+            predict,
+            add_excess_noise: online.add_excess_noise,
+            seed: self.seed.unwrap_or(0),
+            standardize_inputs: self.standardize_inputs.unwrap_or(true),
+            pending_capacity: self.pending_capacity.unwrap_or(10_000),
+            catchup_per_update: online.catchup_per_update,
+            replay_capacity: online.replay_capacity,
+            threads,
+            hyper,
+            drift,
+            drift_window,
+        })
+    }
+
+    /// `kernels`: a named space (default level2) or a list of distinct expressions.
+    fn resolve_kernels(&self) -> Result<Vec<Expr>, ModelError> {
         let kernels = match &self.kernels {
             None => grammar::kernel_space(2),
             Some(KernelsKey::Named(name)) => match name.as_str() {
@@ -274,6 +365,11 @@ impl Config {
         if kernels.is_empty() {
             return Err(cfg_err("kernels: the list is empty"));
         }
+        Ok(kernels)
+    }
+
+    /// `base_dims`: per base kernel, non-empty strictly increasing indices below `d`.
+    fn resolve_base_dims(&self, d: usize) -> Result<BaseDims, ModelError> {
         let base_dims = self.base_dims.clone().unwrap_or_default();
         for b in Base::ALL {
             if let Some(list) = base_dims.of(b) {
@@ -291,6 +387,11 @@ impl Config {
                 }
             }
         }
+        Ok(base_dims)
+    }
+
+    /// `inducing`, `inducing_select`, `offline_samples`, `batch_size`, `checkpoints`.
+    fn resolve_sizes(&self) -> Result<OfflineSizes, ModelError> {
         let inducing = at_least("inducing", self.inducing.unwrap_or(64), 1)?;
         let inducing_select = at_least(
             "inducing_select",
@@ -311,6 +412,18 @@ impl Config {
                 "checkpoints ({checkpoints}) cannot exceed offline_samples ({offline_samples})"
             )));
         }
+        Ok(OfflineSizes {
+            offline_samples,
+            inducing,
+            inducing_select,
+            batch_size,
+            checkpoints,
+        })
+    }
+
+    /// `epochs`, `lr_hyper`, `lr_hyper_final`, `natgrad_step`, `prior_log_sd`, `jitter`,
+    /// `min_noise_var`.
+    fn resolve_optimiser(&self) -> Result<Optimiser, ModelError> {
         let epochs = positive("epochs", self.epochs.unwrap_or(10.0))?;
         let lr_hyper = positive("lr_hyper", self.lr_hyper.unwrap_or(0.05))?;
         let lr_hyper_final = positive("lr_hyper_final", self.lr_hyper_final.unwrap_or(0.005))?;
@@ -328,6 +441,22 @@ impl Config {
         }
         let jitter = positive("jitter", self.jitter.unwrap_or(1e-6))?;
         let min_noise_var = positive("min_noise_var", self.min_noise_var.unwrap_or(1e-6))?;
+        Ok(Optimiser {
+            epochs,
+            lr_hyper,
+            lr_hyper_final,
+            local: LocalSettings {
+                natgrad_step,
+                prior_sd: prior_log_sd,
+                min_noise_var,
+                max_log_change: 8.0,
+                jitter_rel: jitter,
+            },
+        })
+    }
+
+    /// `init_candidates` and `starts` (at most `init_candidates`).
+    fn resolve_starts(&self) -> Result<(usize, usize), ModelError> {
         let init_candidates = at_least("init_candidates", self.init_candidates.unwrap_or(90), 1)?;
         let starts = at_least("starts", self.starts.unwrap_or(2), 1)?;
         if starts > init_candidates {
@@ -335,37 +464,44 @@ impl Config {
                 "starts ({starts}) cannot exceed init_candidates ({init_candidates})"
             )));
         }
-        let keep = at_least("keep", self.keep.unwrap_or(5), 1)?.min(kernels.len());
-        let belief_mode = match self.belief.as_deref() {
+        Ok((init_candidates, starts))
+    }
+
+    /// `belief` and `temperature`.
+    fn resolve_belief_mode(&self) -> Result<BeliefMode, ModelError> {
+        match self.belief.as_deref() {
             None | Some("logistic_normal") => {
                 if self.temperature.is_some() {
                     return Err(cfg_err("temperature applies to belief = \"discrete\" only"));
                 }
-                BeliefMode::LogisticNormal
+                Ok(BeliefMode::LogisticNormal)
             }
-            Some("discrete") => BeliefMode::Discrete {
+            Some("discrete") => Ok(BeliefMode::Discrete {
                 tau: positive("temperature", self.temperature.unwrap_or(1.0))?,
-            },
-            Some(other) => {
-                return Err(cfg_err(format!(
-                    "belief \"{other}\" unknown; expected logistic_normal or discrete"
-                )));
-            }
-        };
+            }),
+            Some(other) => Err(cfg_err(format!(
+                "belief \"{other}\" unknown; expected logistic_normal or discrete"
+            ))),
+        }
+    }
+
+    /// The belief keys (`belief` … `posterior_samples`) for `k` candidate kernels.
+    fn resolve_belief(&self, k: usize) -> Result<BeliefKeys, ModelError> {
+        let mode = self.resolve_belief_mode()?;
         let prior_scale = positive("prior_scale", self.prior_scale.unwrap_or(1.0))?;
         let prior_mean = match &self.prior_mean {
-            None => vec![0.0; kernels.len()],
-            Some(v) if v.len() == kernels.len() && v.iter().all(|x| x.is_finite()) => v.clone(),
+            None => vec![0.0; k],
+            Some(v) if v.len() == k && v.iter().all(|x| x.is_finite()) => v.clone(),
             Some(v) => {
                 return Err(cfg_err(format!(
                     "prior_mean must hold one finite value per kernel ({}), got {} values",
-                    kernels.len(),
+                    k,
                     v.len()
                 )));
             }
         };
         let full_covariance = match self.belief_covariance.as_deref() {
-            None | Some("auto") => kernels.len() <= 64,
+            None | Some("auto") => k <= 64,
             Some("full") => true,
             Some("diagonal") => false,
             Some(other) => {
@@ -374,7 +510,7 @@ impl Config {
                 )));
             }
         };
-        let belief = BeliefSettings {
+        let settings = BeliefSettings {
             prior_scale,
             full_covariance,
             lr: positive("belief_lr", self.belief_lr.unwrap_or(0.05))?,
@@ -385,60 +521,78 @@ impl Config {
                 1,
             )?,
         };
+        Ok(BeliefKeys {
+            mode,
+            settings,
+            prior_mean,
+        })
+    }
+
+    /// `forgetting` λ ∈ (0, 1].
+    fn resolve_forgetting(&self) -> Result<f64, ModelError> {
         let forgetting = self.forgetting.unwrap_or(1.0);
         if !(forgetting > 0.0 && forgetting <= 1.0) {
             return Err(cfg_err(format!(
                 "forgetting must be in (0, 1], got {forgetting}"
             )));
         }
-        let predict = match &self.predict {
-            None => PredictWith::Mixture,
-            Some(PredictKey::Named(s)) if s == "mixture" => PredictWith::Mixture,
-            Some(PredictKey::Named(s)) if s == "top" => PredictWith::Component(0),
-            Some(PredictKey::Named(s)) => {
+        Ok(forgetting)
+    }
+
+    /// `predict`: mixture, top or an index below `keep`.
+    fn resolve_predict(&self, keep: usize) -> Result<PredictWith, ModelError> {
+        match &self.predict {
+            None => Ok(PredictWith::Mixture),
+            Some(PredictKey::Named(s)) if s == "mixture" => Ok(PredictWith::Mixture),
+            Some(PredictKey::Named(s)) if s == "top" => Ok(PredictWith::Component(0)),
+            Some(PredictKey::Named(s)) => Err(cfg_err(format!(
+                "predict \"{s}\" unknown; expected mixture, top or a kept-kernel index"
+            ))),
+            Some(PredictKey::Component(i)) if *i < keep => Ok(PredictWith::Component(*i)),
+            Some(PredictKey::Component(i)) => Err(cfg_err(format!(
+                "predict: index {i} is not below keep ({keep})"
+            ))),
+        }
+    }
+
+    /// `hyper`: one entry per output with `d` lengthscales, all finite and positive.
+    fn resolve_hyper(&self, d: usize, p: usize) -> Result<Option<Vec<HyperEntry>>, ModelError> {
+        let Some(hyper) = &self.hyper else {
+            return Ok(None);
+        };
+        let list = hyper
+            .per_output(p)
+            .map_err(cfg_err)?
+            .into_iter()
+            .cloned()
+            .collect::<Vec<_>>();
+        for (o, h) in list.iter().enumerate() {
+            if h.lengthscales.len() != d {
                 return Err(cfg_err(format!(
-                    "predict \"{s}\" unknown; expected mixture, top or a kept-kernel index"
+                    "hyper[{o}].lengthscales has {} values, expected {d}",
+                    h.lengthscales.len()
                 )));
             }
-            Some(PredictKey::Component(i)) if *i < keep => PredictWith::Component(*i),
-            Some(PredictKey::Component(i)) => {
+            let ok = |v: f64| v.is_finite() && v > 0.0;
+            if !(ok(h.sigma_f) && h.sigma_n.is_finite() && h.sigma_n >= 0.0) {
                 return Err(cfg_err(format!(
-                    "predict: index {i} is not below keep ({keep})"
+                    "hyper[{o}]: sigma_f must be > 0 and sigma_n >= 0, finite"
                 )));
             }
-        };
-        let hyper = match &self.hyper {
-            None => None,
-            Some(h) => Some(
-                h.per_output(p)
-                    .map_err(cfg_err)?
-                    .into_iter()
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            ),
-        };
-        if let Some(list) = &hyper {
-            for (o, h) in list.iter().enumerate() {
-                if h.lengthscales.len() != d {
-                    return Err(cfg_err(format!(
-                        "hyper[{o}].lengthscales has {} values, expected {d}",
-                        h.lengthscales.len()
-                    )));
-                }
-                let ok = |v: f64| v.is_finite() && v > 0.0;
-                if !(ok(h.sigma_f) && h.sigma_n.is_finite() && h.sigma_n >= 0.0) {
-                    return Err(cfg_err(format!(
-                        "hyper[{o}]: sigma_f must be > 0 and sigma_n >= 0, finite"
-                    )));
-                }
-                if !h.lengthscales.iter().all(|&l| ok(l)) {
-                    return Err(cfg_err(format!(
-                        "hyper[{o}].lengthscales must be finite and > 0"
-                    )));
-                }
+            if !h.lengthscales.iter().all(|&l| ok(l)) {
+                return Err(cfg_err(format!(
+                    "hyper[{o}].lengthscales must be finite and > 0"
+                )));
             }
         }
-        let threads = at_least("threads", self.threads.unwrap_or(1), 1)?;
+        Ok(Some(list))
+    }
+
+    /// `drift` and `drift_window` (with drift, at least `offline_samples`).
+    fn resolve_drift(
+        &self,
+        offline_samples: usize,
+    ) -> Result<(Option<gpn_gp_core::drift::Drift>, usize), ModelError> {
         let drift = match &self.drift {
             None => None,
             Some(v) => gpn_gp_core::drift::Drift::from_config(&serde_json::json!({ "drift": v }))
@@ -450,42 +604,13 @@ impl Config {
             self.drift_window.unwrap_or(10_000),
             if drift.is_some() { offline_samples } else { 1 },
         )?;
-        Ok(ValidConfig {
-            input_dim: d,
-            output_dim: p,
-            kernels,
-            base_dims,
-            offline_samples,
-            inducing,
-            inducing_select,
-            batch_size,
-            checkpoints,
-            epochs,
-            min_steps: self.min_steps.unwrap_or(30),
-            final_steps: self.final_steps.unwrap_or(200),
-            lr_hyper,
-            lr_hyper_final,
-            local: LocalSettings {
-                natgrad_step,
-                prior_sd: prior_log_sd,
-                min_noise_var,
-                max_log_change: 8.0,
-                jitter_rel: jitter,
-            },
-            init_candidates,
-            starts,
-            keep,
-            belief_mode,
-            belief,
-            prior_mean,
-            belief_steps: self.belief_steps.unwrap_or(1000),
-            belief_steps_warm: self.belief_steps_warm.unwrap_or(200),
-            trajectory: self.trajectory.unwrap_or(true),
-            forgetting,
+        Ok((drift, drift_window))
+    }
+
+    /// `refactor_every`, `variance`, `catchup_per_update`, `replay_capacity`.
+    fn resolve_online(&self) -> Result<OnlineKeys, ModelError> {
+        Ok(OnlineKeys {
             refactor_every: at_least("refactor_every", self.refactor_every.unwrap_or(200), 1)?,
-            belief_refit_every: self.belief_refit_every.unwrap_or(200),
-            wait_for_offline: self.wait_for_offline.unwrap_or(false),
-            predict,
             add_excess_noise: match self.variance.as_deref() {
                 None | Some("latent_plus_excess_noise") => true,
                 Some("latent") => false,
@@ -495,19 +620,12 @@ impl Config {
                     )));
                 }
             },
-            seed: self.seed.unwrap_or(0),
-            standardize_inputs: self.standardize_inputs.unwrap_or(true),
-            pending_capacity: self.pending_capacity.unwrap_or(10_000),
             catchup_per_update: at_least(
                 "catchup_per_update",
                 self.catchup_per_update.unwrap_or(4),
                 1,
             )?,
             replay_capacity: at_least("replay_capacity", self.replay_capacity.unwrap_or(1024), 1)?,
-            threads,
-            hyper,
-            drift,
-            drift_window,
         })
     }
 }

@@ -132,15 +132,26 @@ pub fn bound_and_grad(
     s: &mut Scratch,
     grad: &mut [f64],
 ) -> Result<f64, NotPositiveDefinite> {
-    let (qm, qs, ln_det_s) = (q.m, q.s, q.ln_det_s);
     let np = spec.n_params();
     let prep = spec.prepare(&psi[..np]);
     let s2 = psi[np].exp();
-    let (d, p) = (batch.d, batch.p);
     let (m, b) = matrices(&prep, batch, s)?;
     let c = batch.scale;
 
-    // S V (M×b) and the per-point quantities.
+    covariance_times_v(q.s, s, m, b);
+    let (ell, d_ln_s2) = expected_loglik(batch, q.m, s, (m, b), c, s2);
+    let kl = whitened_kl(q, m, batch.p);
+    kernel_matrix_adjoints(s, m, b);
+
+    grad.fill(0.0);
+    let w_diag = -c * batch.p as f64 / (2.0 * s2);
+    contract_kernel_gradients(&prep, batch, s, (m, b), np, w_diag, grad);
+    grad[np] = d_ln_s2;
+    Ok(ell - kl)
+}
+
+/// S V (M×b) into `s.sv`.
+fn covariance_times_v(qs: &[f64], s: &mut Scratch, m: usize, b: usize) {
     ensure(&mut s.sv, m * b);
     for i in 0..m {
         for n in 0..b {
@@ -151,6 +162,19 @@ pub fn bound_and_grad(
             s.sv[i * b + n] = acc;
         }
     }
+}
+
+/// ELL and ∂ELL/∂ln s² over the batch (scale `c`, noise `s2`); the residuals r_no into
+/// `s.r` and G_V = ∂ELL/∂V into `s.gv`.
+fn expected_loglik(
+    batch: &Batch<'_>,
+    qm: &[f64],
+    s: &mut Scratch,
+    (m, b): (usize, usize),
+    c: f64,
+    s2: f64,
+) -> (f64, f64) {
+    let p = batch.p;
     ensure(&mut s.r, b * p);
     ensure(&mut s.gv, m * b);
     let mut ell = 0.0;
@@ -182,14 +206,24 @@ pub fn bound_and_grad(
             s.gv[i * b + n] = c / s2 * (acc - p as f64 * (s.sv[i * b + n] - s.v[i * b + n]));
         }
     }
+    (ell, d_ln_s2)
+}
+
+/// KL = Σ_o ½ [tr S + m_oᵀ m_o − M − ln|S|] of q(v) against N(0, I).
+fn whitened_kl(q: QRef<'_>, m: usize, p: usize) -> f64 {
+    let (qm, qs, ln_det_s) = (q.m, q.s, q.ln_det_s);
     let mut kl = 0.0;
     let tr_s: f64 = (0..m).map(|i| qs[i * m + i]).sum();
     for o in 0..p {
         let mm: f64 = (0..m).map(|i| qm[i * p + o] * qm[i * p + o]).sum();
         kl += 0.5 * (tr_s + mm - m as f64 - ln_det_s);
     }
+    kl
+}
 
-    // ∂/∂K_uu = −L⁻ᵀ Φ(G_V Vᵀ) L⁻¹.
+/// From G_V (`s.gv`): ∂/∂K_uu = −L⁻ᵀ Φ(G_V Vᵀ) L⁻¹ into `s.gk`, and ∂/∂K_uB = L⁻ᵀ G_V in
+/// place in `s.gv`.
+fn kernel_matrix_adjoints(s: &mut Scratch, m: usize, b: usize) {
     ensure(&mut s.gk, m * m);
     for i in 0..m {
         for j in 0..m {
@@ -219,8 +253,20 @@ pub fn bound_and_grad(
     }
     // ∂/∂K_uB = L⁻ᵀ G_V (in place in gv).
     solve_lower_t_mat(&s.lk, m, &mut s.gv, b);
+}
 
-    grad.fill(0.0);
+/// Adds the adjoints of K_uu (`s.gk`), K_uB (`s.gv`) and diag K_BB (`w_diag` each)
+/// contracted with ∂k/∂ψ of every entry (`np` kernel parameters) to `grad`.
+fn contract_kernel_gradients(
+    prep: &Prepared<'_>,
+    batch: &Batch<'_>,
+    s: &mut Scratch,
+    (m, b): (usize, usize),
+    np: usize,
+    w_diag: f64,
+    grad: &mut [f64],
+) {
+    let d = batch.d;
     ensure(&mut s.grad_entry, np);
     let g = &mut s.grad_entry;
     for i in 0..m {
@@ -244,7 +290,6 @@ pub fn bound_and_grad(
             }
         }
     }
-    let w_diag = -c * p as f64 / (2.0 * s2);
     for n in 0..b {
         let xn = &batch.x[n * d..(n + 1) * d];
         prep.value_grad(xn, xn, g);
@@ -252,8 +297,6 @@ pub fn bound_and_grad(
             *acc += w_diag * gk;
         }
     }
-    grad[np] = d_ln_s2;
-    Ok(ell - kl)
 }
 
 /// Settings of the local optimisation.
