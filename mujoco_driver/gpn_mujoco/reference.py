@@ -1,5 +1,5 @@
 """The reference of the ``run:`` section: q_d,i(τ) = c_i + a·sin(2π f_i τ + i·φ), with its
-analytic velocity and acceleration (as ``node/src/app/reference.rs``). τ is the run
+analytic velocity and acceleration (as ``crates/app/src/reference.rs``). τ is the run
 time: the driver's simulation time minus its start t0."""
 
 from __future__ import annotations

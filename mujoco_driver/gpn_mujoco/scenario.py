@@ -3,7 +3,7 @@
 Layout ``gp_learning_node: ros__parameters:`` as in ``launch/sim_default.yaml``. The driver
 reads ``robot.urdf``, the ``sim:`` section (the true robot) and the ``run:`` section
 (duration, reference). Every key is optional; the defaults are those of the embedded
-simulator (``crates/embedded_sim/src/params.rs``, ``node/src/app/reference.rs``), so a file means
+simulator (``crates/embedded_sim/src/params.rs``, ``crates/app/src/reference.rs``), so a file means
 the same robot to both. Keys the driver does not use (``model``, ``control``, ``learn``,
 ``run.realtime``, and any unknown key) are ignored; a value of a key it uses that is of the
 wrong type or out of range is refused with a :class:`ScenarioError` naming the key.

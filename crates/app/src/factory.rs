@@ -1,11 +1,11 @@
 //! What both jobs build from the parameters: the robot model and the model factory.
 
-use gpn_gp_core::model::OnlineModel;
+use gpn_control::learn::ModelFactory;
+use gpn_dynamics::{Model, RobotError};
+use gpn_online_model::OnlineModel;
+use gpn_plugin_host::{Plugin, SearchPath};
 
 use super::params::NodeParams;
-use crate::learn::ModelFactory;
-use crate::plugin_host::{Plugin, SearchPath};
-use crate::robot::{Model, RobotError};
 
 /// The plugin search path of a parameter set: `model.plugin_path`, then `GPN_PLUGIN_PATH`,
 /// then beside the executable ([`SearchPath::standard`]).
@@ -31,7 +31,7 @@ pub fn model_factory(
             if let Some(obj) = cfg.as_object_mut() {
                 obj.insert("hyper".into(), hyper.clone());
             }
-            crate::eval::plugins::create_model_in(&plugin, &cfg, d, p, &search)
+            gpn_plugin_host::create_model_in(&plugin, &cfg, d, p, &search)
                 .map_err(|e| e.to_string())
         },
     )

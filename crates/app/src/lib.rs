@@ -2,7 +2,9 @@
 //! the one parameter set and its file ([`NodeParams`]), the parameter schema and ranges
 //! checked at every boundary, and what is built from the parameters (the robot model, the
 //! model factory). Both jobs sit on this layer and never import each other; it imports
-//! neither.
+//! neither. The node re-exports this crate as `gp_node::app`.
+
+#![warn(missing_docs)]
 
 mod factory;
 pub mod param_ranges;

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::control::ControlParams;
-use crate::embedded_sim::SimParams;
-use crate::learn::LearnParams;
+use gpn_control::control::ControlParams;
+use gpn_control::learn::LearnParams;
+use gpn_embedded_sim::SimParams;
 
 use super::reference::ReferenceParams;
 use super::ros_params::RosParams;

@@ -28,7 +28,7 @@ pub enum TorqueSource {
     Commanded,
 }
 
-pub use crate::control_loop::WatchdogAction;
+pub use gpn_control::control_loop::WatchdogAction;
 
 /// How service requests and replies are framed on DDS (DESIGN.md §4, "Services"); must
 /// match the robot's RMW implementation.

@@ -172,7 +172,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::eval::dataset::ColumnSelection;
+    use crate::dataset::ColumnSelection;
 
     fn data(n: usize) -> Dataset {
         let mut s = String::from("a,b,y,z\n");

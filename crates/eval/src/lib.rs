@@ -7,10 +7,10 @@
 //! with truth columns, the calibrated-bound coverage ([`report`]). A stream may be
 //! contaminated with outliers first ([`contaminate`]: only what `update` sees changes), and
 //! every prediction written out ([`predictions`]). It knows nothing of ROS; the control loop
-//! and the tests reuse it.
+//! and the tests reuse it. The node re-exports this crate as `gp_node::eval`.
 //!
 //! ```no_run
-//! use gp_node::eval::{config, dataset::{Centering, ColumnSelection, Dataset}, plugins, runner};
+//! use gpn_eval::{config, dataset::{Centering, ColumnSelection, Dataset}, plugins, runner};
 //! let mut data = Dataset::from_path("kin40k.csv".as_ref(), &ColumnSelection::default())?;
 //! data.center(Centering::WholeFile);
 //! let mut cfg = serde_json::json!({"preset": "reference", "variant": "fast"});
@@ -19,8 +19,10 @@
 //! let mut model = plugins::create_model("skygp", &cfg, data.input_dim(), data.output_dim())?;
 //! let report = runner::run_stream("skygp", model.as_mut(), &data, &runner::RunOptions::new(noise), &mut |_| {})?;
 //! println!("{}", report.to_table());
-//! # Ok::<(), gp_node::eval::EvalError>(())
+//! # Ok::<(), gpn_eval::EvalError>(())
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod columns;
 pub mod config;
@@ -105,7 +107,7 @@ pub enum EvalError {
     Fit(#[from] gpn_gp_core::hyperfit::HyperfitError),
     /// The plugin could not be found, loaded or checked, or refused to create the model.
     #[error(transparent)]
-    Plugin(#[from] crate::plugin_host::HostError),
+    Plugin(#[from] gpn_plugin_host::HostError),
     /// No model of that name.
     #[error("unknown plugin \"{name}\"; available: {available}")]
     UnknownPlugin {

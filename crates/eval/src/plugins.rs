@@ -1,6 +1,7 @@
-//! Model resolution by plugin name: the one place that maps a name to a model.
+//! Model resolution by plugin name for the evaluator: the plugin host's
+//! [`gpn_plugin_host::create_model_in`] with [`EvalError`].
 //!
-//! Models are shared libraries loaded through the plugin host ([`crate::plugin_host`]): the name
+//! Models are shared libraries loaded through the plugin host ([`gpn_plugin_host`]): the name
 //! is looked up on a [`SearchPath`] (`--plugin-path`, `GPN_PLUGIN_PATH`, then the
 //! executable's directory, where cargo builds `libgpn_skygp.so` next to `gp-node`), the
 //! library's ABI is checked, and the model comes back as a [`PluginModel`] driven through
@@ -8,13 +9,13 @@
 //! name that is not found is an error listing the plugins that are. A name is never a path:
 //! one is refused (names may come from the network; see [`SearchPath::find`]).
 //!
-//! [`PluginModel`]: crate::plugin_host::PluginModel
+//! [`PluginModel`]: gpn_plugin_host::PluginModel
 
 use gpn_gp_core::model::OnlineModel;
+use gpn_plugin_host::{PluginModel, SearchPath};
 use serde_json::Value;
 
 use super::EvalError;
-use crate::plugin_host::{Plugin, PluginModel, SearchPath};
 
 /// Creates the model `name` from its JSON `config` for input dimension `d` and p outputs,
 /// finding the plugin on the standard search path (no `--plugin-path` directories).
@@ -34,7 +35,8 @@ pub fn create_model(
 }
 
 /// [`create_model`] with an explicit search path (e.g. with the `--plugin-path`
-/// directories: `SearchPath::standard(dirs)`).
+/// directories: `SearchPath::standard(dirs)`); [`gpn_plugin_host::create_model_in`] with
+/// the evaluator's error.
 pub fn create_model_in(
     name: &str,
     config: &Value,
@@ -42,9 +44,9 @@ pub fn create_model_in(
     p: usize,
     search: &SearchPath,
 ) -> Result<Box<dyn OnlineModel>, EvalError> {
-    Ok(Box::new(create_plugin_model_in(
+    Ok(gpn_plugin_host::create_model_in(
         name, config, d, p, search,
-    )?))
+    )?)
 }
 
 /// [`create_model_in`] returning the plugin model itself, so that the caller can also ask
@@ -56,6 +58,7 @@ pub fn create_plugin_model_in(
     p: usize,
     search: &SearchPath,
 ) -> Result<PluginModel, EvalError> {
-    let plugin = Plugin::find(name, search)?;
-    Ok(plugin.create_json(config, d, p)?)
+    Ok(gpn_plugin_host::create_plugin_model_in(
+        name, config, d, p, search,
+    )?)
 }

@@ -76,7 +76,7 @@ impl<W: Write> PredictionWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::dataset::{Centering, ColumnSelection};
+    use crate::dataset::{Centering, ColumnSelection};
 
     fn data(with_truth: bool) -> Dataset {
         let text = "a,b,y,z,ty,tz\n1,2,10,20,11,21\n3,4,30,40,31,41\n";

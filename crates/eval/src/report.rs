@@ -77,7 +77,7 @@ pub struct EvalReport {
     /// Wall time of the streaming loop in seconds.
     pub wall_s: f64,
     /// The contamination of the streamed targets, if any.
-    pub contamination: Option<crate::eval::contamination::Summary>,
+    pub contamination: Option<crate::contamination::Summary>,
     /// The model's own diagnostics at the end of the run (the plugin's `describe`), if it
     /// has any; the `--json` key `model_info`.
     pub model_info: Option<Value>,

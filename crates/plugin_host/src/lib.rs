@@ -14,6 +14,7 @@
 //! - [`Plugin`] — a loaded library whose table passed the checks (ABI version and table
 //!   size first), with its [`PluginInfo`]; creates models from YAML or JSON config.
 //! - [`PluginModel`] — one model; `Drop` destroys it; holds an `Arc` of its library.
+//! - [`create_model_in`] — a model by plugin name: find, check the configuration, create.
 //! - [`HostError`] — every failure, naming the plugin and ending with the path.
 //!
 //! ```no_run
@@ -58,6 +59,7 @@
 
 pub mod config;
 mod config_page;
+mod create;
 mod error;
 pub mod file;
 mod instance;
@@ -66,6 +68,7 @@ mod loaded;
 mod search;
 
 pub use config_page::config_page;
+pub use create::{create_model_in, create_plugin_model_in};
 pub use error::{Available, HostError, Result};
 pub use file::{ModelFile, ModelFileError, ModelFileHeader};
 pub use instance::PluginModel;

@@ -2,15 +2,15 @@
 //! dynamics) built from the loop's and the receive thread's counters. Published by the publish thread
 //! about once a second (ROS convention), never from the control thread.
 
+use gpn_app::ros_params::{Mode, WatchdogAction};
+use gpn_control::control_loop::LoopCounters;
+use gpn_control::learn::LearnPhase;
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gpn_msgs::std_msgs::Header;
 
 use super::ingest::IngestSnapshot;
 use super::latency::LatencyHistogram;
-use crate::app::ros_params::{Mode, WatchdogAction};
-use crate::control_loop::LoopCounters;
-use crate::learn::LearnPhase;
 
 /// What a diagnostics message is built from.
 #[derive(Debug, Clone, Copy)]
@@ -260,7 +260,9 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
 /// "dynamics": low coverage of ±η_cal (drift), then a change since the last report.
 fn dynamics_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
     let c = input.counters;
-    let last_change = c.last_change.map(|ch| crate::learn::describe_change(&ch));
+    let last_change = c
+        .last_change
+        .map(|ch| gpn_control::learn::describe_change(&ch));
     let verdict = match c.coverage {
         Some(cov) if cov < input.coverage_alarm => (
             DiagnosticStatus::WARN,
@@ -303,7 +305,7 @@ fn dynamics_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::{ChangeAction, ChangeNotice, ChangeSource};
+    use gpn_control::learn::{ChangeAction, ChangeNotice, ChangeSource};
 
     /// The "dynamics" status for `counters` against `previous`.
     fn dynamics(counters: &LoopCounters, previous: &LoopCounters) -> DiagnosticStatus {

@@ -11,11 +11,11 @@
 
 use std::time::Instant;
 
+use gpn_app::ros_params::TorqueSource;
 use gpn_msgs::sensor_msgs::JointState;
 
 use super::stamp_clock::{StampClock, StampParams, StampRefusal};
-use crate::app::ros_params::TorqueSource;
-pub use crate::control_loop::{StateFrame, TorqueOrigin};
+pub use gpn_control::control_loop::{StateFrame, TorqueOrigin};
 
 /// Why a joint-state message was refused (the robot keeps its last command; the watchdog
 /// acts if no valid message follows).

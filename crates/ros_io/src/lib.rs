@@ -1,7 +1,7 @@
 //! The ROS 2 node (`gp-node run`): joint states and a reference in, the compensated effort
 //! command, the residual estimate and diagnostics out, over DDS through `ros2-client`.
 //!
-//! Boundary: the loop is [`crate::control_loop`]; this layer gives it a plant (`plant`:
+//! Boundary: the loop is [`gpn_control::control_loop`]; this layer gives it a plant (`plant`:
 //! state frames in, commands out through channels), a reference (`TopicReference`), the
 //! operations (`ops`) and the publishers as a listener. `joint_state` and `trajectory` turn
 //! messages (`gpn_msgs`) into frames and references. Only the files of feature `ros` touch
@@ -10,6 +10,15 @@
 //! conversion and validation), `publish` (messages, diagnostics, latency; probe offers) and
 //! `services` (services and parameter sets). The control thread runs the loop (no
 //! allocation, lock or I/O); bounded channels between the threads carry preallocated frames.
+//!
+//! # Feature flag
+//! `ros` (on by default here; gp_node's own `ros` feature turns it on): the DDS files above
+//! and `ros2-client`. Without it, the plant, reference, operations and conversions remain
+//! (they are plain Rust, tested without DDS). The layer sits on the application layer
+//! (`gpn_app`) and never imports the sim job (`gpn_sim_job`). The node re-exports this crate
+//! as `gp_node::ros`.
+
+#![warn(missing_docs)]
 
 pub mod diagnostics;
 pub mod ingest;
@@ -32,7 +41,7 @@ mod services;
 #[cfg(feature = "ros")]
 mod transport;
 
-pub use crate::app::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
+pub use gpn_app::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
 pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use latency::LatencyHistogram;
 pub use plant::{ChannelOperations, PublishQueue, RosPlant};

@@ -16,14 +16,16 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::app::param_schema::{self, Apply, ParamValue};
-use crate::app::{NodeParams, model_factory};
-use crate::control::ControlLaw;
-use crate::control_loop::{ControlCommand, ControlReply};
-use crate::learn::{CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource};
-use crate::plugin_host::file::ModelDir;
-use crate::plugin_host::{ModelFile, ModelFileError, Plugin, SearchPath};
-use crate::robot::Model;
+use gpn_app::param_schema::{self, Apply, ParamValue};
+use gpn_app::{NodeParams, model_factory};
+use gpn_control::control::ControlLaw;
+use gpn_control::control_loop::{ControlCommand, ControlReply};
+use gpn_control::learn::{
+    CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+};
+use gpn_dynamics::Model;
+use gpn_plugin_host::file::ModelDir;
+use gpn_plugin_host::{ModelFile, ModelFileError, Plugin, SearchPath};
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the
 /// new model on the replay buffer).

@@ -14,11 +14,11 @@
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
 
-use crate::control_loop::{
+use gpn_control::control_loop::{
     Command, ControlCommand, ControlReply, LoopOutput, LoopView, Operations, OutputListener, Plant,
     Read, StateFrame,
 };
-use crate::learn::SwapEvent;
+use gpn_control::learn::SwapEvent;
 
 /// A command on its way to the publish thread.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! Side query (b) on the ROS graph: a probing trajectory the learning worker planned after a
-//! change ([`crate::learn::ProbeOffer`]) becomes a `trajectory_msgs/JointTrajectory` on
+//! change ([`gpn_control::learn::ProbeOffer`]) becomes a `trajectory_msgs/JointTrajectory` on
 //! `~/probe_offer` (reliable, transient local). The node never runs it on its own: whoever
 //! commands the robot (an operator, a task planner) decides, and executes it by sending it to
 //! the node's reference topic, where it is checked again like any reference.
@@ -9,11 +9,10 @@
 //! plan's rest-to-rest quintic segments. `header.stamp` is zero ("start on receipt"); the
 //! first point is the pose the robot had when the change was noticed, at `time_from_start` 0.
 
+use gpn_control::learn::{ProbeOffer, ProbePlan};
 use gpn_msgs::builtin_interfaces::Duration;
 use gpn_msgs::std_msgs::Header;
 use gpn_msgs::trajectory_msgs::{JointTrajectory, JointTrajectoryPoint};
-
-use crate::learn::{ProbeOffer, ProbePlan};
 
 /// The plan as a trajectory over `joints` (the model's joint order).
 pub fn offer_message(plan: &ProbePlan, joints: &[String]) -> JointTrajectory {
@@ -76,9 +75,9 @@ fn duration(secs: f64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::ProbeRefusal;
-    use crate::robot::JointLimits;
-    use crate::ros::trajectory::{Reference, Trajectory};
+    use crate::trajectory::{Reference, Trajectory};
+    use gpn_control::learn::ProbeRefusal;
+    use gpn_dynamics::JointLimits;
 
     fn plan() -> ProbePlan {
         let start = vec![0.1, -0.7, 0.0, -2.3, 0.0, 1.5, 0.8];

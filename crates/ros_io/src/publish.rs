@@ -7,6 +7,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use gpn_app::ros_params::RosParams;
+use gpn_control::control_loop::{LoopCounters, LoopOutput, OutKind};
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
@@ -20,8 +22,6 @@ use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
 use super::trajectory::Trajectory;
 use super::transport::Publisher;
-use crate::app::ros_params::RosParams;
-use crate::control_loop::{LoopCounters, LoopOutput, OutKind};
 
 /// Probe offers published and refusals logged.
 #[derive(Default)]
@@ -33,7 +33,7 @@ pub(super) struct ProbeCounts {
 /// The probe thread: publishes each plan the learning worker offers and logs every outcome
 /// (a refusal is logged, not published). Ends at stop or when the learner is gone.
 pub(super) fn offer_probes(
-    offers: &Receiver<crate::learn::ProbeOffer>,
+    offers: &Receiver<gpn_control::learn::ProbeOffer>,
     publisher: &Publisher<JointTrajectory>,
     joints: &[String],
     stop: &AtomicBool,
@@ -62,8 +62,8 @@ pub(super) fn offer_probes(
 }
 
 /// The events-topic message of a change; `joints` name the detector's joint index.
-pub(super) fn change_event(c: &crate::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
-    use crate::learn::{ChangeAction, ChangeSource};
+pub(super) fn change_event(c: &gpn_control::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
+    use gpn_control::learn::{ChangeAction, ChangeSource};
     ChangeEvent {
         header: Header {
             stamp: Time::from_secs_f64(c.t_secs),
@@ -86,7 +86,7 @@ pub(super) fn change_event(c: &crate::learn::ChangeNotice, joints: &[String]) ->
             ChangeAction::Reidentify => "reidentify",
         }
         .into(),
-        description: crate::learn::describe_change(c),
+        description: gpn_control::learn::describe_change(c),
     }
 }
 
@@ -222,7 +222,7 @@ impl Publisher_ {
         if let Some(change) = frame.change {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
             // discard data, which an operator should see without subscribing to ~/events.
-            eprintln!("gp-node: {}", crate::learn::describe_change(&change));
+            eprintln!("gp-node: {}", gpn_control::learn::describe_change(&change));
             let _ = self.events.publish(change_event(&change, &self.joints));
         }
         if frame.kind != OutKind::Tick {
@@ -272,7 +272,7 @@ impl Publisher_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::{ChangeAction, ChangeNotice, ChangeSource};
+    use gpn_control::learn::{ChangeAction, ChangeNotice, ChangeSource};
 
     #[test]
     fn a_change_event_names_the_joint_whose_detector_fired() {

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::StreamExt as _;
+use gpn_control::control_loop::ControlCommand;
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
@@ -17,13 +18,12 @@ use super::ingest::IngestCounters;
 use super::joint_state::{JointStateReader, StateFrame};
 use super::trajectory::Trajectory;
 use super::transport::Subscription;
-use crate::control_loop::ControlCommand;
 
 /// State of the receive thread.
 pub(super) struct Receiver_ {
     pub(super) reader: JointStateReader,
     pub(super) joints: Vec<String>,
-    pub(super) limits: Vec<crate::robot::JointLimits>,
+    pub(super) limits: Vec<gpn_dynamics::JointLimits>,
     pub(super) ingest: Arc<IngestCounters>,
     pub(super) last_rejection: Arc<Mutex<Option<String>>>,
     pub(super) free: Receiver<StateFrame>,

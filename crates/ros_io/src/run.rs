@@ -23,6 +23,16 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use gpn_app::param_schema::{self};
+use gpn_app::ros_params::Mode;
+use gpn_app::{NodeParams, check_model_configs, model_factory, plugin_search};
+use gpn_control::control::Tick;
+use gpn_control::control_loop::{
+    Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
+    MeasuredReference, ReferenceSource, WallClock, Watchdog,
+};
+use gpn_control::learn::Learner;
+use gpn_dynamics::Model;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{
     AnnounceChange, ChangeEvent, LoadModel, ResetLearning, ResidualEstimate, SaveModel, SwapModel,
@@ -44,16 +54,6 @@ use super::services::{
 };
 use super::trajectory::{TopicReference, Trajectory};
 use super::transport::{Publisher, RosError, Subscription, TopicQos, Transport, to_ros};
-use crate::app::param_schema::{self};
-use crate::app::ros_params::Mode;
-use crate::app::{NodeParams, check_model_configs, model_factory, plugin_search};
-use crate::control::Tick;
-use crate::control_loop::{
-    Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
-    MeasuredReference, ReferenceSource, WallClock, Watchdog,
-};
-use crate::learn::Learner;
-use crate::robot::Model;
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
 const POOL_FRAMES: usize = 16;

@@ -8,6 +8,7 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::time::Duration;
 
 use futures::StreamExt as _;
+use gpn_app::param_schema::{self, ParamValue};
 use gpn_msgs::gp_learning_node_msgs::{
     AnnounceChangeRequest, AnnounceChangeResponse, LoadModelRequest, LoadModelResponse,
     ResetLearningRequest, ResetLearningResponse, SaveModelRequest, SaveModelResponse,
@@ -17,7 +18,6 @@ use ros2_client::service::RmwRequestId;
 
 use super::ops::{self, Ops};
 use super::transport::{Server, from_ros};
-use crate::app::param_schema::{self, ParamValue};
 
 /// Service names (private to the node: `~/…`).
 pub(super) const SERVICE_SWAP: &str = "~/swap_model";

@@ -28,7 +28,7 @@
 //! the sender's clock (a trajectory's start) convert by `stamp_secs − t_secs`.
 //! Real-time: plain arithmetic, no allocation.
 
-pub use crate::control_loop::Timing;
+pub use gpn_control::control_loop::Timing;
 
 /// Bounds of a plausible stamp (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -9,12 +9,11 @@
 //! trajectory began; after the last point its position is held at rest. Sampling allocates
 //! nothing.
 
-use gpn_msgs::trajectory_msgs::JointTrajectory;
-
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use crate::control_loop::{Desired, ReferenceSource, StateFrame};
-use crate::robot::JointLimits;
+use gpn_control::control_loop::{Desired, ReferenceSource, StateFrame};
+use gpn_dynamics::JointLimits;
+use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 /// Why a trajectory was refused (the previous reference stays in force).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -15,8 +15,8 @@ use ros2_client::{
 
 pub(crate) use ros2_client::{Publisher, Server, Spinner, Subscription};
 
-use crate::app::param_schema::ParamValue;
-use crate::app::ros_params::{RosParams, ServiceFraming};
+use gpn_app::param_schema::ParamValue;
+use gpn_app::ros_params::{RosParams, ServiceFraming};
 
 /// A parameter value in ros2-client's terms.
 pub(crate) fn to_ros(value: &ParamValue) -> ParameterValue {

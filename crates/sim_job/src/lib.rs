@@ -2,10 +2,13 @@
 //!
 //! Runs a scenario twice with the same seed — the nominal computed-torque law, then the
 //! learned law — and reports tracking, residual accuracy, bound coverage and tick latency.
-//! Boundary: the simulated plant (`sim`, the true robot) and the run's seams for the one
-//! control loop (`control_loop`), on the application layer (`app`: parameters, robot, model
-//! factory); it never imports `ros`. No
-//! I/O except the optional `--record` CSV.
+//! Boundary: the simulated plant (`gpn_embedded_sim`, the true robot) and the run's seams
+//! for the one control loop (`gpn_control::control_loop`), on the application layer
+//! (`gpn_app`: parameters, robot, model factory); it never imports the ROS layer
+//! (`gpn_ros_io`). No I/O except the optional `--record` CSV. The node re-exports this crate
+//! as `gp_node::simulate`.
+
+#![warn(missing_docs)]
 
 mod plant;
 mod probing;
@@ -22,10 +25,10 @@ pub use runner::{RunLog, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
 pub use swaps::SwapRecord;
 
-use crate::control::ControlError;
-use crate::embedded_sim::SimError;
-use crate::learn::LearnError;
-use crate::robot::RobotError;
+use gpn_control::control::ControlError;
+use gpn_control::learn::LearnError;
+use gpn_dynamics::RobotError;
+use gpn_embedded_sim::SimError;
 
 /// Why a simulated run failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +38,7 @@ pub enum SimulateError {
     Param(String),
     /// Parameter file.
     #[error(transparent)]
-    Params(#[from] crate::app::ParamsError),
+    Params(#[from] gpn_app::ParamsError),
     /// The robot model.
     #[error(transparent)]
     Robot(#[from] RobotError),

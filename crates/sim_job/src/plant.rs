@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::control_loop::{Command, Plant, Read, StateFrame, Timing, TorqueOrigin, Truth};
-use crate::embedded_sim::{SimError, SimParams, SimState, Simulator};
-use crate::robot::Model;
+use gpn_control::control_loop::{Command, Plant, Read, StateFrame, Timing, TorqueOrigin, Truth};
+use gpn_dynamics::Model;
+use gpn_embedded_sim::{SimError, SimParams, SimState, Simulator};
 
 /// The simulated robot for a run of `ticks` ticks.
 pub(super) struct SimPlant {

@@ -1,18 +1,17 @@
 //! Side query (b) in `gp-node sim`: after a change, if `learn.probe.enabled`, plan a probing
-//! trajectory through the poses whose data went stale ([`crate::learn::plan_probe`]), run it
+//! trajectory through the poses whose data went stale ([`gpn_control::learn::plan_probe`]), run it
 //! in place of the reference while the task pauses, then resume the task where it paused.
 //! Planning runs on the simulation thread (simulated time stands still meanwhile); on a robot
 //! it belongs on a background thread.
 
 use std::time::Instant;
 
-use crate::control_loop::{Desired, ReferenceSource, StateFrame};
-use crate::learn::{
+use gpn_app::ReferenceParams;
+use gpn_control::control_loop::{Desired, ReferenceSource, StateFrame};
+use gpn_control::learn::{
     ChangeNotice, Learner, ProbeParams, ProbePlan, ProbeStart, plan_probe, stale_poses,
 };
-use crate::robot::Model;
-
-use crate::app::ReferenceParams;
+use gpn_dynamics::Model;
 
 /// What became of one probe request.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -149,8 +148,8 @@ mod tests {
     use super::*;
 
     fn robot() -> Model {
-        let params = crate::app::NodeParams::from_yaml(crate::app::DEFAULT_PARAMS_YAML);
-        crate::app::load_robot(&params.expect("built-in parameters")).expect("built-in robot")
+        let params = gpn_app::NodeParams::from_yaml(gpn_app::DEFAULT_PARAMS_YAML);
+        gpn_app::load_robot(&params.expect("built-in parameters")).expect("built-in robot")
     }
 
     #[test]

@@ -21,9 +21,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::control_loop::{LoopOutput, OutKind};
-use crate::embedded_sim::{SimState, Simulator};
-use crate::learn::{AccelEstimator, AccelParams, AccelUpdate};
+use gpn_control::control_loop::{LoopOutput, OutKind};
+use gpn_control::learn::{AccelEstimator, AccelParams, AccelUpdate};
+use gpn_embedded_sim::{SimState, Simulator};
 
 use super::SimulateError;
 

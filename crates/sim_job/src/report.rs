@@ -69,7 +69,7 @@ pub struct SimReport {
     /// Ticks on which a due swap found the learner busy.
     pub swap_busy_ticks: u64,
     /// Changes of the dynamics the learner noticed in the learned run.
-    pub changes: Vec<crate::learn::ChangeNotice>,
+    pub changes: Vec<gpn_control::learn::ChangeNotice>,
     /// Payload mass change found by the last re-identification, kg.
     pub reidentified_mass_kg: f64,
     /// Probing trajectories planned after changes.
@@ -475,7 +475,7 @@ impl SimReport {
             let _ = writeln!(
                 s,
                 "change                 {}",
-                crate::learn::describe_change(c)
+                gpn_control::learn::describe_change(c)
             );
         }
         for p in &self.probes {

@@ -19,16 +19,16 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use crate::app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
-use crate::control::{Tick, TickOutput, TickResult};
-use crate::control_loop::{
+use gpn_app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
+use gpn_control::control::{Tick, TickOutput, TickResult};
+use gpn_control::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
     SimulatedClock,
 };
-use crate::embedded_sim::Simulator;
-use crate::learn::{Learner, ModelFactory};
-use crate::robot::Model;
-use crate::viz::{Viz, VizTick};
+use gpn_control::learn::{Learner, ModelFactory};
+use gpn_dynamics::Model;
+use gpn_embedded_sim::Simulator;
+use gpn_viz::{Viz, VizTick};
 
 use super::SimulateError;
 use super::plant::SimPlant;
@@ -86,7 +86,7 @@ pub struct RunLog {
     /// Ticks on which a due swap found the learner busy (it is offered again next tick).
     pub swap_busy_ticks: u64,
     /// Changes of the dynamics the learner noticed.
-    pub changes: Vec<crate::learn::ChangeNotice>,
+    pub changes: Vec<gpn_control::learn::ChangeNotice>,
     /// Probing trajectories planned after changes (`learn.probe`).
     pub probes: Vec<super::probing::ProbeRecord>,
     /// The payload mass change the last re-identification found, kg (NaN without one).

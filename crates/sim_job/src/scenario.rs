@@ -1,8 +1,7 @@
 //! Named scenarios: changes applied to the simulator parameters of a parameter file.
 
-use crate::embedded_sim::{FrictionDrift, GlitchParams, PayloadStep};
-
-use crate::app::NodeParams;
+use gpn_app::NodeParams;
+use gpn_embedded_sim::{FrictionDrift, GlitchParams, PayloadStep};
 
 /// The scenarios `gp-node sim --scenario NAME` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

@@ -7,11 +7,12 @@
 
 use std::time::Instant;
 
-use crate::control_loop::{ControlCommand, ControlReply, LoopView, Operations};
-use crate::learn::{LearnPhase, ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource};
-
-use crate::app::{SwapTarget, model_factory};
-use crate::plugin_host::SearchPath;
+use gpn_app::{SwapTarget, model_factory};
+use gpn_control::control_loop::{ControlCommand, ControlReply, LoopView, Operations};
+use gpn_control::learn::{
+    LearnPhase, ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource,
+};
+use gpn_plugin_host::SearchPath;
 
 /// The requests of a run, in order.
 pub(super) struct SwapSchedule {

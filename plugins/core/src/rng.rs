@@ -11,7 +11,8 @@
 //! * [`Xoshiro256StarStar`]: xoshiro256** (Blackman and Vigna 2018), its state seeded by
 //!   four SplitMix64 outputs, with its state exposed for persistence.
 
-/// A source of uniformly distributed 64-bit words.
+/// A source of uniformly distributed 64-bit words. (The implementations are `#[inline]`:
+/// they are called per draw from other crates, as when each crate had its own copy.)
 pub trait BitSource {
     /// The next 64 random bits.
     fn next_u64(&mut self) -> u64;
@@ -24,6 +25,7 @@ pub struct SplitMix64Bits(u64);
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl BitSource for SplitMix64Bits {
+    #[inline]
     fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
         let mut z = self.0;
@@ -38,6 +40,7 @@ impl BitSource for SplitMix64Bits {
 pub struct Xoshiro256Bits([u64; 4]);
 
 impl BitSource for Xoshiro256Bits {
+    #[inline]
     fn next_u64(&mut self) -> u64 {
         let s = &mut self.0;
         let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
