@@ -280,6 +280,57 @@ impl ConfigSchema {
     }
 }
 
+/// A plugin's conformance check of its schema against its configuration type `C`, for its
+/// tests: the schema names exactly the fields serde reads into `C`; the schema's defaults,
+/// spelled out on top of `required` (the keys without a default a configuration must
+/// have), are accepted by [`ConfigSchema::check`] and `resolve` to the same checked value as
+/// `required` alone; and every enumeration value resolves. `resolve` parses and checks a
+/// configuration as the plugin's `create` does. The first disagreement is the error.
+pub fn conformance<'de, C, R, E>(
+    plugin: &str,
+    schema: &ConfigSchema,
+    required: &Value,
+    resolve: impl Fn(&Value) -> Result<R, E>,
+) -> Result<(), String>
+where
+    C: Deserialize<'de>,
+    R: PartialEq + std::fmt::Debug,
+    E: std::fmt::Debug,
+{
+    let names: Vec<&str> = schema.keys.iter().map(|k| k.name.as_str()).collect();
+    let fields = struct_fields::<C>();
+    if names != fields {
+        return Err(format!(
+            "{plugin}: schema keys {names:?} are not the fields {fields:?}"
+        ));
+    }
+    let with = |extra: serde_json::Map<String, Value>| {
+        let mut config = required.as_object().cloned().unwrap_or_default();
+        config.extend(extra);
+        Value::Object(config)
+    };
+    let spelled_out = with(schema.defaults());
+    schema.check(plugin, &spelled_out)?;
+    let resolved = resolve(&spelled_out).map_err(|e| format!("{plugin}: defaults: {e:?}"))?;
+    let implicit = resolve(required).map_err(|e| format!("{plugin}: required keys: {e:?}"))?;
+    if resolved != implicit {
+        return Err(format!(
+            "{plugin}: the schema's defaults resolve to {resolved:?}, an empty configuration to {implicit:?}"
+        ));
+    }
+    for key in &schema.keys {
+        for value in &key.values {
+            let config = with(
+                [(key.name.clone(), Value::from(value.as_str()))]
+                    .into_iter()
+                    .collect(),
+            );
+            resolve(&config).map_err(|e| format!("{plugin}: {} = {value:?}: {e:?}", key.name))?;
+        }
+    }
+    Ok(())
+}
+
 /// The field names a `#[derive(Deserialize)]` struct accepts, in declaration order: what a
 /// plugin's test compares with its schema's keys so that neither lists a key the other
 /// lacks. Empty for a type that is not a struct.
@@ -350,6 +401,54 @@ mod tests {
         }
         assert_eq!(struct_fields::<Config>(), ["n_bar", "variant"]);
         assert!(struct_fields::<u32>().is_empty());
+    }
+
+    /// A plugin's configuration type for the conformance tests: `n` defaults to 50 and
+    /// `mode` accepts "a" and "b".
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Toy {
+        n: Option<u64>,
+        mode: Option<String>,
+    }
+
+    fn resolve(config: &Value) -> Result<(u64, String), String> {
+        let toy = Toy::deserialize(config).map_err(|e| e.to_string())?;
+        let mode = toy.mode.unwrap_or_else(|| "a".into());
+        if !["a", "b"].contains(&mode.as_str()) {
+            return Err(format!("mode {mode}"));
+        }
+        Ok((toy.n.unwrap_or(50), mode))
+    }
+
+    fn toy_schema(n_default: u64, modes: &[&str]) -> ConfigSchema {
+        ConfigSchema {
+            keys: vec![
+                ConfigKey::new("n", KeyType::Integer, "N.").default(n_default),
+                ConfigKey::new("mode", KeyType::String, "Mode.")
+                    .default("a")
+                    .one_of(modes),
+            ],
+        }
+    }
+
+    #[test]
+    fn conformance_finds_each_kind_of_disagreement() {
+        let empty = json!({});
+        let check =
+            |schema: &ConfigSchema| conformance::<Toy, _, _>("toy", schema, &empty, resolve);
+        assert_eq!(check(&toy_schema(50, &["a", "b"])), Ok(()));
+        let wrong_default = check(&toy_schema(40, &["a", "b"])).unwrap_err();
+        assert!(
+            wrong_default.contains("defaults resolve to (40"),
+            "{wrong_default}"
+        );
+        let bad_value = check(&toy_schema(50, &["a", "c"])).unwrap_err();
+        assert!(bad_value.contains("mode = \"c\""), "{bad_value}");
+        let mut missing = toy_schema(50, &["a", "b"]);
+        missing.keys.pop();
+        let missing = check(&missing).unwrap_err();
+        assert!(missing.contains("are not the fields"), "{missing}");
     }
 
     #[test]
