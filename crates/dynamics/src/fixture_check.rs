@@ -183,14 +183,47 @@ impl Accumulator {
 /// lists the joints missing on each side), duplicate names, wrong vector lengths, no samples.
 pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
     let file = fixture.source_name.as_str();
-    let fixture_error = |element: String, message: String| RobotError::Fixture {
+    let n = fixture.joints.len();
+    let perm = match_joints(model, fixture)?;
+    if fixture.samples.is_empty() {
+        return Err(fixture_error(file, "samples".into(), "no samples".into()));
+    }
+    let mut model = model.clone();
+    model
+        .set_gravity(Vector3::from(fixture.gravity))
+        .map_err(|e| fixture_error(file, "gravity".into(), e.to_string()))?;
+
+    let mut data = Data::new(&model);
+    let mut acc = Accumulators::new();
+    for (s, sample) in fixture.samples.iter().enumerate() {
+        check_sample_shape(file, s, sample, n)?;
+        acc.compare(&model, &mut data, fixture, &perm, s, sample)?;
+    }
+    Ok(CheckReport {
+        robot: fixture.robot.clone(),
+        nv: n,
+        n_samples: fixture.samples.len(),
+        quantities: acc.finish(),
+    })
+}
+
+/// A [`RobotError::Fixture`] about `element` of the fixture `file`.
+fn fixture_error(file: &str, element: String, message: String) -> RobotError {
+    RobotError::Fixture {
         element,
         message,
         file: file.to_owned(),
-    };
+    }
+}
+
+/// Checks the fixture's joint list against the model's movable joints and returns, for each
+/// fixture joint k, its engine index.
+fn match_joints(model: &Model, fixture: &Fixture) -> Result<Vec<usize>> {
+    let file = fixture.source_name.as_str();
     let n = fixture.joints.len();
     if let Some(nv) = fixture.nv.filter(|&nv| nv != n) {
         return Err(fixture_error(
+            file,
             "nv".into(),
             format!("nv = {nv} but {n} joints are listed"),
         ));
@@ -198,6 +231,7 @@ pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
     let mut seen = HashSet::new();
     if let Some(dup) = fixture.joints.iter().find(|j| !seen.insert(j.as_str())) {
         return Err(fixture_error(
+            file,
             "joints".into(),
             format!("joint '{dup}' is listed twice"),
         ));
@@ -223,66 +257,92 @@ pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
         });
     }
     // perm[k]: the engine index of fixture joint k.
-    let perm: Vec<usize> = fixture
+    Ok(fixture
         .joints
         .iter()
         .filter_map(|j| model.joint_index(j))
-        .collect();
-    if fixture.samples.is_empty() {
-        return Err(fixture_error("samples".into(), "no samples".into()));
-    }
-    let mut model = model.clone();
-    model
-        .set_gravity(Vector3::from(fixture.gravity))
-        .map_err(|e| fixture_error("gravity".into(), e.to_string()))?;
+        .collect())
+}
 
-    let mut data = Data::new(&model);
-    let mut tau = Accumulator::new("tau_rnea");
-    let mut mass = Accumulator::new("M");
-    let mut grav = Accumulator::new("gravity");
-    let mut nle = Accumulator::new("nonlinear");
-    let mut ddq = Accumulator::new("ddq_aba");
-    let to_engine = |values: &[f64]| {
-        let mut out = vec![0.0; n];
-        for (k, &x) in values.iter().enumerate() {
-            out[perm[k]] = x;
+/// Checks that every vector of sample `s` has `n` entries and `M` is n×n.
+fn check_sample_shape(file: &str, s: usize, sample: &FixtureSample, n: usize) -> Result<()> {
+    let vectors: [(&str, &Vec<f64>); 8] = [
+        ("q", &sample.q),
+        ("v", &sample.v),
+        ("a", &sample.a),
+        ("tau_rnea", &sample.tau_rnea),
+        ("gravity", &sample.gravity),
+        ("nonlinear", &sample.nonlinear),
+        ("tau_aba", &sample.tau_aba),
+        ("ddq_aba", &sample.ddq_aba),
+    ];
+    for (key, values) in vectors {
+        if values.len() != n {
+            return Err(fixture_error(
+                file,
+                format!("samples[{s}].{key}"),
+                format!(
+                    "expected {n} entries (one per joint), found {}",
+                    values.len()
+                ),
+            ));
         }
-        out
-    };
-    for (s, sample) in fixture.samples.iter().enumerate() {
-        let vectors: [(&str, &Vec<f64>); 8] = [
-            ("q", &sample.q),
-            ("v", &sample.v),
-            ("a", &sample.a),
-            ("tau_rnea", &sample.tau_rnea),
-            ("gravity", &sample.gravity),
-            ("nonlinear", &sample.nonlinear),
-            ("tau_aba", &sample.tau_aba),
-            ("ddq_aba", &sample.ddq_aba),
-        ];
-        for (key, values) in vectors {
-            if values.len() != n {
-                return Err(fixture_error(
-                    format!("samples[{s}].{key}"),
-                    format!(
-                        "expected {n} entries (one per joint), found {}",
-                        values.len()
-                    ),
-                ));
+    }
+    if sample.m.len() != n {
+        return Err(fixture_error(
+            file,
+            format!("samples[{s}].M"),
+            format!("expected {n} rows, found {}", sample.m.len()),
+        ));
+    }
+    if let Some((r, row)) = sample.m.iter().enumerate().find(|(_, row)| row.len() != n) {
+        return Err(fixture_error(
+            file,
+            format!("samples[{s}].M row {r}"),
+            format!("expected {n} entries, found {}", row.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The five quantities' accumulators, in report order.
+struct Accumulators {
+    tau: Accumulator,
+    mass: Accumulator,
+    grav: Accumulator,
+    nle: Accumulator,
+    ddq: Accumulator,
+}
+
+impl Accumulators {
+    fn new() -> Self {
+        Self {
+            tau: Accumulator::new("tau_rnea"),
+            mass: Accumulator::new("M"),
+            grav: Accumulator::new("gravity"),
+            nle: Accumulator::new("nonlinear"),
+            ddq: Accumulator::new("ddq_aba"),
+        }
+    }
+
+    /// Runs the engine on sample `s` (already shape-checked) and adds every quantity.
+    fn compare(
+        &mut self,
+        model: &Model,
+        data: &mut Data,
+        fixture: &Fixture,
+        perm: &[usize],
+        s: usize,
+        sample: &FixtureSample,
+    ) -> Result<()> {
+        let n = fixture.joints.len();
+        let to_engine = |values: &[f64]| {
+            let mut out = vec![0.0; n];
+            for (k, &x) in values.iter().enumerate() {
+                out[perm[k]] = x;
             }
-        }
-        if sample.m.len() != n {
-            return Err(fixture_error(
-                format!("samples[{s}].M"),
-                format!("expected {n} rows, found {}", sample.m.len()),
-            ));
-        }
-        if let Some((r, row)) = sample.m.iter().enumerate().find(|(_, row)| row.len() != n) {
-            return Err(fixture_error(
-                format!("samples[{s}].M row {r}"),
-                format!("expected {n} entries, found {}", row.len()),
-            ));
-        }
+            out
+        };
         let (q, v, a, tau_aba) = (
             to_engine(&sample.q),
             to_engine(&sample.v),
@@ -291,41 +351,43 @@ pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
         );
         let name = |k: usize| fixture.joints[k].clone();
 
-        let out = rnea(&model, &mut data, &q, &v, &a)?;
+        let out = rnea(model, data, &q, &v, &a)?;
         for k in 0..n {
-            tau.add(s, out[perm[k]], sample.tau_rnea[k], || name(k));
+            self.tau
+                .add(s, out[perm[k]], sample.tau_rnea[k], || name(k));
         }
-        let m = crba(&model, &mut data, &q)?;
+        let m = crba(model, data, &q)?;
         for k in 0..n {
             for l in 0..n {
-                mass.add(s, m[(perm[k], perm[l])], sample.m[k][l], || {
+                self.mass.add(s, m[(perm[k], perm[l])], sample.m[k][l], || {
                     format!("{},{}", name(k), name(l))
                 });
             }
         }
-        let out = gravity(&model, &mut data, &q)?;
+        let out = gravity(model, data, &q)?;
         for k in 0..n {
-            grav.add(s, out[perm[k]], sample.gravity[k], || name(k));
+            self.grav
+                .add(s, out[perm[k]], sample.gravity[k], || name(k));
         }
-        let out = nonlinear_effects(&model, &mut data, &q, &v)?;
+        let out = nonlinear_effects(model, data, &q, &v)?;
         for k in 0..n {
-            nle.add(s, out[perm[k]], sample.nonlinear[k], || name(k));
+            self.nle
+                .add(s, out[perm[k]], sample.nonlinear[k], || name(k));
         }
-        let out = aba(&model, &mut data, &q, &v, &tau_aba)?;
+        let out = aba(model, data, &q, &v, &tau_aba)?;
         for k in 0..n {
-            ddq.add(s, out[perm[k]], sample.ddq_aba[k], || name(k));
+            self.ddq.add(s, out[perm[k]], sample.ddq_aba[k], || name(k));
         }
+        Ok(())
     }
-    Ok(CheckReport {
-        robot: fixture.robot.clone(),
-        nv: n,
-        n_samples: fixture.samples.len(),
-        quantities: vec![
-            tau.finish(),
-            mass.finish(),
-            grav.finish(),
-            nle.finish(),
-            ddq.finish(),
-        ],
-    })
+
+    fn finish(self) -> Vec<QuantityCheck> {
+        vec![
+            self.tau.finish(),
+            self.mass.finish(),
+            self.grav.finish(),
+            self.nle.finish(),
+            self.ddq.finish(),
+        ]
+    }
 }

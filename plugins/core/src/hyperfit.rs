@@ -516,9 +516,44 @@ fn run_fits<K: Kernel + Clone>(
         cache: RefCell::new(None),
         best_seen: RefCell::new(None),
     };
+    let n_ls_blocks = if shared { 1 } else { p };
+    let (lo, hi, init) = start_and_bounds(&problem, x_std, y_std, n_ls_blocks);
+    problem.lo = lo;
+    problem.hi = hi;
+
+    let init_values = problem.eval(&init, None)?;
+    let nlml_init: f64 = init_values.iter().sum();
+    let best_params = best_of_restarts(&problem, &init, n_ls_blocks, opts)?;
+    let mut params: Vec<f64> = best_params
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.clamp(problem.lo[i], problem.hi[i]))
+        .collect();
+    let mut per = problem.eval(&params, None)?;
+    if per.iter().sum::<f64>() > nlml_init {
+        params = init;
+        per = init_values;
+    }
+    Ok(FitResult {
+        outputs: output_hypers(&problem, &params, p),
+        nlml: per.iter().sum(),
+        nlml_per_output: per,
+        nlml_init,
+        n_used: n,
+    })
+}
+
+/// The soft bounds (lo, hi) and the start point, all ln units, from the inputs' and
+/// targets' standard deviations.
+fn start_and_bounds<K: Kernel + Clone>(
+    problem: &Problem<'_, K>,
+    x_std: &[f64],
+    y_std: &[f64],
+    n_ls_blocks: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let d = problem.d;
     let np = problem.n_params();
     let (mut lo, mut hi, mut init) = (vec![0.0; np], vec![0.0; np], vec![0.0; np]);
-    let n_ls_blocks = if shared { 1 } else { p };
     for (o, sy) in y_std.iter().enumerate() {
         let (sf, sn) = (problem.sf_index(o), problem.sn_index(o));
         let s = sy.ln();
@@ -538,17 +573,24 @@ fn run_fits<K: Kernel + Clone>(
             hi[off + j] = s + 1e4f64.ln();
         }
     }
-    problem.lo = lo;
-    problem.hi = hi;
+    (lo, hi, init)
+}
 
-    let init_values = problem.eval(&init, None)?;
-    let nlml_init: f64 = init_values.iter().sum();
+/// The best parameters of `opts.restarts + 1` L-BFGS runs from `init` with the lengthscales
+/// scaled; `init` itself when no run found a point, an error when they all failed.
+fn best_of_restarts<K: Kernel + Clone>(
+    problem: &Problem<'_, K>,
+    init: &[f64],
+    n_ls_blocks: usize,
+    opts: &FitOptions,
+) -> Result<Vec<f64>> {
+    let d = problem.d;
     let mut best: Option<(f64, Vec<f64>)> = None;
     let mut last_err = String::new();
     let scales = [1.0, 1.0 / 3.0, 3.0, 0.1, 10.0, 1.0 / 30.0, 30.0];
     for r in 0..=opts.restarts {
         let scale: f64 = scales.get(r).copied().unwrap_or(1.0 / (r as f64 + 1.0));
-        let mut start = init.clone();
+        let mut start = init.to_vec();
         for o in 0..n_ls_blocks {
             let off = problem.ls_offset(o);
             for v in &mut start[off..off + d] {
@@ -556,7 +598,7 @@ fn run_fits<K: Kernel + Clone>(
             }
         }
         *problem.best_seen.borrow_mut() = None;
-        let outcome = match optimise(&problem, start, opts.max_iters) {
+        let outcome = match optimise(problem, start, opts.max_iters) {
             Ok(found) => Some(found),
             Err(e) => {
                 // An aborted run (e.g. a failed line search) keeps its best point.
@@ -571,39 +613,30 @@ fn run_fits<K: Kernel + Clone>(
         }
     }
     // Never return something worse than the start.
-    let best_params = match best {
-        Some((_, params)) => params,
-        None if !last_err.is_empty() => return Err(HyperfitError::Optimizer(last_err)),
-        None => init.clone(),
-    };
-    let mut params: Vec<f64> = best_params
-        .iter()
-        .enumerate()
-        .map(|(i, v)| v.clamp(problem.lo[i], problem.hi[i]))
-        .collect();
-    let mut per = problem.eval(&params, None)?;
-    if per.iter().sum::<f64>() > nlml_init {
-        params = init;
-        per = init_values;
+    match best {
+        Some((_, params)) => Ok(params),
+        None if !last_err.is_empty() => Err(HyperfitError::Optimizer(last_err)),
+        None => Ok(init.to_vec()),
     }
-    let mut kp = vec![0.0; d + 1];
-    let outputs = (0..p)
+}
+
+/// The hyperparameters of each of the `p` outputs from the full parameter vector.
+fn output_hypers<K: Kernel + Clone>(
+    problem: &Problem<'_, K>,
+    params: &[f64],
+    p: usize,
+) -> Vec<OutputHyper> {
+    let mut kp = vec![0.0; problem.d + 1];
+    (0..p)
         .map(|o| {
-            let sigma_n = problem.output_params(&params, o, &mut kp);
+            let sigma_n = problem.output_params(params, o, &mut kp);
             OutputHyper {
                 sigma_f: kp[0].exp(),
                 sigma_n,
                 lengthscales: kp[1..].iter().map(|v| v.exp()).collect(),
             }
         })
-        .collect();
-    Ok(FitResult {
-        outputs,
-        nlml: per.iter().sum(),
-        nlml_per_output: per,
-        nlml_init,
-        n_used: n,
-    })
+        .collect()
 }
 
 /// One L-BFGS run; returns (penalised cost, params) of the best point.

@@ -24,7 +24,10 @@
 use serde_json::{Value, json};
 
 use crate::config::PredictWith;
+use crate::ensemble::Ensemble;
+use crate::inject::DriftState;
 use crate::model::Vbks;
+use crate::offline::OfflineReport;
 
 fn num(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
@@ -70,91 +73,98 @@ pub(crate) fn describe(model: &Vbks) -> Value {
         map.insert("error".into(), json!(err));
     }
     if let Some(ds) = model.drift.as_deref() {
-        let c = ds.counters;
-        map.insert(
-            "drift".into(),
-            json!({
-                "config": format!("{:?}", ds.drift),
-                "window_samples": ds.window.len(),
-                "window_capacity": ds.window.capacity(),
-                "t_newest_s": num(ds.t_newest),
-                "refreshes": c.refreshes,
-                "refresh_failures": c.refresh_failures,
-                "window_dropped": c.window_dropped,
-                "rebuild_in_flight": ds.job.is_none(),
-            }),
-        );
+        map.insert("drift".into(), drift(ds));
     }
     if let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) {
-        let kept: Vec<Value> = e
-            .components
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let np = c.spec.n_params();
-                let hyper: serde_json::Map<String, Value> = c
-                    .spec
-                    .params()
-                    .iter()
-                    .zip(&c.psi)
-                    .map(|(info, &psi)| (info.name(), num(psi.exp())))
-                    .collect();
-                let noise: Vec<Value> = e
-                    .scaler
-                    .y_scale
-                    .iter()
-                    .map(|s| num(c.psi[np].exp() * s * s))
-                    .collect();
-                json!({
-                    "kernel": c.spec.expr().to_string(),
-                    "weight": num(e.weights[i]),
-                    "offline_weight": num(report.kept_weights.get(i).copied().unwrap_or(f64::NAN)),
-                    "offline_bound": num(c.offline_bound),
-                    "local_bound": num(local_bound(model, i, c)),
-                    "online_evidence": num(c.online_evidence()),
-                    "noise_var": noise,
-                    "hyper": hyper,
-                })
-            })
-            .collect();
-        map.insert("kept".into(), Value::Array(kept));
-        let mut order: Vec<usize> = (0..report.kernels.len()).collect();
-        order.sort_by(|&a, &b| {
-            report.kernels[b]
-                .weight
-                .total_cmp(&report.kernels[a].weight)
-        });
-        let top: Vec<Value> = order
-            .iter()
-            .take(10)
-            .map(|&i| {
-                let k = &report.kernels[i];
-                json!({"kernel": k.expr, "weight": num(k.weight), "bound": num(k.bound)})
-            })
-            .collect();
-        let trajectory: Vec<Value> = report
-            .trajectory
-            .iter()
-            .map(|c| {
-                let mut idx: Vec<usize> = (0..c.weights.len()).collect();
-                idx.sort_by(|&a, &b| c.weights[b].total_cmp(&c.weights[a]));
-                let top3: Vec<Value> = idx
-                    .iter()
-                    .take(3)
-                    .map(|&i| json!([report.kernels[i].expr, num(c.weights[i])]))
-                    .collect();
-                json!({"samples": c.samples, "top": top3})
-            })
-            .collect();
-        map.insert(
-            "offline".into(),
-            json!({
-                "seconds": num(report.seconds),
-                "samples": report.samples,
-                "top_kernels": top,
-                "trajectory": trajectory,
-            }),
-        );
+        map.insert("kept".into(), Value::Array(kept(model, e, report)));
+        map.insert("offline".into(), offline(report));
     }
     out
+}
+
+/// The `drift` object.
+fn drift(ds: &DriftState) -> Value {
+    let c = ds.counters;
+    json!({
+        "config": format!("{:?}", ds.drift),
+        "window_samples": ds.window.len(),
+        "window_capacity": ds.window.capacity(),
+        "t_newest_s": num(ds.t_newest),
+        "refreshes": c.refreshes,
+        "refresh_failures": c.refresh_failures,
+        "window_dropped": c.window_dropped,
+        "rebuild_in_flight": ds.job.is_none(),
+    })
+}
+
+/// One object per kept kernel of the ensemble `e`.
+fn kept(model: &Vbks, e: &Ensemble, report: &OfflineReport) -> Vec<Value> {
+    e.components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let np = c.spec.n_params();
+            let hyper: serde_json::Map<String, Value> = c
+                .spec
+                .params()
+                .iter()
+                .zip(&c.psi)
+                .map(|(info, &psi)| (info.name(), num(psi.exp())))
+                .collect();
+            let noise: Vec<Value> = e
+                .scaler
+                .y_scale
+                .iter()
+                .map(|s| num(c.psi[np].exp() * s * s))
+                .collect();
+            json!({
+                "kernel": c.spec.expr().to_string(),
+                "weight": num(e.weights[i]),
+                "offline_weight": num(report.kept_weights.get(i).copied().unwrap_or(f64::NAN)),
+                "offline_bound": num(c.offline_bound),
+                "local_bound": num(local_bound(model, i, c)),
+                "online_evidence": num(c.online_evidence()),
+                "noise_var": noise,
+                "hyper": hyper,
+            })
+        })
+        .collect()
+}
+
+/// The `offline` object: the ten kernels of highest weight and the trajectory.
+fn offline(report: &OfflineReport) -> Value {
+    let mut order: Vec<usize> = (0..report.kernels.len()).collect();
+    order.sort_by(|&a, &b| {
+        report.kernels[b]
+            .weight
+            .total_cmp(&report.kernels[a].weight)
+    });
+    let top: Vec<Value> = order
+        .iter()
+        .take(10)
+        .map(|&i| {
+            let k = &report.kernels[i];
+            json!({"kernel": k.expr, "weight": num(k.weight), "bound": num(k.bound)})
+        })
+        .collect();
+    let trajectory: Vec<Value> = report
+        .trajectory
+        .iter()
+        .map(|c| {
+            let mut idx: Vec<usize> = (0..c.weights.len()).collect();
+            idx.sort_by(|&a, &b| c.weights[b].total_cmp(&c.weights[a]));
+            let top3: Vec<Value> = idx
+                .iter()
+                .take(3)
+                .map(|&i| json!([report.kernels[i].expr, num(c.weights[i])]))
+                .collect();
+            json!({"samples": c.samples, "top": top3})
+        })
+        .collect();
+    json!({
+        "seconds": num(report.seconds),
+        "samples": report.samples,
+        "top_kernels": top,
+        "trajectory": trajectory,
+    })
 }

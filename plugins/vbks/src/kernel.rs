@@ -166,114 +166,153 @@ impl KernelSpec {
         dims_of: &dyn Fn(Base) -> Option<Vec<usize>>,
         counts: &mut [usize; 4],
     ) -> Result<(), CompileError> {
-        let me = self.nodes.len();
         match e {
-            Expr::Base(b) => {
-                let dims = match dims_of(*b) {
-                    None => (0..self.d).collect::<Vec<_>>(),
-                    Some(list) => {
-                        if list.is_empty() || list.iter().any(|&j| j >= self.d) {
-                            return Err(format!(
-                                "{}: active dimensions {list:?} must be non-empty and < {}",
-                                b.name(),
-                                self.d
-                            ));
-                        }
-                        list
-                    }
-                };
-                let k = *b as usize;
-                let owner = format!("{}#{}", b.name(), counts[k]);
-                counts[k] += 1;
-                let var = (!scaled && *b != Base::Lin)
-                    .then(|| self.push_param(ParamKind::Variance, &owner));
-                let lin_fixed_first = *b == Base::Lin && scaled;
-                let ell0 = self.params.len();
-                let ell_dims = if lin_fixed_first {
-                    &dims[1..]
-                } else {
-                    &dims[..]
-                };
-                for &dim in ell_dims {
-                    let kind = if *b == Base::Lin {
-                        ParamKind::LinScale { dim }
-                    } else {
-                        ParamKind::Lengthscale { dim }
-                    };
-                    self.push_param(kind, &owner);
+            Expr::Base(b) => self.build_leaf(*b, scaled, dims_of, counts),
+            Expr::Sum(children) => self.build_sum(children, scaled, dims_of, counts),
+            Expr::Prod(children) => self.build_prod(children, scaled, dims_of, counts),
+        }
+    }
+
+    /// The coordinates base kernel `b` acts on, checked against the input dimension.
+    fn leaf_dims(
+        &self,
+        b: Base,
+        dims_of: &dyn Fn(Base) -> Option<Vec<usize>>,
+    ) -> Result<Vec<usize>, CompileError> {
+        Ok(match dims_of(b) {
+            None => (0..self.d).collect::<Vec<_>>(),
+            Some(list) => {
+                if list.is_empty() || list.iter().any(|&j| j >= self.d) {
+                    return Err(format!(
+                        "{}: active dimensions {list:?} must be non-empty and < {}",
+                        b.name(),
+                        self.d
+                    ));
                 }
-                let extra0 = self.params.len();
-                match b {
-                    Base::Per => {
-                        for &dim in &dims {
-                            self.push_param(ParamKind::Period { dim }, &owner);
-                        }
-                    }
-                    Base::Rq => {
-                        self.push_param(ParamKind::Alpha, &owner);
-                    }
-                    Base::Se | Base::Lin => {}
-                }
-                self.leaves.push(Leaf {
-                    base: *b,
-                    dims,
-                    var,
-                    ell0,
-                    lin_fixed_first,
-                    extra0,
-                });
-                self.nodes.push(Node {
-                    kind: NodeKind::Leaf {
-                        base: *b,
-                        leaf: self.leaves.len() - 1,
-                    },
-                    end: me + 1,
-                });
-                Ok(())
+                list
             }
-            Expr::Sum(children) => {
-                check_operands(children.len())?;
-                self.nodes.push(Node {
-                    kind: NodeKind::Sum,
-                    end: 0,
-                });
-                for (i, c) in children.iter().enumerate() {
-                    // In a scaled sum the first operand takes the ancestor's scale and the
-                    // others a variance relative to it.
-                    self.build(c, scaled && i == 0, dims_of, counts)?;
+        })
+    }
+
+    /// A base kernel: its parameters (variance unless scaled, lengthscales, period or α), its
+    /// leaf and its node.
+    fn build_leaf(
+        &mut self,
+        b: Base,
+        scaled: bool,
+        dims_of: &dyn Fn(Base) -> Option<Vec<usize>>,
+        counts: &mut [usize; 4],
+    ) -> Result<(), CompileError> {
+        let me = self.nodes.len();
+        let dims = self.leaf_dims(b, dims_of)?;
+        let k = b as usize;
+        let owner = format!("{}#{}", b.name(), counts[k]);
+        counts[k] += 1;
+        let var = (!scaled && b != Base::Lin).then(|| self.push_param(ParamKind::Variance, &owner));
+        let lin_fixed_first = b == Base::Lin && scaled;
+        let ell0 = self.params.len();
+        let ell_dims = if lin_fixed_first {
+            &dims[1..]
+        } else {
+            &dims[..]
+        };
+        for &dim in ell_dims {
+            let kind = if b == Base::Lin {
+                ParamKind::LinScale { dim }
+            } else {
+                ParamKind::Lengthscale { dim }
+            };
+            self.push_param(kind, &owner);
+        }
+        let extra0 = self.params.len();
+        match b {
+            Base::Per => {
+                for &dim in &dims {
+                    self.push_param(ParamKind::Period { dim }, &owner);
                 }
-                self.nodes[me].end = self.nodes.len();
-                Ok(())
             }
-            Expr::Prod(children) => {
-                check_operands(children.len())?;
-                let carrier = if scaled {
-                    None
-                } else {
+            Base::Rq => {
+                self.push_param(ParamKind::Alpha, &owner);
+            }
+            Base::Se | Base::Lin => {}
+        }
+        self.leaves.push(Leaf {
+            base: b,
+            dims,
+            var,
+            ell0,
+            lin_fixed_first,
+            extra0,
+        });
+        self.nodes.push(Node {
+            kind: NodeKind::Leaf {
+                base: b,
+                leaf: self.leaves.len() - 1,
+            },
+            end: me + 1,
+        });
+        Ok(())
+    }
+
+    /// A sum node followed by its operands.
+    fn build_sum(
+        &mut self,
+        children: &[Expr],
+        scaled: bool,
+        dims_of: &dyn Fn(Base) -> Option<Vec<usize>>,
+        counts: &mut [usize; 4],
+    ) -> Result<(), CompileError> {
+        let me = self.nodes.len();
+        check_operands(children.len())?;
+        self.nodes.push(Node {
+            kind: NodeKind::Sum,
+            end: 0,
+        });
+        for (i, c) in children.iter().enumerate() {
+            // In a scaled sum the first operand takes the ancestor's scale and the
+            // others a variance relative to it.
+            self.build(c, scaled && i == 0, dims_of, counts)?;
+        }
+        self.nodes[me].end = self.nodes.len();
+        Ok(())
+    }
+
+    /// A product node (with its variance unless scaled or carried by an operand) followed
+    /// by its operands.
+    fn build_prod(
+        &mut self,
+        children: &[Expr],
+        scaled: bool,
+        dims_of: &dyn Fn(Base) -> Option<Vec<usize>>,
+        counts: &mut [usize; 4],
+    ) -> Result<(), CompileError> {
+        let me = self.nodes.len();
+        check_operands(children.len())?;
+        let carrier = if scaled {
+            None
+        } else {
+            children
+                .iter()
+                .position(|c| matches!(c, Expr::Sum(_)))
+                .or_else(|| {
                     children
                         .iter()
-                        .position(|c| matches!(c, Expr::Sum(_)))
-                        .or_else(|| {
-                            children
-                                .iter()
-                                .position(|c| matches!(c, Expr::Base(Base::Lin)))
-                        })
-                };
-                let var = (!scaled && carrier.is_none()).then(|| {
-                    let owner = format!("prod#{}", self.nodes.len());
-                    self.push_param(ParamKind::Variance, &owner)
-                });
-                self.nodes.push(Node {
-                    kind: NodeKind::Prod { var },
-                    end: 0,
-                });
-                for (i, c) in children.iter().enumerate() {
-                    self.build(c, carrier != Some(i), dims_of, counts)?;
-                }
-                self.nodes[me].end = self.nodes.len();
-                Ok(())
-            }
+                        .position(|c| matches!(c, Expr::Base(Base::Lin)))
+                })
+        };
+        let var = (!scaled && carrier.is_none()).then(|| {
+            let owner = format!("prod#{}", self.nodes.len());
+            self.push_param(ParamKind::Variance, &owner)
+        });
+        self.nodes.push(Node {
+            kind: NodeKind::Prod { var },
+            end: 0,
+        });
+        for (i, c) in children.iter().enumerate() {
+            self.build(c, carrier != Some(i), dims_of, counts)?;
         }
+        self.nodes[me].end = self.nodes.len();
+        Ok(())
     }
 
     /// The expression.

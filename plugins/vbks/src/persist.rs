@@ -266,26 +266,55 @@ fn read_ring(
 
 /// Serialise the learned state. **Allocates.**
 pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
-    let cfg = &model.cfg;
     let mut w = Writer::default();
     w.0.extend_from_slice(MAGIC);
     w.u32(FORMAT_VERSION);
-    w.str(&config_text(cfg));
-    let phase = match model.phase {
-        Phase::Collecting => 0u8,
-        Phase::Online => 2u8,
-        Phase::Offline => {
-            return Err(ModelError::Other(
-                "save: the offline phase is running in the background; save once the model is online".into(),
-            ));
-        }
-        Phase::Failed => {
-            return Err(ModelError::Other(
-                "save: the offline phase failed; there is no learned state".into(),
-            ));
-        }
-    };
+    w.str(&config_text(&model.cfg));
+    let phase = phase_code(&model.phase)?;
     w.u8(phase);
+    write_common(&mut w, model);
+    if phase == 0 {
+        w.f64s(&model.buf_x);
+        w.f64s(&model.buf_y);
+        if let Some(ds) = model.drift.as_deref() {
+            write_drift(&mut w, ds);
+        }
+        return Ok(w.0);
+    }
+    let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) else {
+        return Err(ModelError::Other("save: online without an ensemble".into()));
+    };
+    write_ensemble(&mut w, e);
+    write_belief(&mut w, model);
+    write_report(&mut w, report);
+    w.u64s(&model.since_refactor);
+    w.u64(model.since_belief);
+    write_ring(&mut w, &model.pending);
+    write_ring(&mut w, &model.replay);
+    if let Some(ds) = model.drift.as_deref() {
+        write_drift(&mut w, ds);
+    }
+    Ok(w.0)
+}
+
+/// The saved phase byte (0 collecting, 2 online); the phases without a learned state to
+/// save are errors.
+fn phase_code(phase: &Phase) -> Result<u8, ModelError> {
+    match phase {
+        Phase::Collecting => Ok(0u8),
+        Phase::Online => Ok(2u8),
+        Phase::Offline => Err(ModelError::Other(
+            "save: the offline phase is running in the background; save once the model is online"
+                .into(),
+        )),
+        Phase::Failed => Err(ModelError::Other(
+            "save: the offline phase failed; there is no learned state".into(),
+        )),
+    }
+}
+
+/// The part of every phase: samples seen, clock, fallback moments, noise, counters.
+fn write_common(w: &mut Writer, model: &Vbks) {
     w.u64(model.samples_seen);
     w.f64(model.last_t_secs);
     w.u64(model.fb_n);
@@ -302,17 +331,10 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     ] {
         w.u64(v);
     }
-    if phase == 0 {
-        w.f64s(&model.buf_x);
-        w.f64s(&model.buf_y);
-        if let Some(ds) = model.drift.as_deref() {
-            write_drift(&mut w, ds);
-        }
-        return Ok(w.0);
-    }
-    let (Some(e), Some(report)) = (model.ensemble.as_deref(), model.report.as_deref()) else {
-        return Err(ModelError::Other("save: online without an ensemble".into()));
-    };
+}
+
+/// The scaler, every component and the weights.
+fn write_ensemble(w: &mut Writer, e: &Ensemble) {
     let s = &e.scaler;
     for v in [&s.x_mean, &s.x_scale, &s.y_mean, &s.y_scale] {
         w.f64s(v);
@@ -334,16 +356,24 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
         w.f64(comp.prequential);
     }
     w.f64s(&e.weights);
+}
+
+/// The belief's parameters and the RNG state (of the belief job in flight, else the one a
+/// new job would start from).
+fn write_belief(w: &mut Writer, model: &Vbks) {
     w.f64s(&model.belief_theta);
     let rng = match &model.belief_job {
         Some(job) => job.rng.clone(),
-        None => Rng::new(cfg.seed ^ model.samples_seen),
+        None => Rng::new(model.cfg.seed ^ model.samples_seen),
     };
     let (state, spare) = rng.state();
     w.u64s(&state);
     w.u8(u8::from(spare.is_some()));
     w.f64(spare.unwrap_or(0.0));
-    // Report.
+}
+
+/// The offline report.
+fn write_report(w: &mut Writer, report: &OfflineReport) {
     w.usize(report.kernels.len());
     for k in &report.kernels {
         w.str(&k.expr);
@@ -361,14 +391,6 @@ pub(crate) fn save(model: &Vbks) -> Result<Vec<u8>, ModelError> {
     w.f64s(&report.kept_weights);
     w.f64(report.seconds);
     w.usize(report.samples);
-    w.u64s(&model.since_refactor);
-    w.u64(model.since_belief);
-    write_ring(&mut w, &model.pending);
-    write_ring(&mut w, &model.replay);
-    if let Some(ds) = model.drift.as_deref() {
-        write_drift(&mut w, ds);
-    }
-    Ok(w.0)
 }
 
 /// Replace the state of `model` with `bytes` from [`save`].

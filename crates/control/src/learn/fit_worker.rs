@@ -321,104 +321,20 @@ impl WorkerState {
     }
 
     fn handle(&mut self, job: Job) -> Option<Reply> {
-        let meta = |change, id| ReplyMeta {
-            change,
-            id,
-            ready_at: Instant::now(),
-            reidentified_mass_kg: f64::NAN,
-        };
         match job {
             Job::Retire(retired) => {
                 drop(retired);
                 None
             }
-            Job::Fit(job, change) => Some(match run_fit(&job, &mut self.factory) {
-                Ok(outcome) => {
-                    self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
-                    Reply::Ready(outcome, Some(job.samples), meta(change, 0))
-                }
-                Err(message) => Reply::Failed(message, Some(job.samples), meta(change, 0)),
-            }),
+            Job::Fit(job, change) => Some(self.handle_fit(job, change)),
             Job::Warm {
                 factory,
-                mut samples,
+                samples,
                 change,
                 id,
                 injection,
-            } => {
-                let Some((hyper, standardizer)) = self.current.clone() else {
-                    return Some(Reply::Failed(
-                        "no hyperparameters yet: the first fit has not finished".into(),
-                        Some(samples),
-                        meta(change, id),
-                    ));
-                };
-                let mut reidentified_mass_kg = f64::NAN;
-                let probe_input = injection
-                    .zip(self.prober.as_ref())
-                    .and_then(|(injection, prober)| prober.input(&samples, injection.onset()));
-                if let Some(injection) = injection {
-                    match apply_injection(&mut samples, injection, self.reidentifier.as_mut()) {
-                        Ok(mass) => reidentified_mass_kg = mass,
-                        Err(message) => {
-                            return Some(Reply::Failed(message, Some(samples), meta(change, id)));
-                        }
-                    }
-                }
-                let built = match factory {
-                    Some(mut new) => {
-                        let built = warm(&mut new, &hyper, &standardizer, &samples);
-                        if built.is_ok() {
-                            // The old factory is kept until a cancel or the next change
-                            // (then dropped here, with its library handle).
-                            let old = std::mem::replace(&mut self.factory, new);
-                            self.remember(id, Some(old));
-                        }
-                        built
-                    }
-                    None => warm(&mut self.factory, &hyper, &standardizer, &samples),
-                };
-                Some(match built {
-                    Ok((mut model, secs)) => {
-                        if let (Some(prober), Some(input)) = (&self.prober, probe_input) {
-                            prober.offer(input, model.as_mut(), &standardizer);
-                        }
-                        Reply::Ready(
-                            FitOutcome {
-                                model,
-                                standardizer,
-                                hyper,
-                                fit_secs: secs,
-                            },
-                            Some(samples),
-                            ReplyMeta {
-                                reidentified_mass_kg,
-                                ..meta(change, id)
-                            },
-                        )
-                    }
-                    Err(message) => Reply::Failed(message, Some(samples), meta(change, id)),
-                })
-            }
-            Job::Adopt(ready, id) => {
-                let ReadyModel {
-                    model,
-                    standardizer,
-                    hyper,
-                } = *ready;
-                self.remember(id, None);
-                self.current = Some((hyper.clone(), standardizer.clone()));
-                Some(Reply::Ready(
-                    FitOutcome {
-                        model,
-                        standardizer,
-                        hyper,
-                        fit_secs: 0.0,
-                    },
-                    None,
-                    meta(ModelChange::Load, id),
-                ))
-            }
+            } => Some(self.handle_warm(factory, samples, change, id, injection)),
+            Job::Adopt(ready, id) => Some(self.handle_adopt(*ready, id)),
             Job::SetProber(prober) => {
                 self.prober = Some(prober);
                 None
@@ -438,6 +354,127 @@ impl WorkerState {
                 None
             }
         }
+    }
+
+    /// Fits hyperparameters on the job's samples and creates and warms a model.
+    fn handle_fit(&mut self, job: FitJob, change: ModelChange) -> Reply {
+        match run_fit(&job, &mut self.factory) {
+            Ok(outcome) => {
+                self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
+                Reply::Ready(outcome, Some(job.samples), meta(change, 0))
+            }
+            Err(message) => Reply::Failed(message, Some(job.samples), meta(change, 0)),
+        }
+    }
+
+    /// Creates a model with the current hyperparameters (and `factory`, if given, which then
+    /// replaces the one in use) and warms it on `samples`, after applying `injection`; then
+    /// offers a probe, if one is to be planned.
+    fn handle_warm(
+        &mut self,
+        factory: Option<ModelFactory>,
+        mut samples: FitBuffers,
+        change: ModelChange,
+        id: u64,
+        injection: Option<Injection>,
+    ) -> Reply {
+        let Some((hyper, standardizer)) = self.current.clone() else {
+            return Reply::Failed(
+                "no hyperparameters yet: the first fit has not finished".into(),
+                Some(samples),
+                meta(change, id),
+            );
+        };
+        let mut reidentified_mass_kg = f64::NAN;
+        let probe_input = injection
+            .zip(self.prober.as_ref())
+            .and_then(|(injection, prober)| prober.input(&samples, injection.onset()));
+        if let Some(injection) = injection {
+            match apply_injection(&mut samples, injection, self.reidentifier.as_mut()) {
+                Ok(mass) => reidentified_mass_kg = mass,
+                Err(message) => {
+                    return Reply::Failed(message, Some(samples), meta(change, id));
+                }
+            }
+        }
+        let built = self.warm_with(factory, id, &hyper, &standardizer, &samples);
+        match built {
+            Ok((mut model, secs)) => {
+                if let (Some(prober), Some(input)) = (&self.prober, probe_input) {
+                    prober.offer(input, model.as_mut(), &standardizer);
+                }
+                Reply::Ready(
+                    FitOutcome {
+                        model,
+                        standardizer,
+                        hyper,
+                        fit_secs: secs,
+                    },
+                    Some(samples),
+                    ReplyMeta {
+                        reidentified_mass_kg,
+                        ..meta(change, id)
+                    },
+                )
+            }
+            Err(message) => Reply::Failed(message, Some(samples), meta(change, id)),
+        }
+    }
+
+    /// Warms a model created by `factory` (which, if that succeeds, replaces the one in use,
+    /// remembered for a cancel of `id`) or else by the factory in use.
+    fn warm_with(
+        &mut self,
+        factory: Option<ModelFactory>,
+        id: u64,
+        hyper: &serde_json::Value,
+        standardizer: &Standardizer,
+        samples: &FitBuffers,
+    ) -> Result<(Box<dyn OnlineModel>, f64), String> {
+        match factory {
+            Some(mut new) => {
+                let built = warm(&mut new, hyper, standardizer, samples);
+                if built.is_ok() {
+                    // The old factory is kept until a cancel or the next change
+                    // (then dropped here, with its library handle).
+                    let old = std::mem::replace(&mut self.factory, new);
+                    self.remember(id, Some(old));
+                }
+                built
+            }
+            None => warm(&mut self.factory, hyper, standardizer, samples),
+        }
+    }
+
+    /// Adopts a model built elsewhere as it is.
+    fn handle_adopt(&mut self, ready: ReadyModel, id: u64) -> Reply {
+        let ReadyModel {
+            model,
+            standardizer,
+            hyper,
+        } = ready;
+        self.remember(id, None);
+        self.current = Some((hyper.clone(), standardizer.clone()));
+        Reply::Ready(
+            FitOutcome {
+                model,
+                standardizer,
+                hyper,
+                fit_secs: 0.0,
+            },
+            None,
+            meta(ModelChange::Load, id),
+        )
+    }
+}
+
+/// The identity of a reply, stamped now.
+fn meta(change: ModelChange, id: u64) -> ReplyMeta {
+    ReplyMeta {
+        change,
+        id,
+        ready_at: Instant::now(),
+        reidentified_mass_kg: f64::NAN,
     }
 }
 

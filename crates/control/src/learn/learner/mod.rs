@@ -306,6 +306,100 @@ pub enum LearnError {
     Thread(#[from] std::io::Error),
 }
 
+/// Checks the settings [`Learner::new`] needs in range, in a fixed order (the first
+/// violation is the error).
+fn check_params(params: &LearnParams) -> Result<(), LearnError> {
+    if params.admit_every == 0 {
+        return Err(LearnError::Param {
+            key: "admit_every",
+            reason: "must be ≥ 1".into(),
+        });
+    }
+    if params.calibration_samples == 0 || params.calibration_samples > 10_000_000 {
+        return Err(LearnError::Param {
+            key: "calibration_samples",
+            reason: "must be in 1..=10000000".into(),
+        });
+    }
+    if params.fit_samples > 1_000_000 || params.replay_capacity > 10_000_000 {
+        return Err(LearnError::Param {
+            key: "fit_samples/replay_capacity",
+            reason: "too large (≤ 1e6 / 1e7)".into(),
+        });
+    }
+    params.change.check().map_err(|reason| LearnError::Param {
+        key: "change",
+        reason,
+    })?;
+    params.probe.check().map_err(|reason| LearnError::Param {
+        key: "probe",
+        reason,
+    })?;
+    if params.fit_samples < 2 {
+        return Err(LearnError::Param {
+            key: "fit_samples",
+            reason: "must be ≥ 2".into(),
+        });
+    }
+    Ok(())
+}
+
+/// One calibrated bound per output.
+fn calibration_bounds(params: &LearnParams, p: usize) -> Result<Vec<CalibratedBound>, LearnError> {
+    (0..p)
+        .map(|_| CalibratedBound::new(params.calibration_samples.max(1), params.calibration_level))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| LearnError::Param {
+            key: "calibration_level",
+            reason: e.to_string(),
+        })
+}
+
+/// The model, phase and the worker's current (hyperparameters, output map): created now
+/// with `hyper`, else none yet (collecting for the first fit).
+#[allow(clippy::type_complexity)]
+fn initial_model(
+    hyper: Option<&serde_json::Value>,
+    factory: &mut ModelFactory,
+    p: usize,
+) -> Result<
+    (
+        Option<Box<dyn OnlineModel>>,
+        LearnPhase,
+        Option<(serde_json::Value, Standardizer)>,
+    ),
+    LearnError,
+> {
+    Ok(match hyper {
+        Some(h) => (
+            Some(factory(h).map_err(LearnError::Model)?),
+            LearnPhase::Active,
+            Some((h.clone(), Standardizer::identity(p))),
+        ),
+        None => (None, LearnPhase::Collecting, None),
+    })
+}
+
+/// The worker's payload re-identifier, when the change settings' payload link is on a body
+/// of the robot.
+fn payload_reidentifier(
+    robot: &Model,
+    params: &LearnParams,
+    shared_robot: &std::sync::Arc<Model>,
+) -> Option<Reidentifier> {
+    robot
+        .body_of_link(&params.change.payload_link)
+        .and_then(|(body, _)| match body {
+            crate::robot::BodyRef::Body(b) => Some(b),
+            crate::robot::BodyRef::World => None,
+        })
+        .map(|body| Reidentifier {
+            robot: shared_robot.clone(),
+            data: Data::new(robot),
+            body,
+        })
+}
+
 impl Learner {
     /// A learner for `robot` (nominal model). With `hyper` (the model config's `"hyper"`
     /// value, for raw N·m targets) the model is created now; without, hyperparameters are
@@ -318,68 +412,12 @@ impl Learner {
     ) -> Result<Self, LearnError> {
         let nv = robot.nv();
         let (d, p) = (3 * nv, nv);
-        if params.admit_every == 0 {
-            return Err(LearnError::Param {
-                key: "admit_every",
-                reason: "must be ≥ 1".into(),
-            });
-        }
-        if params.calibration_samples == 0 || params.calibration_samples > 10_000_000 {
-            return Err(LearnError::Param {
-                key: "calibration_samples",
-                reason: "must be in 1..=10000000".into(),
-            });
-        }
-        if params.fit_samples > 1_000_000 || params.replay_capacity > 10_000_000 {
-            return Err(LearnError::Param {
-                key: "fit_samples/replay_capacity",
-                reason: "too large (≤ 1e6 / 1e7)".into(),
-            });
-        }
-        params.change.check().map_err(|reason| LearnError::Param {
-            key: "change",
-            reason,
-        })?;
-        params.probe.check().map_err(|reason| LearnError::Param {
-            key: "probe",
-            reason,
-        })?;
-        if params.fit_samples < 2 {
-            return Err(LearnError::Param {
-                key: "fit_samples",
-                reason: "must be ≥ 2".into(),
-            });
-        }
-        let calibration = (0..p)
-            .map(|_| {
-                CalibratedBound::new(params.calibration_samples.max(1), params.calibration_level)
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| LearnError::Param {
-                key: "calibration_level",
-                reason: e.to_string(),
-            })?;
+        check_params(&params)?;
+        let calibration = calibration_bounds(&params, p)?;
         // The worker always runs: fits, swaps and retired models all go through it.
-        let (model, phase, current) = match &hyper {
-            Some(h) => (
-                Some(factory(h).map_err(LearnError::Model)?),
-                LearnPhase::Active,
-                Some((h.clone(), Standardizer::identity(p))),
-            ),
-            None => (None, LearnPhase::Collecting, None),
-        };
+        let (model, phase, current) = initial_model(hyper.as_ref(), &mut factory, p)?;
         let shared_robot = std::sync::Arc::new(robot.clone());
-        let reidentifier = robot
-            .body_of_link(&params.change.payload_link)
-            .and_then(|(body, _)| match body {
-                crate::robot::BodyRef::Body(b) => Some(b),
-                crate::robot::BodyRef::World => None,
-            })
-            .map(|body| Reidentifier {
-                robot: shared_robot.clone(),
-                data: Data::new(robot),
-                body,
-            });
+        let reidentifier = payload_reidentifier(robot, &params, &shared_robot);
         let worker = Some(FitWorker::spawn(factory, current, reidentifier)?);
         let hyper_fixed = hyper.is_some();
         let fit_n = params.fit_samples;
