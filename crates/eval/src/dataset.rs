@@ -92,152 +92,38 @@ impl Dataset {
         let mut rdr = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .from_reader(reader);
-        let header: Vec<String> = rdr
-            .headers()
-            .map_err(|e| csv_error(source, &e))?
-            .iter()
-            .map(str::to_string)
-            .collect();
-        if header.is_empty() || header.iter().all(String::is_empty) {
-            return Err(EvalError::EmptyFile {
-                path: source.to_string(),
-            });
-        }
-        let truth_idx = match &sel.truth {
-            Some(spec) => resolve(spec, &header, "--truth")?,
-            None => Vec::new(),
-        };
-        let target_idx = match &sel.targets {
-            Some(spec) => resolve(spec, &header, "--targets")?,
-            None => vec![header.len() - 1],
-        };
-        let input_idx = match &sel.inputs {
-            Some(spec) => resolve(spec, &header, "--inputs")?,
-            None => (0..header.len())
-                .filter(|i| !target_idx.contains(i) && !truth_idx.contains(i))
-                .collect(),
-        };
-        if input_idx.is_empty() {
-            return Err(EvalError::ColumnSpec("no input columns selected".into()));
-        }
-        let predict_idx = match &sel.predict_inputs {
-            Some(spec) => resolve(spec, &header, "--predict-inputs")?,
-            None => Vec::new(),
-        };
-        if sel.predict_inputs.is_some() && predict_idx.len() != input_idx.len() {
-            return Err(EvalError::ColumnSpec(format!(
-                "--predict-inputs selects {} columns but there are {} inputs (one per input)",
-                predict_idx.len(),
-                input_idx.len()
-            )));
-        }
-        if target_idx.is_empty() {
-            return Err(EvalError::ColumnSpec("no target columns selected".into()));
-        }
-        if !truth_idx.is_empty() && truth_idx.len() != target_idx.len() {
-            return Err(EvalError::ColumnSpec(format!(
-                "--truth selects {} columns but there are {} targets (one truth column per target)",
-                truth_idx.len(),
-                target_idx.len()
-            )));
-        }
-        for (a, what_a, b, what_b) in [
-            (&input_idx, "input", &target_idx, "target"),
-            (&input_idx, "input", &truth_idx, "truth"),
-            (&target_idx, "target", &truth_idx, "truth"),
-            (&predict_idx, "prediction input", &target_idx, "target"),
-            (&predict_idx, "prediction input", &truth_idx, "truth"),
-        ] {
-            if let Some(i) = a.iter().find(|i| b.contains(i)) {
-                return Err(EvalError::ColumnSpec(format!(
-                    "column \"{}\" is both an {what_a} and a {what_b} column",
-                    header[*i]
-                )));
-            }
-        }
-
-        let names = |idx: &[usize]| idx.iter().map(|&i| header[i].clone()).collect::<Vec<_>>();
-        let (mut x, mut y, mut truth, mut x_predict) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut record = csv::StringRecord::new();
-        let mut skipped_rows = 0;
-        loop {
-            match rdr.read_record(&mut record) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => return Err(csv_error(source, &e)),
-            }
-            let line = record.position().map_or(0, |p| p.line());
-            let parse = |idx: &[usize], out: &mut Vec<f64>| -> Result<(), EvalError> {
-                for &i in idx {
-                    let cell = record.get(i).unwrap_or("");
-                    let v: f64 = cell.parse().map_err(|_| EvalError::NonNumeric {
-                        path: source.to_string(),
-                        line,
-                        column: header[i].clone(),
-                        value: cell.to_string(),
-                    })?;
-                    if v.is_infinite() {
-                        return Err(EvalError::NonNumeric {
-                            path: source.to_string(),
-                            line,
-                            column: header[i].clone(),
-                            value: cell.to_string(),
-                        });
-                    }
-                    out.push(v);
-                }
-                Ok(())
-            };
-            let marks = (x.len(), y.len(), truth.len(), x_predict.len());
-            parse(&input_idx, &mut x)?;
-            parse(&target_idx, &mut y)?;
-            parse(&truth_idx, &mut truth)?;
-            parse(&predict_idx, &mut x_predict)?;
-            // `nan` marks a missing value (e.g. a recorded tick without a learning sample):
-            // the row is left out and counted.
-            if x[marks.0..]
-                .iter()
-                .chain(&y[marks.1..])
-                .chain(&truth[marks.2..])
-                .chain(&x_predict[marks.3..])
-                .any(|v| v.is_nan())
-            {
-                x.truncate(marks.0);
-                y.truncate(marks.1);
-                truth.truncate(marks.2);
-                x_predict.truncate(marks.3);
-                skipped_rows += 1;
-            }
-        }
-        if y.is_empty() {
+        let header = read_header(&mut rdr, source)?;
+        let cols = Columns::select(sel, &header)?;
+        let rows = read_rows(&mut rdr, source, &header, &cols)?;
+        if rows.y.is_empty() {
             return Err(EvalError::NoRows {
                 path: source.to_string(),
             });
         }
-        let (d, p) = (input_idx.len(), target_idx.len());
+        let names = |idx: &[usize]| idx.iter().map(|&i| header[i].clone()).collect::<Vec<_>>();
+        let (d, p) = (cols.input.len(), cols.target.len());
         // Predicting elsewhere than the streamed inputs: `x` is where the model is asked,
         // `x_update` what it learns from (as for a contaminated stream).
         let (x, x_update) = if sel.predict_inputs.is_some() {
-            (x_predict, Some(x))
+            (rows.x_predict, Some(rows.x))
         } else {
-            (x, None)
+            (rows.x, None)
         };
         Ok(Self {
             source: source.to_string(),
-            input_names: names(&input_idx),
-            target_names: names(&target_idx),
-            truth_names: names(&truth_idx),
+            input_names: names(&cols.input),
+            target_names: names(&cols.target),
+            truth_names: names(&cols.truth),
             x,
-            y,
-            truth: if truth_idx.is_empty() {
+            y: rows.y,
+            truth: if cols.truth.is_empty() {
                 None
             } else {
-                Some(truth)
+                Some(rows.truth)
             },
             input_offsets: vec![0.0; d],
             target_offsets: vec![0.0; p],
-            skipped_rows,
+            skipped_rows: rows.skipped,
             x_update,
             y_update: None,
             contamination: None,
@@ -369,5 +255,199 @@ fn csv_error(source: &str, e: &csv::Error) -> EvalError {
         path: source.to_string(),
         line,
         message: e.to_string(),
+    }
+}
+
+/// The CSV header's column names; a file without any is [`EvalError::EmptyFile`].
+fn read_header<R: Read>(rdr: &mut csv::Reader<R>, source: &str) -> Result<Vec<String>, EvalError> {
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| csv_error(source, &e))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if header.is_empty() || header.iter().all(String::is_empty) {
+        return Err(EvalError::EmptyFile {
+            path: source.to_string(),
+        });
+    }
+    Ok(header)
+}
+
+/// The header indices of each role a column can have.
+struct Columns {
+    input: Vec<usize>,
+    target: Vec<usize>,
+    truth: Vec<usize>,
+    /// `--predict-inputs`: where the model is asked instead of `input`.
+    predict: Vec<usize>,
+}
+
+impl Columns {
+    /// Resolves the selection against the header: targets default to the last column,
+    /// inputs to every column that is neither a target nor a truth. Checked in this order:
+    /// each spec, inputs present, one prediction input per input, targets present, one
+    /// truth per target, no column in two roles.
+    fn select(sel: &ColumnSelection, header: &[String]) -> Result<Self, EvalError> {
+        let truth = match &sel.truth {
+            Some(spec) => resolve(spec, header, "--truth")?,
+            None => Vec::new(),
+        };
+        let target = match &sel.targets {
+            Some(spec) => resolve(spec, header, "--targets")?,
+            None => vec![header.len() - 1],
+        };
+        let input = match &sel.inputs {
+            Some(spec) => resolve(spec, header, "--inputs")?,
+            None => (0..header.len())
+                .filter(|i| !target.contains(i) && !truth.contains(i))
+                .collect(),
+        };
+        if input.is_empty() {
+            return Err(EvalError::ColumnSpec("no input columns selected".into()));
+        }
+        let predict = match &sel.predict_inputs {
+            Some(spec) => resolve(spec, header, "--predict-inputs")?,
+            None => Vec::new(),
+        };
+        if sel.predict_inputs.is_some() && predict.len() != input.len() {
+            return Err(EvalError::ColumnSpec(format!(
+                "--predict-inputs selects {} columns but there are {} inputs (one per input)",
+                predict.len(),
+                input.len()
+            )));
+        }
+        if target.is_empty() {
+            return Err(EvalError::ColumnSpec("no target columns selected".into()));
+        }
+        if !truth.is_empty() && truth.len() != target.len() {
+            return Err(EvalError::ColumnSpec(format!(
+                "--truth selects {} columns but there are {} targets (one truth column per target)",
+                truth.len(),
+                target.len()
+            )));
+        }
+        let cols = Self {
+            input,
+            target,
+            truth,
+            predict,
+        };
+        cols.check_disjoint(header)?;
+        Ok(cols)
+    }
+
+    /// No column may have two roles.
+    fn check_disjoint(&self, header: &[String]) -> Result<(), EvalError> {
+        for (a, what_a, b, what_b) in [
+            (&self.input, "input", &self.target, "target"),
+            (&self.input, "input", &self.truth, "truth"),
+            (&self.target, "target", &self.truth, "truth"),
+            (&self.predict, "prediction input", &self.target, "target"),
+            (&self.predict, "prediction input", &self.truth, "truth"),
+        ] {
+            if let Some(i) = a.iter().find(|i| b.contains(i)) {
+                return Err(EvalError::ColumnSpec(format!(
+                    "column \"{}\" is both an {what_a} and a {what_b} column",
+                    header[*i]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The data rows, row-major per role.
+struct Rows {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    truth: Vec<f64>,
+    x_predict: Vec<f64>,
+    /// Rows left out for a `nan`.
+    skipped: usize,
+}
+
+/// Reads every data row into [`Rows`].
+fn read_rows<R: Read>(
+    rdr: &mut csv::Reader<R>,
+    source: &str,
+    header: &[String],
+    cols: &Columns,
+) -> Result<Rows, EvalError> {
+    let (mut x, mut y, mut truth, mut x_predict) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut record = csv::StringRecord::new();
+    let mut skipped = 0;
+    loop {
+        match rdr.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(csv_error(source, &e)),
+        }
+        let cells = Cells {
+            record: &record,
+            line: record.position().map_or(0, |p| p.line()),
+            source,
+            header,
+        };
+        let marks = (x.len(), y.len(), truth.len(), x_predict.len());
+        cells.parse(&cols.input, &mut x)?;
+        cells.parse(&cols.target, &mut y)?;
+        cells.parse(&cols.truth, &mut truth)?;
+        cells.parse(&cols.predict, &mut x_predict)?;
+        // `nan` marks a missing value (e.g. a recorded tick without a learning sample):
+        // the row is left out and counted.
+        if x[marks.0..]
+            .iter()
+            .chain(&y[marks.1..])
+            .chain(&truth[marks.2..])
+            .chain(&x_predict[marks.3..])
+            .any(|v| v.is_nan())
+        {
+            x.truncate(marks.0);
+            y.truncate(marks.1);
+            truth.truncate(marks.2);
+            x_predict.truncate(marks.3);
+            skipped += 1;
+        }
+    }
+    Ok(Rows {
+        x,
+        y,
+        truth,
+        x_predict,
+        skipped,
+    })
+}
+
+/// One data row with what its errors name.
+struct Cells<'a> {
+    record: &'a csv::StringRecord,
+    line: u64,
+    source: &'a str,
+    header: &'a [String],
+}
+
+impl Cells<'_> {
+    /// Appends the cells at `idx` to `out`; a cell that is not a number (or is infinite) is
+    /// [`EvalError::NonNumeric`].
+    fn parse(&self, idx: &[usize], out: &mut Vec<f64>) -> Result<(), EvalError> {
+        for &i in idx {
+            let cell = self.record.get(i).unwrap_or("");
+            let v: f64 = cell.parse().map_err(|_| self.non_numeric(i, cell))?;
+            if v.is_infinite() {
+                return Err(self.non_numeric(i, cell));
+            }
+            out.push(v);
+        }
+        Ok(())
+    }
+
+    fn non_numeric(&self, i: usize, cell: &str) -> EvalError {
+        EvalError::NonNumeric {
+            path: self.source.to_string(),
+            line: self.line,
+            column: self.header[i].clone(),
+            value: cell.to_string(),
+        }
     }
 }

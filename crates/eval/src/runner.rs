@@ -99,41 +99,15 @@ pub fn run_stream_observed(
     on_prediction: &mut PredictionObserver<'_>,
 ) -> Result<EvalReport, EvalError> {
     let n = data.len();
-    let d = data.input_dim();
     let p = data.output_dim();
-    if model.input_dim() != d || model.output_dim() != p {
-        return Err(EvalError::Config(format!(
-            "model {plugin} has dimensions {}→{}, the data {d}→{p}",
-            model.input_dim(),
-            model.output_dim()
-        )));
-    }
-    if opts.noise_var.len() != p {
-        return Err(EvalError::Config(format!(
-            "{} noise variances for {p} targets",
-            opts.noise_var.len()
-        )));
-    }
+    check_dimensions(plugin, model, data, opts)?;
     let mut metrics =
         Prequential::new(MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor));
     metrics.check()?;
     let mut predict_ns: Vec<u64> = Vec::with_capacity(n.saturating_sub(1));
     let mut update_ns: Vec<u64> = Vec::with_capacity(n);
     let (mut mean, mut var) = (vec![0.0; p], vec![0.0; p]);
-
-    let half = n / 2;
-    let has_truth = data.truth.is_some();
-    let mut calib: Vec<CalibratedBound> = Vec::new();
-    if has_truth {
-        for _ in 0..p {
-            calib.push(CalibratedBound::new(
-                half.saturating_sub(1).max(1),
-                opts.bound_level,
-            )?);
-        }
-    }
-    let mut sq_err = vec![0.0; p];
-    let (mut covered, mut tested) = (vec![0usize; p], 0usize);
+    let mut tally = TruthTally::new(data, opts)?;
 
     let wall = Instant::now();
     for i in 0..n {
@@ -156,28 +130,7 @@ pub fn run_stream_observed(
                 .push(y, Some((&mean, &var)))
                 .map_err(|e| EvalError::Prediction { step: i, source: e })?;
             if let Some(truth) = data.truth_row(i) {
-                for t in 0..p {
-                    let err = truth[t] - mean[t];
-                    sq_err[t] += err * err;
-                    let sigma = var[t].max(0.0).sqrt();
-                    if i < half {
-                        let observed = match opts.calibrate_on {
-                            CalibrateOn::Target => data.y_update_row(i)[t],
-                            CalibrateOn::Truth => truth[t],
-                        };
-                        calib[t].observe(observed, mean[t], sigma);
-                    } else {
-                        if i == half {
-                            calib[t].freeze();
-                        }
-                        if calib[t].eta(sigma).is_some_and(|eta| err.abs() <= eta) {
-                            covered[t] += 1;
-                        }
-                    }
-                }
-                if i >= half {
-                    tested += 1;
-                }
+                tally.observe(i, truth, &mean, &var, data, opts.calibrate_on);
             }
         }
         let t0 = Instant::now();
@@ -201,28 +154,7 @@ pub fn run_stream_observed(
     progress(n);
     let wall_s = wall.elapsed().as_secs_f64();
     let report = metrics.finish()?;
-    let truth = has_truth.then(|| {
-        let n_pred = n.saturating_sub(1).max(1) as f64;
-        TruthReport {
-            rmse: sq_err.iter().map(|s| (s / n_pred).sqrt()).collect(),
-            coverage: covered
-                .iter()
-                .zip(&calib)
-                .map(|(&c, cb)| {
-                    if tested > 0 && cb.beta_cal().is_some() {
-                        c as f64 / tested as f64
-                    } else {
-                        f64::NAN
-                    }
-                })
-                .collect(),
-            beta_cal: calib
-                .iter()
-                .map(|c| c.beta_cal().unwrap_or(f64::NAN))
-                .collect(),
-            n_tested: tested,
-        }
-    });
+    let truth = data.truth.is_some().then(|| tally.report(n));
     let stats = model.stats();
     Ok(EvalReport {
         plugin: plugin.to_string(),
@@ -237,6 +169,128 @@ pub fn run_stream_observed(
         contamination: data.contamination.clone(),
         model_info: None,
     })
+}
+
+/// The model must map the data's inputs to its targets, with one noise variance per target.
+fn check_dimensions(
+    plugin: &str,
+    model: &dyn OnlineModel,
+    data: &Dataset,
+    opts: &RunOptions,
+) -> Result<(), EvalError> {
+    let d = data.input_dim();
+    let p = data.output_dim();
+    if model.input_dim() != d || model.output_dim() != p {
+        return Err(EvalError::Config(format!(
+            "model {plugin} has dimensions {}→{}, the data {d}→{p}",
+            model.input_dim(),
+            model.output_dim()
+        )));
+    }
+    if opts.noise_var.len() != p {
+        return Err(EvalError::Config(format!(
+            "{} noise variances for {p} targets",
+            opts.noise_var.len()
+        )));
+    }
+    Ok(())
+}
+
+/// With truth columns: the error against the truth and the calibrated bound per target
+/// (calibrated over the first half of the stream, tested over the second).
+struct TruthTally {
+    half: usize,
+    /// Per target; empty without truth.
+    calib: Vec<CalibratedBound>,
+    sq_err: Vec<f64>,
+    covered: Vec<usize>,
+    /// Predicted steps of the second half.
+    tested: usize,
+}
+
+impl TruthTally {
+    fn new(data: &Dataset, opts: &RunOptions) -> Result<Self, EvalError> {
+        let (n, p) = (data.len(), data.output_dim());
+        let half = n / 2;
+        let mut calib: Vec<CalibratedBound> = Vec::new();
+        if data.truth.is_some() {
+            for _ in 0..p {
+                calib.push(CalibratedBound::new(
+                    half.saturating_sub(1).max(1),
+                    opts.bound_level,
+                )?);
+            }
+        }
+        Ok(Self {
+            half,
+            calib,
+            sq_err: vec![0.0; p],
+            covered: vec![0usize; p],
+            tested: 0,
+        })
+    }
+
+    /// Step `i`'s prediction against its truth: calibrates before the half, then freezes
+    /// and counts coverage.
+    fn observe(
+        &mut self,
+        i: usize,
+        truth: &[f64],
+        mean: &[f64],
+        var: &[f64],
+        data: &Dataset,
+        calibrate_on: CalibrateOn,
+    ) {
+        for t in 0..mean.len() {
+            let err = truth[t] - mean[t];
+            self.sq_err[t] += err * err;
+            let sigma = var[t].max(0.0).sqrt();
+            if i < self.half {
+                let observed = match calibrate_on {
+                    CalibrateOn::Target => data.y_update_row(i)[t],
+                    CalibrateOn::Truth => truth[t],
+                };
+                self.calib[t].observe(observed, mean[t], sigma);
+            } else {
+                if i == self.half {
+                    self.calib[t].freeze();
+                }
+                if self.calib[t].eta(sigma).is_some_and(|eta| err.abs() <= eta) {
+                    self.covered[t] += 1;
+                }
+            }
+        }
+        if i >= self.half {
+            self.tested += 1;
+        }
+    }
+
+    /// RMSE against the truth over the `n` − 1 predicted steps, coverage, β_cal.
+    fn report(&self, n: usize) -> TruthReport {
+        let n_pred = n.saturating_sub(1).max(1) as f64;
+        let tested = self.tested;
+        TruthReport {
+            rmse: self.sq_err.iter().map(|s| (s / n_pred).sqrt()).collect(),
+            coverage: self
+                .covered
+                .iter()
+                .zip(&self.calib)
+                .map(|(&c, cb)| {
+                    if tested > 0 && cb.beta_cal().is_some() {
+                        c as f64 / tested as f64
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect(),
+            beta_cal: self
+                .calib
+                .iter()
+                .map(|c| c.beta_cal().unwrap_or(f64::NAN))
+                .collect(),
+            n_tested: tested,
+        }
+    }
 }
 
 fn elapsed_ns(t0: Instant) -> u64 {

@@ -19,19 +19,19 @@
 //! summary.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpn_app::param_schema::{self};
 use gpn_app::ros_params::Mode;
-use gpn_app::{NodeParams, check_model_configs, model_factory, plugin_search};
+use gpn_app::{NodeParams, RosParams, check_model_configs, model_factory, plugin_search};
 use gpn_control::control::Tick;
 use gpn_control::control_loop::{
     Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
     MeasuredReference, ReferenceSource, WallClock, Watchdog,
 };
-use gpn_control::learn::Learner;
+use gpn_control::learn::{Learner, ProbeOffer};
 use gpn_dynamics::Model;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{
@@ -40,20 +40,21 @@ use gpn_msgs::gp_learning_node_msgs::{
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
+use gpn_plugin_host::SearchPath;
 
-use super::ingest::IngestCounters;
+use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::latency::LatencyHistogram;
 use super::ops::{Ops, SharedStatus};
-use super::plant::{self, ChannelOperations, PublishQueue, RosPlant};
-use super::publish::{ProbeCounts, Publisher_, offer_probes};
+use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
+use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
 use super::receive::Receiver_;
 use super::services::{
     ParamRequest, SERVICE_ANNOUNCE, SERVICE_LOAD, SERVICE_RESET, SERVICE_SAVE, SERVICE_SWAP,
     Services, apply_param, ops_thread, validate_param,
 };
 use super::trajectory::{TopicReference, Trajectory};
-use super::transport::{Publisher, RosError, Subscription, TopicQos, Transport, to_ros};
+use super::transport::{Publisher, RosError, Spinner, Subscription, TopicQos, Transport, to_ros};
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
 const POOL_FRAMES: usize = 16;
@@ -148,44 +149,103 @@ pub fn run(
     params: &NodeParams,
     options: &RunOptions,
 ) -> Result<RunSummary, RosError> {
-    let ros = params.ros.clone();
+    let ros = &params.ros;
+    let domain_id = checked_domain_id(params)?;
+    let nv = robot.nv();
+
+    // The loop first: a bad model or control parameter fails before joining the graph.
+    let mut parts = LoopParts::build(robot, params)?;
+    let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
+    // Parameter sets are applied only once the node is up (`started`).
+    let started = Arc::new(AtomicBool::new(false));
+    let (param_tx, param_rx) = futures::channel::mpsc::channel::<ParamRequest>(4);
+    let node_options = declared_parameters(params, nv, &started, param_tx);
+    let mut transport = Transport::new(ros, domain_id, localhost_only, node_options)?;
+    started.store(true, Ordering::SeqCst);
+    let endpoints = Endpoints::open(&mut transport, ros, parts.probe_offers.take())?;
+    let spinner = transport.spinner()?;
+    let node_fqn = transport.node().fully_qualified_name();
+
+    let stop = stop_on_signal();
+    let running = start_threads(robot, params, parts, endpoints, spinner, param_rx, &stop)?;
+    let start = Instant::now();
+    wait_for_stop(options, &stop, &running.control, start)?;
+    let ended = running.join()?;
+    Ok(ended.summary(node_fqn, domain_id, params, start))
+}
+
+/// Checks the parameters and resolves the DDS domain (`ROS_DOMAIN_ID` may override it).
+fn checked_domain_id(params: &NodeParams) -> Result<u16, RosError> {
+    let ros = &params.ros;
     ros.check().map_err(RosError::Param)?;
     params.check_ranges().map_err(RosError::Param)?;
     check_model_configs(params).map_err(RosError::Param)?;
-    let domain_id = ros
-        .resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
-        .map_err(RosError::Param)?;
-    let nv = robot.nv();
-    let joints = robot.joint_names().to_vec();
+    ros.resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
+        .map_err(RosError::Param)
+}
 
-    // The loop first: a bad model or control parameter fails before joining the graph.
-    let search = plugin_search(params);
-    let factory = model_factory(
-        &search,
-        &params.model.plugin,
-        &params.model.config,
-        3 * nv,
-        nv,
-    );
-    let hyper = params.model.config.get("hyper").cloned();
-    // A robot does not wait for the model: its work is charged on the wall clock.
-    let tick = Tick::new(robot, &params.control, WallClock.budget())
-        .map_err(|e| RosError::Param(e.to_string()))?;
-    let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
-        .map_err(|e| RosError::Param(e.to_string()))?;
-    // Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
-    let probe_offers = learner.offer_probes();
-    let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
-        .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
-    let decision =
-        CommandDecision::with_watchdog(Watchdog::new(timeout, Instant::now()), ros.watchdog_action);
+/// The control side of the node, built before it joins the graph.
+struct LoopParts {
+    /// Where the operations thread finds plugins (swap, load).
+    search: SearchPath,
+    control: ControlParts,
+    /// Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
+    probe_offers: Option<Receiver<ProbeOffer>>,
+}
 
-    let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
-    // Parameters: declared from the schema with the values in force; sets are validated
-    // here and applied by the operations thread (which answers before the value is stored,
-    // so a change that cannot take effect is refused).
-    let started = Arc::new(AtomicBool::new(false));
-    let (param_tx, param_rx) = futures::channel::mpsc::channel::<ParamRequest>(4);
+/// What the control loop is made of.
+struct ControlParts {
+    tick: Tick,
+    learner: Learner,
+    decision: CommandDecision,
+}
+
+impl LoopParts {
+    fn build(robot: &Model, params: &NodeParams) -> Result<Self, RosError> {
+        let nv = robot.nv();
+        let search = plugin_search(params);
+        let factory = model_factory(
+            &search,
+            &params.model.plugin,
+            &params.model.config,
+            3 * nv,
+            nv,
+        );
+        let hyper = params.model.config.get("hyper").cloned();
+        // A robot does not wait for the model: its work is charged on the wall clock.
+        let tick = Tick::new(robot, &params.control, WallClock.budget())
+            .map_err(|e| RosError::Param(e.to_string()))?;
+        let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
+            .map_err(|e| RosError::Param(e.to_string()))?;
+        let probe_offers = learner.offer_probes();
+        let ros = &params.ros;
+        let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
+            .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
+        let decision = CommandDecision::with_watchdog(
+            Watchdog::new(timeout, Instant::now()),
+            ros.watchdog_action,
+        );
+        Ok(Self {
+            search,
+            control: ControlParts {
+                tick,
+                learner,
+                decision,
+            },
+            probe_offers,
+        })
+    }
+}
+
+/// Parameters: declared from the schema with the values in force; sets are validated here
+/// and applied by the operations thread (which answers before the value is stored, so a
+/// change that cannot take effect is refused).
+fn declared_parameters(
+    params: &NodeParams,
+    nv: usize,
+    started: &Arc<AtomicBool>,
+    param_tx: futures::channel::mpsc::Sender<ParamRequest>,
+) -> ros2_client::NodeOptions {
     let mut node_options = ros2_client::NodeOptions::new();
     for spec in param_schema::SCHEMA {
         if let Some(value) = param_schema::value_of(params, spec) {
@@ -193,7 +253,7 @@ pub fn run(
         }
     }
     let validator_started = started.clone();
-    let node_options = node_options
+    node_options
         .parameter_validator(Box::new(move |name, value| {
             validate_param(name, value, nv, validator_started.load(Ordering::SeqCst))
         }))
@@ -206,85 +266,148 @@ pub fn run(
                 }
                 apply_param(&sender, name, value)
             })
-        });
-    let mut transport = Transport::new(&ros, domain_id, localhost_only, node_options)?;
-    started.store(true, Ordering::SeqCst);
-    let topics = &ros.topics;
-    let joint_states: Subscription<JointState> = transport.subscription(
-        "joint_states topic",
-        &topics.joint_states,
-        TopicQos::SensorData,
-    )?;
-    let reference: Subscription<JointTrajectory> =
-        transport.subscription("reference topic", &topics.reference, TopicQos::Latched)?;
-    let (command_in, command_out) = match ros.mode {
-        Mode::Learn => (
-            Some(transport.subscription::<Float64MultiArray>(
-                "command topic",
-                &topics.command,
-                TopicQos::BestEffort(10),
-            )?),
-            None,
-        ),
-        Mode::Control => (
-            None,
-            Some(transport.publisher::<Float64MultiArray>(
-                "command topic",
-                &topics.command,
-                TopicQos::Reliable(10),
-            )?),
-        ),
-    };
-    let residual: Publisher<ResidualEstimate> =
-        transport.publisher("residual topic", &topics.residual, TopicQos::Reliable(10))?;
-    let events_pub: Publisher<ChangeEvent> =
-        transport.publisher("events topic", EVENTS_TOPIC, TopicQos::Reliable(10))?;
-    let probe_offer = match probe_offers {
-        Some(offers) => Some((
-            offers,
-            transport.publisher::<JointTrajectory>(
-                "probe offer topic",
-                PROBE_OFFER_TOPIC,
-                TopicQos::Latched,
-            )?,
-        )),
-        None => None,
-    };
-    let payload_changed: Subscription<Empty> = transport.subscription(
-        "payload_changed topic",
-        PAYLOAD_CHANGED_TOPIC,
-        TopicQos::Reliable(10),
-    )?;
-    let diagnostics_pub: Publisher<DiagnosticArray> = transport.publisher(
-        "diagnostics topic",
-        &topics.diagnostics,
-        TopicQos::Reliable(10),
-    )?;
-    let services = Services {
-        swap: transport.server::<SwapModel>(SERVICE_SWAP, ros.service_framing)?,
-        save: transport.server::<SaveModel>(SERVICE_SAVE, ros.service_framing)?,
-        load: transport.server::<LoadModel>(SERVICE_LOAD, ros.service_framing)?,
-        reset: transport.server::<ResetLearning>(SERVICE_RESET, ros.service_framing)?,
-        announce: transport.server::<AnnounceChange>(SERVICE_ANNOUNCE, ros.service_framing)?,
-    };
-    let spinner = transport.spinner()?;
-    let node_fqn = transport.node().fully_qualified_name();
+        })
+}
 
+/// The node's topics and services (created in this order on the graph).
+struct Endpoints {
+    inputs: Inputs,
+    /// Control mode: the node's own commands.
+    command_out: Option<Publisher<Float64MultiArray>>,
+    residual: Publisher<ResidualEstimate>,
+    events: Publisher<ChangeEvent>,
+    probe_offer: Option<(Receiver<ProbeOffer>, Publisher<JointTrajectory>)>,
+    diagnostics: Publisher<DiagnosticArray>,
+    services: Services,
+}
+
+/// The subscriptions the receive thread reads.
+struct Inputs {
+    joint_states: Subscription<JointState>,
+    reference: Subscription<JointTrajectory>,
+    /// Learn mode: the commands another controller sends.
+    command_in: Option<Subscription<Float64MultiArray>>,
+    payload_changed: Subscription<Empty>,
+}
+
+impl Endpoints {
+    fn open(
+        transport: &mut Transport,
+        ros: &RosParams,
+        probe_offers: Option<Receiver<ProbeOffer>>,
+    ) -> Result<Self, RosError> {
+        let topics = &ros.topics;
+        let joint_states = transport.subscription(
+            "joint_states topic",
+            &topics.joint_states,
+            TopicQos::SensorData,
+        )?;
+        let reference =
+            transport.subscription("reference topic", &topics.reference, TopicQos::Latched)?;
+        let (command_in, command_out) = match ros.mode {
+            Mode::Learn => (
+                Some(transport.subscription::<Float64MultiArray>(
+                    "command topic",
+                    &topics.command,
+                    TopicQos::BestEffort(10),
+                )?),
+                None,
+            ),
+            Mode::Control => (
+                None,
+                Some(transport.publisher::<Float64MultiArray>(
+                    "command topic",
+                    &topics.command,
+                    TopicQos::Reliable(10),
+                )?),
+            ),
+        };
+        let residual =
+            transport.publisher("residual topic", &topics.residual, TopicQos::Reliable(10))?;
+        let events = transport.publisher("events topic", EVENTS_TOPIC, TopicQos::Reliable(10))?;
+        let probe_offer = match probe_offers {
+            Some(offers) => Some((
+                offers,
+                transport.publisher::<JointTrajectory>(
+                    "probe offer topic",
+                    PROBE_OFFER_TOPIC,
+                    TopicQos::Latched,
+                )?,
+            )),
+            None => None,
+        };
+        let payload_changed = transport.subscription(
+            "payload_changed topic",
+            PAYLOAD_CHANGED_TOPIC,
+            TopicQos::Reliable(10),
+        )?;
+        let diagnostics = transport.publisher(
+            "diagnostics topic",
+            &topics.diagnostics,
+            TopicQos::Reliable(10),
+        )?;
+        let services = Services {
+            swap: transport.server::<SwapModel>(SERVICE_SWAP, ros.service_framing)?,
+            save: transport.server::<SaveModel>(SERVICE_SAVE, ros.service_framing)?,
+            load: transport.server::<LoadModel>(SERVICE_LOAD, ros.service_framing)?,
+            reset: transport.server::<ResetLearning>(SERVICE_RESET, ros.service_framing)?,
+            announce: transport.server::<AnnounceChange>(SERVICE_ANNOUNCE, ros.service_framing)?,
+        };
+        Ok(Self {
+            inputs: Inputs {
+                joint_states,
+                reference,
+                command_in,
+                payload_changed,
+            },
+            command_out,
+            residual,
+            events,
+            probe_offer,
+            diagnostics,
+            services,
+        })
+    }
+}
+
+/// A stop flag raised by SIGINT/SIGTERM.
+fn stop_on_signal() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // A second handler cannot be installed (tests run several nodes in one process);
-        // then only --duration stops this one.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
+    let flag = stop.clone();
+    // A second handler cannot be installed (tests run several nodes in one process);
+    // then only --duration stops this one.
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
 
-    let probes = Arc::new(ProbeCounts::default());
-    if let Some((offers, publisher)) = probe_offer {
-        let (stop, probes, joints) = (stop.clone(), probes.clone(), joints.clone());
-        spawn("gpn-ros-probe", move || {
-            offer_probes(&offers, &publisher, &joints, &stop, &probes);
-        })?;
-    }
+/// The node's threads once started: what the summary needs from them.
+struct Running {
+    control: std::thread::JoinHandle<LoopCounters>,
+    publish: std::thread::JoinHandle<Published>,
+    ingest: Arc<IngestCounters>,
+    probes: Arc<ProbeCounts>,
+    /// Learn mode: the unused reference channel (see [`start_threads`]).
+    idle_reference: Option<IdleReference>,
+}
+
+/// Both ends of the reference channel the receive thread feeds and the loop drains.
+type IdleReference = (Receiver<Box<Trajectory>>, SyncSender<Box<Trajectory>>);
+
+/// Starts the probe, receive, spin, operations, control and publish threads (in this
+/// order), wired by the bounded channels of preallocated frames.
+fn start_threads(
+    robot: &Model,
+    params: &NodeParams,
+    parts: LoopParts,
+    endpoints: Endpoints,
+    spinner: Spinner,
+    param_rx: futures::channel::mpsc::Receiver<ParamRequest>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Running, RosError> {
+    let ros = &params.ros;
+    let nv = robot.nv();
+    let joints = robot.joint_names().to_vec();
+    let probes = spawn_prober(endpoints.probe_offer, &joints, stop)?;
 
     let ingest = Arc::new(IngestCounters::default());
     let last_rejection = Arc::new(Mutex::new(None::<String>));
@@ -311,59 +434,146 @@ pub fn run(
         trajectories: traj_tx,
         commands: command_tx.clone(),
     };
-    spawn("gpn-ros-receive", move || {
-        receiver.run(joint_states, reference, command_in, payload_changed)
-    })?;
-    spawn("gpn-ros-spin", move || {
-        let _ = futures::executor::block_on(spinner.spin());
-    })?;
+    spawn_receiver(receiver, endpoints.inputs, spinner)?;
     let ops = Ops::new(
         params.clone(),
         robot.clone(),
-        search,
+        parts.search,
         command_tx,
         reply_rx,
         shared.clone(),
     );
+    let services = endpoints.services;
     spawn("gpn-ros-ops", move || ops_thread(ops, services, param_rx))?;
 
     let operations = ChannelOperations {
         commands: command_rx,
         replies: reply_tx,
     };
-    let control = match ros.mode {
-        Mode::Control => {
-            let reference = TopicReference::new(nv).fed_by(traj_rx, trash_tx);
-            let control_loop = ControlLoop::new(tick, learner, reference, decision, true);
-            spawn_control(control_loop, plant, operations, queue, stop.clone())
-        }
-        Mode::Learn => {
-            let control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
-            spawn_control(control_loop, plant, operations, queue, stop.clone())
-        }
-    }
-    .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))?;
+    let (reference, idle_reference) = topic_reference(ros.mode, nv, (traj_rx, trash_tx));
+    let control = spawn_control_loop(parts.control, reference, plant, operations, queue, stop)?;
 
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
         robot: robot.name().to_owned(),
         coverage_alarm: params.learn.change.coverage_alarm,
-        events: events_pub,
+        events: endpoints.events,
         shared,
         joints,
         ros: ros.clone(),
-        command: command_out,
-        residual,
-        diagnostics: diagnostics_pub,
+        command: endpoints.command_out,
+        residual: endpoints.residual,
+        diagnostics: endpoints.diagnostics,
         ingest: ingest.clone(),
         last_rejection,
     };
-    let publish = std::thread::Builder::new()
+    let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
+    Ok(Running {
+        control,
+        publish,
+        ingest,
+        probes,
+        idle_reference,
+    })
+}
+
+/// Starts the receive thread on the subscriptions, then the spin thread (discovery,
+/// parameter services).
+fn spawn_receiver(receiver: Receiver_, inputs: Inputs, spinner: Spinner) -> Result<(), RosError> {
+    spawn("gpn-ros-receive", move || {
+        receiver.run(
+            inputs.joint_states,
+            inputs.reference,
+            inputs.command_in,
+            inputs.payload_changed,
+        )
+    })?;
+    spawn("gpn-ros-spin", move || {
+        let _ = futures::executor::block_on(spinner.spin());
+    })
+}
+
+/// Control mode: the loop's reference, fed by the receive thread. Learn mode leaves the
+/// reference channel's ends unused but open for the whole run (a reference received then
+/// is held, not dropped), as they always were.
+fn topic_reference(
+    mode: Mode,
+    nv: usize,
+    (traj_rx, trash_tx): IdleReference,
+) -> (Option<TopicReference>, Option<IdleReference>) {
+    match mode {
+        Mode::Control => (
+            Some(TopicReference::new(nv).fed_by(traj_rx, trash_tx)),
+            None,
+        ),
+        Mode::Learn => (None, Some((traj_rx, trash_tx))),
+    }
+}
+
+/// Starts the publish thread: commands, estimates and diagnostics in the loop's order.
+fn spawn_publisher(
+    publisher: Publisher_,
+    publish_end: PublishEnd,
+    trash_rx: Receiver<Box<Trajectory>>,
+) -> Result<std::thread::JoinHandle<Published>, RosError> {
+    std::thread::Builder::new()
         .name("gpn-ros-publish".into())
         .spawn(move || publisher.run(&publish_end, &trash_rx))
-        .map_err(|e| RosError::Param(format!("cannot start the publish thread: {e}")))?;
+        .map_err(|e| RosError::Param(format!("cannot start the publish thread: {e}")))
+}
 
-    let start = Instant::now();
+/// Starts the probe thread when the learner offers probes; its counts go to the summary.
+fn spawn_prober(
+    probe_offer: Option<(Receiver<ProbeOffer>, Publisher<JointTrajectory>)>,
+    joints: &[String],
+    stop: &Arc<AtomicBool>,
+) -> Result<Arc<ProbeCounts>, RosError> {
+    let probes = Arc::new(ProbeCounts::default());
+    if let Some((offers, publisher)) = probe_offer {
+        let (stop, probes, joints) = (stop.clone(), probes.clone(), joints.to_vec());
+        spawn("gpn-ros-probe", move || {
+            offer_probes(&offers, &publisher, &joints, &stop, &probes);
+        })?;
+    }
+    Ok(probes)
+}
+
+/// Starts the control thread: in control mode (`reference` given) the loop tracks the
+/// reference topic and commands; in learn mode it follows the measured state and only learns.
+fn spawn_control_loop(
+    parts: ControlParts,
+    reference: Option<TopicReference>,
+    plant: RosPlant,
+    operations: ChannelOperations,
+    queue: PublishQueue,
+    stop: &Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<LoopCounters>, RosError> {
+    let ControlParts {
+        tick,
+        learner,
+        decision,
+    } = parts;
+    match reference {
+        Some(reference) => {
+            let control_loop = ControlLoop::new(tick, learner, reference, decision, true);
+            spawn_control(control_loop, plant, operations, queue, stop.clone())
+        }
+        None => {
+            let control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
+            spawn_control(control_loop, plant, operations, queue, stop.clone())
+        }
+    }
+    .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))
+}
+
+/// Waits until stopped (signal, `--duration` from `start`, or the control thread ending),
+/// then raises `stop` for every thread.
+fn wait_for_stop(
+    options: &RunOptions,
+    stop: &AtomicBool,
+    control: &std::thread::JoinHandle<LoopCounters>,
+    start: Instant,
+) -> Result<(), RosError> {
     let deadline = options
         .duration_s
         .map(Duration::try_from_secs_f64)
@@ -377,39 +587,76 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(20));
     }
     stop.store(true, Ordering::SeqCst);
-    let counters = control
-        .join()
-        .map_err(|_| RosError::Param("the control thread panicked".into()))?;
-    let published = publish
-        .join()
-        .map_err(|_| RosError::Param("the publish thread panicked".into()))?;
-    let ingest = ingest.snapshot();
-    Ok(RunSummary {
-        node: node_fqn,
-        domain_id,
-        mode: ros.mode,
-        plugin: params.model.plugin.clone(),
-        use_model: params.control.use_model,
-        wall_s: start.elapsed().as_secs_f64(),
-        joint_states_received: ingest.joint_states,
-        joint_states_refused: ingest.rejected(),
-        joint_states_dropped_busy: ingest.dropped_busy,
-        joint_states_undecodable: ingest.decode_errors,
-        ticks: counters.ticks,
-        learned_ticks: counters.learned_ticks,
-        out_of_order: ingest.rejected_out_of_order,
-        implausible_stamps: ingest.rejected_implausible_stamp,
-        stamp_resyncs: ingest.stamp_resyncs,
-        repeated: counters.repeated,
-        commands_published: published.commands,
-        watchdog_trips: counters.watchdog_trips,
-        samples_learned: counters.learn.learned,
-        models_adopted: counters.adoptions,
-        probes_offered: probes.offered.load(Ordering::Relaxed),
-        probes_refused: probes.refused.load(Ordering::Relaxed),
-        latency_us: LatencySummary::of(&published.latency),
-        tick_us: LatencySummary::of(&published.tick_time),
-    })
+    Ok(())
+}
+
+/// What the threads reported once joined.
+struct Ended {
+    counters: LoopCounters,
+    published: Published,
+    ingest: IngestSnapshot,
+    probes: Arc<ProbeCounts>,
+    /// Kept until the run ends (see [`Running::idle_reference`]).
+    _idle_reference: Option<IdleReference>,
+}
+
+impl Running {
+    /// Joins the control thread, then the publish thread.
+    fn join(self) -> Result<Ended, RosError> {
+        let counters = self
+            .control
+            .join()
+            .map_err(|_| RosError::Param("the control thread panicked".into()))?;
+        let published = self
+            .publish
+            .join()
+            .map_err(|_| RosError::Param("the publish thread panicked".into()))?;
+        Ok(Ended {
+            counters,
+            published,
+            ingest: self.ingest.snapshot(),
+            probes: self.probes,
+            _idle_reference: self.idle_reference,
+        })
+    }
+}
+
+impl Ended {
+    fn summary(
+        &self,
+        node: String,
+        domain_id: u16,
+        params: &NodeParams,
+        start: Instant,
+    ) -> RunSummary {
+        let (ingest, counters) = (&self.ingest, &self.counters);
+        RunSummary {
+            node,
+            domain_id,
+            mode: params.ros.mode,
+            plugin: params.model.plugin.clone(),
+            use_model: params.control.use_model,
+            wall_s: start.elapsed().as_secs_f64(),
+            joint_states_received: ingest.joint_states,
+            joint_states_refused: ingest.rejected(),
+            joint_states_dropped_busy: ingest.dropped_busy,
+            joint_states_undecodable: ingest.decode_errors,
+            ticks: counters.ticks,
+            learned_ticks: counters.learned_ticks,
+            out_of_order: ingest.rejected_out_of_order,
+            implausible_stamps: ingest.rejected_implausible_stamp,
+            stamp_resyncs: ingest.stamp_resyncs,
+            repeated: counters.repeated,
+            commands_published: self.published.commands,
+            watchdog_trips: counters.watchdog_trips,
+            samples_learned: counters.learn.learned,
+            models_adopted: counters.adoptions,
+            probes_offered: self.probes.offered.load(Ordering::Relaxed),
+            probes_refused: self.probes.refused.load(Ordering::Relaxed),
+            latency_us: LatencySummary::of(&self.published.latency),
+            tick_us: LatencySummary::of(&self.published.tick_time),
+        }
+    }
 }
 
 /// Starts the control thread: the loop over the ROS plant on the wall clock, its outputs to

@@ -399,6 +399,18 @@ impl SimReport {
             "gp-node sim — plugin {}, scenario {}, {} s (tracking over the last half)",
             self.plugin, self.scenario, self.duration_s
         );
+        self.write_joint_rows(&mut s);
+        self.write_bounds_and_timing(&mut s);
+        self.write_changes_and_probes(&mut s);
+        self.write_after_step(&mut s);
+        self.write_swaps(&mut s);
+        let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
+        s
+    }
+
+    /// The per-joint tracking and residual table, with its two header lines.
+    fn write_joint_rows(&self, s: &mut String) {
+        use std::fmt::Write as _;
         let _ = writeln!(
             s,
             "{:<14} {:>12} {:>12} {:>12} {:>12} {:>9} {:>12}",
@@ -416,11 +428,11 @@ impl SimReport {
             "", "rad", "rad", "rad", "rad", "nom/lrn", "N·m"
         );
         let ratio = self.improvement();
-        for j in 0..self.joints.len() {
+        for (j, joint) in self.joints.iter().enumerate() {
             let _ = writeln!(
                 s,
                 "{:<14} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3e} {:>9.1} {:>12.3e}",
-                self.joints[j],
+                joint,
                 self.nominal_rms_rad[j],
                 self.learned_rms_rad[j],
                 self.nominal_max_rad[j],
@@ -429,6 +441,11 @@ impl SimReport {
                 self.residual_rmse_nm[j]
             );
         }
+    }
+
+    /// Pooled residual error, bound coverage, tick latency, the model and late ticks.
+    fn write_bounds_and_timing(&self, s: &mut String) {
+        use std::fmt::Write as _;
         let _ = writeln!(
             s,
             "residual RMSE pooled   {:.4} N·m",
@@ -471,6 +488,11 @@ impl SimReport {
             "late ticks             {} (longer than the tick period)",
             self.late_ticks
         );
+    }
+
+    /// One line per detected dynamics change and per offered probe.
+    fn write_changes_and_probes(&self, s: &mut String) {
+        use std::fmt::Write as _;
         for c in &self.changes {
             let _ = writeln!(
                 s,
@@ -490,6 +512,11 @@ impl SimReport {
                 p.plan_ms
             );
         }
+    }
+
+    /// Recovery after a payload step (scenarios with one).
+    fn write_after_step(&self, s: &mut String) {
+        use std::fmt::Write as _;
         if let Some(a) = &self.after_step {
             let windows: Vec<String> = a
                 .windows_rad
@@ -508,6 +535,12 @@ impl SimReport {
                 a.bound_coverage_from_2s * 100.0
             );
         }
+    }
+
+    /// Hot swaps (scenarios with any): adoption, build time, the effect on tracking, and
+    /// each swap not adopted.
+    fn write_swaps(&self, s: &mut String) {
+        use std::fmt::Write as _;
         if !self.swaps.is_empty() {
             let sum = SwapSummary::new(&self.swaps, self.swap_busy_ticks);
             let delays: Vec<String> = sum
@@ -537,8 +570,6 @@ impl SimReport {
                 );
             }
         }
-        let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
-        s
     }
 }
 

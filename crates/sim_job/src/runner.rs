@@ -20,7 +20,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use gpn_app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
-use gpn_control::control::{Tick, TickOutput, TickResult};
+use gpn_control::control::{BudgetClock, Tick, TickOutput, TickResult};
 use gpn_control::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
     SimulatedClock,
@@ -160,47 +160,8 @@ fn run_inner(
     } else {
         Box::new(SimulatedClock)
     };
-    let mut control = params.control.clone();
-    control.use_model = learning;
-    let tick = Tick::new(robot, &control, clock.budget())?;
-    let mut learn_params = params.learn.clone();
-    // η_cal calibrates on the first half of the run: it freezes at the half-way tick on
-    // what the model predicted until then.
-    learn_params.calibration_samples = (ticks / 2).max(1);
-    let hyper = params.model.config.get("hyper").cloned();
-    let learner = Learner::new(robot, learn_params, hyper, factory)?;
-    let schedule = if learning {
-        SwapSchedule::new(
-            &plugin_search(params),
-            params.run.swap_every_s,
-            &SwapTarget {
-                plugin: params.model.plugin.clone(),
-                config: params.model.config.clone(),
-            },
-            &params.run.swap_to,
-            params.run.duration_s,
-            3 * nv,
-            nv,
-        )
-    } else {
-        None
-    };
-    let announce_at = params
-        .sim
-        .payload
-        .step
-        .as_ref()
-        .map(|step| step.at_secs)
-        .filter(|_| learning && params.run.announce_changes);
-    let mut ops = SimOperations::new(schedule, ticks, dt, (ticks / 2) as u64, announce_at);
-    let probing = ProbingReference::new(robot, reference, &params.learn.probe);
-    let mut control_loop = ControlLoop::new(
-        tick,
-        learner,
-        probing,
-        CommandDecision::without_watchdog(),
-        true,
-    );
+    let (mut control_loop, mut ops) =
+        assemble_loop(robot, params, learning, factory, ticks, clock.budget())?;
 
     let mut log = RunLogger::new(nv, dt, ticks);
     let mut progress = Progress::new(ticks, progress);
@@ -241,6 +202,81 @@ fn run_inner(
         }
         record.rec.flush()?;
     }
+    finish_log(&mut log, &control_loop, &mut ops, learning, (nv, dt))?;
+    Ok(log)
+}
+
+/// The loop of one run — its tick (the law used with the learned residual only when
+/// `learning`), learner, probing reference — and the run's operations (swaps, announced
+/// changes), built in this order.
+fn assemble_loop<'p>(
+    robot: &Model,
+    params: &'p NodeParams,
+    learning: bool,
+    factory: ModelFactory,
+    ticks: usize,
+    budget: BudgetClock,
+) -> Result<(ControlLoop<ProbingReference<'p>>, SimOperations), SimulateError> {
+    let mut control = params.control.clone();
+    control.use_model = learning;
+    let tick = Tick::new(robot, &control, budget)?;
+    let mut learn_params = params.learn.clone();
+    // η_cal calibrates on the first half of the run: it freezes at the half-way tick on
+    // what the model predicted until then.
+    learn_params.calibration_samples = (ticks / 2).max(1);
+    let hyper = params.model.config.get("hyper").cloned();
+    let learner = Learner::new(robot, learn_params, hyper, factory)?;
+    let ops = sim_operations(robot.nv(), params, learning, ticks);
+    let probing = ProbingReference::new(robot, &params.run.reference, &params.learn.probe);
+    let control_loop = ControlLoop::new(
+        tick,
+        learner,
+        probing,
+        CommandDecision::without_watchdog(),
+        true,
+    );
+    Ok((control_loop, ops))
+}
+
+/// The run's operations: the swap schedule (learning runs with `run.swap_every_s`) and the
+/// announced payload step (`run.announce_changes`).
+fn sim_operations(nv: usize, params: &NodeParams, learning: bool, ticks: usize) -> SimOperations {
+    let dt = params.sim.dt_secs();
+    let schedule = if learning {
+        SwapSchedule::new(
+            &plugin_search(params),
+            params.run.swap_every_s,
+            &SwapTarget {
+                plugin: params.model.plugin.clone(),
+                config: params.model.config.clone(),
+            },
+            &params.run.swap_to,
+            params.run.duration_s,
+            3 * nv,
+            nv,
+        )
+    } else {
+        None
+    };
+    let announce_at = params
+        .sim
+        .payload
+        .step
+        .as_ref()
+        .map(|step| step.at_secs)
+        .filter(|_| learning && params.run.announce_changes);
+    SimOperations::new(schedule, ticks, dt, (ticks / 2) as u64, announce_at)
+}
+
+/// Completes the log from the model's report, the probes and the swaps; a learning run whose
+/// model was never adopted fails with the model's reason.
+fn finish_log(
+    log: &mut RunLog,
+    control_loop: &ControlLoop<ProbingReference<'_>>,
+    ops: &mut SimOperations,
+    learning: bool,
+    (nv, dt): (usize, f64),
+) -> Result<(), SimulateError> {
     let report = control_loop.model_report();
     log.experts = report.experts;
     log.beta_cal = report.beta_cal;
@@ -269,7 +305,7 @@ fn run_inner(
     {
         return Err(SimulateError::Model(reason));
     }
-    Ok(log)
+    Ok(())
 }
 
 /// Collects the run's series from the loop's outputs.

@@ -144,34 +144,7 @@ Example (the SkyGP reference protocol on KIN40K):
 
 /// Runs `gp-node eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    let selection = ColumnSelection {
-        inputs: args.inputs.clone(),
-        targets: args.targets.clone(),
-        truth: args.truth.clone(),
-        predict_inputs: args.predict_inputs.clone(),
-    };
-    let mut data = Dataset::from_path(&args.data, &selection)?;
-    if data.skipped_rows > 0 {
-        eprintln!(
-            "eval: left out {} rows with a `nan` (missing) value in a selected column",
-            data.skipped_rows
-        );
-    }
-    data.center(match args.center {
-        CenterArg::WholeFile => Centering::WholeFile,
-        CenterArg::None => Centering::None,
-    });
-    if let Some(spec) = &args.contaminate {
-        let summary = Contamination::parse(spec, args.contaminate_seed)?.apply(&mut data)?;
-        eprintln!(
-            "eval: contaminated {} of {} samples ({}:{}, seed {}) in what update sees",
-            summary.count,
-            data.len(),
-            summary.kind.name(),
-            summary.rate,
-            summary.seed
-        );
-    }
+    let data = load_data(&args)?;
     // Opened before any fitting, so that a bad path fails at once.
     let mut writer = match &args.predictions {
         Some(path) => Some(
@@ -183,32 +156,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let (d, p) = (data.input_dim(), data.output_dim());
-
-    let mut cfg = config::load_config(args.config.as_deref())?;
-    if let Some(path) = &args.hyper {
-        config::merge_hyper(
-            &mut cfg,
-            config::load_hyper_file(path, args.hyper_key.as_deref())?,
-        )?;
-    }
-    for s in &args.set {
-        config::apply_set(&mut cfg, s)?;
-    }
-    if !config::has_hyper(&cfg) {
-        let n_fit = args.fit_samples.min(data.len());
-        eprintln!(
-            "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, lengthscales shared across targets…"
-        );
-        let kind = config::kernel_kind(&cfg)?;
-        // Fitted on what the model is given (contaminated, if so).
-        let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples)
-            .context("fitting hyperparameters")?;
-        eprintln!(
-            "fitted (NLML {:.3} from {:.3}): {hyper}",
-            fit.nlml, fit.nlml_init
-        );
-        config::merge_hyper(&mut cfg, hyper)?;
-    }
+    let cfg = model_config(&args, &data)?;
     let noise_var = config::noise_vars(&cfg, p)?;
     let search = SearchPath::standard(&args.plugin_path);
     let mut model = plugins::create_plugin_model_in(&args.plugin, &cfg, d, p, &search)?;
@@ -223,17 +171,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             CalibrateArg::Truth => CalibrateOn::Truth,
         },
     };
-    let bar = if args.json || !std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let bar = indicatif::ProgressBar::new(data.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} samples  {elapsed} (eta {eta})",
-        ) {
-            bar.set_style(style);
-        }
-        bar
-    };
+    let bar = progress_bar(&args, &data);
     let mut write_error = None;
     let mut report = runner::run_stream_observed(
         &args.plugin,
@@ -268,4 +206,83 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         print!("{}", report.to_table());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The selected columns of `--data`, centred, contaminated if asked (each step reported).
+fn load_data(args: &EvalArgs) -> anyhow::Result<Dataset> {
+    let selection = ColumnSelection {
+        inputs: args.inputs.clone(),
+        targets: args.targets.clone(),
+        truth: args.truth.clone(),
+        predict_inputs: args.predict_inputs.clone(),
+    };
+    let mut data = Dataset::from_path(&args.data, &selection)?;
+    if data.skipped_rows > 0 {
+        eprintln!(
+            "eval: left out {} rows with a `nan` (missing) value in a selected column",
+            data.skipped_rows
+        );
+    }
+    data.center(match args.center {
+        CenterArg::WholeFile => Centering::WholeFile,
+        CenterArg::None => Centering::None,
+    });
+    if let Some(spec) = &args.contaminate {
+        let summary = Contamination::parse(spec, args.contaminate_seed)?.apply(&mut data)?;
+        eprintln!(
+            "eval: contaminated {} of {} samples ({}:{}, seed {}) in what update sees",
+            summary.count,
+            data.len(),
+            summary.kind.name(),
+            summary.rate,
+            summary.seed
+        );
+    }
+    Ok(data)
+}
+
+/// The model's configuration: the file, the hyperparameter file, the `--set` overrides,
+/// then hyperparameters fitted on the stream when none were given.
+fn model_config(args: &EvalArgs, data: &Dataset) -> anyhow::Result<serde_json::Value> {
+    let mut cfg = config::load_config(args.config.as_deref())?;
+    if let Some(path) = &args.hyper {
+        config::merge_hyper(
+            &mut cfg,
+            config::load_hyper_file(path, args.hyper_key.as_deref())?,
+        )?;
+    }
+    for s in &args.set {
+        config::apply_set(&mut cfg, s)?;
+    }
+    if !config::has_hyper(&cfg) {
+        let n_fit = args.fit_samples.min(data.len());
+        eprintln!(
+            "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, lengthscales shared across targets…"
+        );
+        let kind = config::kernel_kind(&cfg)?;
+        // Fitted on what the model is given (contaminated, if so).
+        let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples)
+            .context("fitting hyperparameters")?;
+        eprintln!(
+            "fitted (NLML {:.3} from {:.3}): {hyper}",
+            fit.nlml, fit.nlml_init
+        );
+        config::merge_hyper(&mut cfg, hyper)?;
+    }
+    Ok(cfg)
+}
+
+/// A bar over the samples on a terminal (hidden with `--json` or when stderr is not one).
+fn progress_bar(args: &EvalArgs, data: &Dataset) -> indicatif::ProgressBar {
+    if args.json || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(data.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} samples  {elapsed} (eta {eta})",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    }
 }

@@ -143,57 +143,11 @@ fn parse_swap_target(spec: &str) -> anyhow::Result<app::SwapTarget> {
 /// Runs `gp-node sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let viz_target = viz_target(&args);
-    let mut params = match &args.params {
-        Some(path) => NodeParams::from_file(path)?,
-        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
-            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
-    };
-    if let Some(plugin) = args.plugin {
-        params.model.plugin = plugin;
-    }
-    params.model.search_first(args.plugin_path);
-    if let Some(duration) = args.duration {
-        check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
-        params.run.duration_s = duration;
-    }
-    if args.realtime {
-        params.run.realtime = true;
-    }
-    if let Some(every) = args.swap_every {
-        anyhow::ensure!(every > 0.0, "--swap-every must be > 0 s, got {every}");
-        check_value("run.swap_every_s", every).map_err(|e| anyhow::anyhow!("--swap-every: {e}"))?;
-        params.run.swap_every_s = every;
-    }
-    if !args.swap_to.is_empty() {
-        params.run.swap_to = args
-            .swap_to
-            .iter()
-            .map(|spec| parse_swap_target(spec))
-            .collect::<anyhow::Result<_>>()?;
-    }
-    if let Some(seed) = args.seed {
-        params.sim.seed = seed;
-    }
-    if args.announce_changes {
-        params.run.announce_changes = true;
-    }
-    args.scenario.apply(&mut params);
-    params
-        .check_ranges()
-        .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
+    let params = params_from_args(&args)?;
     let robot = app::load_robot(&params)?;
     let show = !args.json && std::io::stderr().is_terminal();
     let mut viz = match &viz_target {
-        Some(target) => {
-            let urdf = if params.robot.urdf.as_os_str().is_empty() {
-                DEFAULT_URDF.to_owned()
-            } else {
-                std::fs::read_to_string(&params.robot.urdf)
-                    .with_context(|| format!("reading {}", params.robot.urdf.display()))?
-            };
-            let name = format!("sim {} {}", args.scenario.name(), params.model.plugin);
-            Some(Viz::start(target, &robot, Some(&urdf), &name)?)
-        }
+        Some(target) => Some(start_viz(target, &args, &params, &robot)?),
         None => None,
     };
 
@@ -229,18 +183,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     )
     .context("learned run")?;
     if let Some(viz) = viz.take() {
-        let summary = viz.finish()?;
-        eprintln!(
-            "viz: {} frames dropped ({} ticks and {} robot poses logged)",
-            summary.dropped, summary.logged, summary.poses
-        );
-        if let Some(VizTarget::File(path)) = &viz_target {
-            eprintln!(
-                "viz: open it with: rerun {} (pip install rerun-sdk=={})",
-                path.display(),
-                viz::RERUN_VERSION
-            );
-        }
+        finish_viz(viz, viz_target.as_ref())?;
     }
     let nominal = nominal.unwrap_or_else(|| RunLog {
         // Not run: its columns repeat the learned run, its wall time is none.
@@ -258,6 +201,90 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(step) = &params.sim.payload.step {
         report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
     }
+    print_report(&report, &args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The parameters (the file or the built-in ones), the command-line overrides, then the
+/// scenario, checked together.
+fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
+    let mut params = match &args.params {
+        Some(path) => NodeParams::from_file(path)?,
+        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
+            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
+    };
+    if let Some(plugin) = &args.plugin {
+        params.model.plugin = plugin.clone();
+    }
+    params.model.search_first(args.plugin_path.clone());
+    if let Some(duration) = args.duration {
+        check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
+        params.run.duration_s = duration;
+    }
+    if args.realtime {
+        params.run.realtime = true;
+    }
+    if let Some(every) = args.swap_every {
+        anyhow::ensure!(every > 0.0, "--swap-every must be > 0 s, got {every}");
+        check_value("run.swap_every_s", every).map_err(|e| anyhow::anyhow!("--swap-every: {e}"))?;
+        params.run.swap_every_s = every;
+    }
+    if !args.swap_to.is_empty() {
+        params.run.swap_to = args
+            .swap_to
+            .iter()
+            .map(|spec| parse_swap_target(spec))
+            .collect::<anyhow::Result<_>>()?;
+    }
+    if let Some(seed) = args.seed {
+        params.sim.seed = seed;
+    }
+    if args.announce_changes {
+        params.run.announce_changes = true;
+    }
+    args.scenario.apply(&mut params);
+    params
+        .check_ranges()
+        .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
+    Ok(params)
+}
+
+/// Starts logging to rerun, with the robot's URDF (the built-in one unless configured).
+fn start_viz(
+    target: &VizTarget,
+    args: &SimArgs,
+    params: &NodeParams,
+    robot: &gp_node::robot::Model,
+) -> anyhow::Result<Viz> {
+    let urdf = if params.robot.urdf.as_os_str().is_empty() {
+        DEFAULT_URDF.to_owned()
+    } else {
+        std::fs::read_to_string(&params.robot.urdf)
+            .with_context(|| format!("reading {}", params.robot.urdf.display()))?
+    };
+    let name = format!("sim {} {}", args.scenario.name(), params.model.plugin);
+    Ok(Viz::start(target, robot, Some(&urdf), &name)?)
+}
+
+/// Ends the rerun log and says what it kept (and, for a file, how to open it).
+fn finish_viz(viz: Viz, target: Option<&VizTarget>) -> anyhow::Result<()> {
+    let summary = viz.finish()?;
+    eprintln!(
+        "viz: {} frames dropped ({} ticks and {} robot poses logged)",
+        summary.dropped, summary.logged, summary.poses
+    );
+    if let Some(VizTarget::File(path)) = target {
+        eprintln!(
+            "viz: open it with: rerun {} (pip install rerun-sdk=={})",
+            path.display(),
+            viz::RERUN_VERSION
+        );
+    }
+    Ok(())
+}
+
+/// The report as JSON (`--json`) or as the table, then where the recording went.
+fn print_report(report: &SimReport, args: &SimArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
@@ -266,5 +293,5 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             println!("recorded               {}", path.display());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
