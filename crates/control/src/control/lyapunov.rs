@@ -17,31 +17,16 @@
 //! assert!((tracking_factor(hi, 1.0, lo) - 25.2).abs() < 0.1);
 //! ```
 
+use gpn_gp_core::bound::BoundError;
 use nalgebra::{DMatrix, DVector};
 
 /// Errors of the Lyapunov and tracking-bound computations.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LyapunovError {
-    /// An argument was outside its domain.
-    #[error("invalid argument {what} = {value}: {why}")]
-    Invalid {
-        /// Which argument.
-        what: &'static str,
-        /// Its value.
-        value: f64,
-        /// The requirement.
-        why: &'static str,
-    },
-    /// Arguments of different lengths or sizes.
-    #[error("{what}: expected length {expected}, found {found}")]
-    Dimension {
-        /// Which argument.
-        what: &'static str,
-        /// Expected length.
-        expected: usize,
-        /// Length found.
-        found: usize,
-    },
+    /// An argument outside its domain or of the wrong length: the numerics' argument
+    /// errors, so that both layers word them the same.
+    #[error(transparent)]
+    Argument(#[from] BoundError),
     /// The Lyapunov equation has no (unique, positive-definite) solution.
     #[error("Lyapunov equation not solvable: {0}")]
     NotSolvable(String),
@@ -50,13 +35,13 @@ pub enum LyapunovError {
 /// Result alias of this module.
 pub type Result<T> = std::result::Result<T, LyapunovError>;
 
-/// `value` if it is finite and `holds`, else an [`LyapunovError::Invalid`] naming `what`
+/// `value` if it is finite and `holds`, else a [`BoundError::Invalid`] naming `what`
 /// and the requirement `why`.
 fn checked(what: &'static str, value: f64, holds: bool, why: &'static str) -> Result<f64> {
     if value.is_finite() && holds {
         return Ok(value);
     }
-    Err(LyapunovError::Invalid { what, value, why })
+    Err(BoundError::Invalid { what, value, why }.into())
 }
 
 fn positive(what: &'static str, value: f64) -> Result<f64> {
@@ -143,11 +128,12 @@ pub fn joints_lyapunov_identity(
     k_d: &[f64],
 ) -> Result<(Vec<JointLyapunov>, f64, f64)> {
     if k_p.len() != k_d.len() {
-        return Err(LyapunovError::Dimension {
+        return Err(BoundError::Dimension {
             what: "k_d",
             expected: k_p.len(),
             found: k_d.len(),
-        });
+        }
+        .into());
     }
     let mut out = Vec::with_capacity(k_p.len());
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -167,18 +153,20 @@ pub fn joints_lyapunov_identity(
 pub fn solve_lyapunov(a: &DMatrix<f64>, q: &DMatrix<f64>) -> Result<DMatrix<f64>> {
     let n = a.nrows();
     if a.ncols() != n {
-        return Err(LyapunovError::Dimension {
+        return Err(BoundError::Dimension {
             what: "A columns",
             expected: n,
             found: a.ncols(),
-        });
+        }
+        .into());
     }
     if q.nrows() != n || q.ncols() != n {
-        return Err(LyapunovError::Dimension {
+        return Err(BoundError::Dimension {
             what: "Q rows",
             expected: n,
             found: q.nrows(),
-        });
+        }
+        .into());
     }
     let nn = n * n;
     // Column-major vec: vec(AᵀP)[i + n j] = Σ_k A[k,i] P[k,j]; vec(PA)[i + n j] = Σ_k P[i,k] A[k,j].

@@ -232,6 +232,21 @@ pub(super) struct Reidentifier {
     pub body: usize,
 }
 
+impl Reidentifier {
+    /// The payload body's regressor at the sample input `x` = [q, q̇, q̈] of `nv` joints each.
+    fn regressor_at(&mut self, x: &[f64], nv: usize) -> Result<&nalgebra::DMatrix<f64>, String> {
+        crate::robot::regressor(
+            &self.robot,
+            &mut self.data,
+            self.body,
+            &x[..nv],
+            &x[nv..2 * nv],
+            &x[2 * nv..3 * nv],
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
 /// Things the control thread hands over to be dropped here, never on the tick (the fields
 /// are only ever dropped).
 #[derive(Default)]
@@ -577,15 +592,7 @@ fn apply_injection(
             let nv = p;
             for i in (0..n).filter(|&i| samples.t_secs[i] < before_t) {
                 let x = &samples.x[i * d..(i + 1) * d];
-                let y_reg = crate::robot::regressor(
-                    &reid.robot,
-                    &mut reid.data,
-                    reid.body,
-                    &x[..nv],
-                    &x[nv..2 * nv],
-                    &x[2 * nv..3 * nv],
-                )
-                .map_err(|e| e.to_string())?;
+                let y_reg = reid.regressor_at(x, nv)?;
                 for j in 0..nv {
                     let correction: f64 = (0..10).map(|c| y_reg[(j, c)] * delta[c]).sum();
                     samples.y[i * p + j] += correction;
@@ -618,15 +625,7 @@ fn identify(
             continue;
         }
         let x = &samples.x[i * d..(i + 1) * d];
-        let y_reg = crate::robot::regressor(
-            &reid.robot,
-            &mut reid.data,
-            reid.body,
-            &x[..nv],
-            &x[nv..2 * nv],
-            &x[2 * nv..3 * nv],
-        )
-        .map_err(|e| e.to_string())?;
+        let y_reg = reid.regressor_at(x, nv)?;
         for j in 0..nv {
             let row = nalgebra::SVector::<f64, 10>::from_fn(|c, _| y_reg[(j, c)]);
             ata += row * row.transpose();
