@@ -80,12 +80,13 @@ done
 cat >"$venv/gpn/env.sh" <<ENV
 # Written by ci/ros2_jazzy/setup.sh: the ROS 2 Jazzy environment of $venv.
 export AMENT_PREFIX_PATH="$prefix"
-export CMAKE_PREFIX_PATH="$prefix"
+# VENV/gpn is a prefix too: its lib/ holds the librmw_implementation link (quirk 1), and
+# r2r's build scripts add every prefix's lib/ to the linker path (no RUSTFLAGS needed).
+export CMAKE_PREFIX_PATH="$prefix:$venv/gpn"
 export ROS_DISTRO=jazzy
 export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 export LD_LIBRARY_PATH="$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export LD_PRELOAD="$libpython\${LD_PRELOAD:+:\$LD_PRELOAD}"
-export RUSTFLAGS="-L $venv/gpn/lib -L $venv/lib\${RUSTFLAGS:+ \$RUSTFLAGS}"
 export GPN_ROS_PYTHON="$venv/bin/python"
 export PYTHONPATH="$pythonpath\${PYTHONPATH:+:\$PYTHONPATH}"
 export PATH="$venv/bin:\$PATH"

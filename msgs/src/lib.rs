@@ -2,16 +2,14 @@
 //! out field for field as their `.msg`/`.srv` definitions so that ROS 2's CDR encoding of
 //! them is what a CDR serialiser of these structs writes.
 //!
-//! Boundary: data only. No transport, no DDS; the node's `ros` module publishes them through
-//! `ros2-client`. Two families: the project's own interface package `gp_learning_node_msgs`
+//! Boundary: data only. No transport, no DDS: the ROS layer (`gpn_ros_io`, feature `ros`)
+//! converts them to and from the rosidl-generated types of r2r at its edge, so the
+//! validation and conversion code around them builds and is tested on machines without ROS. Two families: the project's own interface package `gp_learning_node_msgs`
 //! (`msg/` and `srv/` beside this crate, built by colcon for ROS 2 users) and the handful of
-//! standard ROS 2 (Jazzy) types the node uses, written here once instead of pulling a
-//! generated-interfaces crate and its second DDS stack (`DESIGN.md` §4).
+//! standard ROS 2 (Jazzy) types the node uses.
 //!
 //! Every type implements [`RosMessage`]: its ROS type name and its field list, which tests
 //! check against the `.msg` files and against PyPI `rosbags`' definitions and CDR bytes.
-//!
-//! Feature `ros2`: implements `ros2_client::Message` for every type (needed by services).
 //!
 //! ```
 //! use gpn_msgs::{RosMessage, sensor_msgs::JointState};
@@ -81,15 +79,13 @@ pub trait RosService {
     type Response: RosMessage;
 }
 
-/// Declares `RosMessage` (and, with the `ros2` feature, `ros2_client::Message`) for a type.
+/// Declares `RosMessage` for a type.
 macro_rules! ros_message {
     ($ty:ty, $name:literal, [$(($field:literal, $ros_type:literal)),* $(,)?]) => {
         impl $crate::RosMessage for $ty {
             const TYPE_NAME: &'static str = $name;
             const FIELDS: &'static [$crate::Field] = &[$($crate::field($field, $ros_type)),*];
         }
-        #[cfg(feature = "ros2")]
-        impl ros2_client::Message for $ty {}
     };
 }
 pub(crate) use ros_message;

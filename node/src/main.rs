@@ -29,18 +29,21 @@ enum Command {
     /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
     Sim(cli::sim::SimArgs),
     /// The ROS 2 node: joint states in, compensated effort command and estimates out.
-    #[cfg(feature = "ros")]
+    /// ROS 2 arguments follow `--ros-args` as for any node (`-r`, `-p`, `--params-file`).
     Run(cli::run::RunArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Everything from `--ros-args` on is rcl's (it reads the process's arguments itself).
+    let args: Vec<std::ffi::OsString> = std::env::args_os()
+        .take_while(|a| a.as_os_str() != "--ros-args")
+        .collect();
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Dynamics(cmd) => cli::dynamics::run(cmd),
         Command::Eval(args) => cli::eval::run(args),
         Command::Plugins(args) => cli::plugins::run(args),
         Command::Sim(args) => cli::sim::run(args),
-        #[cfg(feature = "ros")]
         Command::Run(args) => cli::run::run(args),
     };
     match result {

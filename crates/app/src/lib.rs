@@ -16,7 +16,7 @@ pub mod ros_params;
 pub use factory::{check_model_configs, load_robot, model_factory, plugin_search};
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
 pub use reference::ReferenceParams;
-pub use ros_params::{Mode, RosParams, ServiceFraming, TopicNames, TorqueSource, WatchdogAction};
+pub use ros_params::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};
 
 /// The default parameter file (`launch/sim_default.yaml`), built in so that `gp-node sim`
 /// runs from any directory.

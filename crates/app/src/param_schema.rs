@@ -5,7 +5,7 @@
 //! joined with dots, as ROS 2 flattens a parameter file. `model.config` is the plugin's
 //! configuration as one JSON string, since its keys depend on the plugin.
 //!
-//! Values move as [`ParamValue`] (no ros2-client type here); the transport converts.
+//! Values move as [`ParamValue`] (no ROS type here); the ROS layer converts.
 
 use serde_json::Value;
 
@@ -173,6 +173,7 @@ use ParamKind as K;
 /// `spec(name, type, unit, description, constraint, how a change applies)`.
 #[rustfmt::skip]
 pub const SCHEMA: &[ParamSpec] = &[
+    spec("use_sim_time", K::Bool, "", "the node's clock follows /clock (simulation time) instead of the system clock", C::None, A::ReadOnly),
     spec("robot.urdf", K::String, "", "URDF of the robot (empty: the built-in Panda)", C::None, A::ReadOnly),
     spec("model.plugin", K::String, "", "model plugin name, found on the plugin search path (a path is refused)", C::PluginName, A::Model),
     spec("model.config", K::String, "", "plugin configuration as JSON: the keys its schema declares (gp-node plugins NAME, docs/plugins/)", C::JsonObject, A::Model),
@@ -212,7 +213,6 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.watchdog_action", K::String, "", "the safe output", C::OneOf(&["hold_gravity", "zero_torque", "stop_publishing"]), A::Watchdog),
     spec("ros.residual_every", K::Integer, "", "publish ~/residual every n-th tick (0: never)", C::AtLeast(0.0), A::Publishing),
     spec("ros.diagnostics_period_s", K::Double, "s", "period of /diagnostics", C::Positive, A::ReadOnly),
-    spec("ros.service_framing", K::String, "", "service framing of the robot's RMW", C::OneOf(&["fast_dds", "cyclone"]), A::ReadOnly),
     spec("ros.model_dir", K::String, "", "the only directory ~/save_model and ~/load_model use (empty: $ROS_HOME/gp_learning_node/models)", C::None, A::ReadOnly),
 ];
 
@@ -341,16 +341,22 @@ pub fn with_value(
     serde_json::from_value(json).map_err(|e| format!("{}: {e}", spec.name))
 }
 
+/// The constraint of `spec` in words: its numeric range, else its constraint ("in (0, 3600]",
+/// "control | learn"; `|` escaped for markdown tables).
+pub fn constraint_text(spec: &ParamSpec) -> String {
+    match param_ranges::range_of(spec.name) {
+        Some(range) => range.describe(),
+        None => spec.constraint.describe(),
+    }
+}
+
 /// The README's parameter table (markdown).
 pub fn markdown_table() -> String {
     let mut out = String::from(
         "| parameter | type | unit | constraint | change takes effect | description |\n|---|---|---|---|---|---|\n",
     );
     for s in SCHEMA {
-        let constraint = match param_ranges::range_of(s.name) {
-            Some(range) => range.describe(),
-            None => s.constraint.describe(),
-        };
+        let constraint = constraint_text(s);
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} | {} |\n",
             s.name,

@@ -109,6 +109,8 @@ impl Default for RunParams {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NodeParams {
+    /// `gp-node run`: the node's clock is ROS time from `/clock` (ROS 2's `use_sim_time`).
+    pub use_sim_time: bool,
     /// Robot description.
     pub robot: RobotParams,
     /// Learning model.

@@ -30,17 +30,6 @@ pub enum TorqueSource {
 
 pub use gpn_control::control_loop::WatchdogAction;
 
-/// How service requests and replies are framed on DDS (DESIGN.md §4, "Services"); must
-/// match the robot's RMW implementation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceFraming {
-    /// rmw_fastrtps (ROS 2's default): the request identity travels in inline QoS.
-    FastDds,
-    /// rmw_cyclonedds: the payload starts with the client GUID and a sequence number.
-    Cyclone,
-}
-
 /// Topic names. A name starting with `/` is absolute; `~/x` is private to the node
 /// (`<namespace>/<node_name>/x`); anything else is relative to the namespace.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -98,8 +87,6 @@ pub struct RosParams {
     pub residual_every: u32,
     /// Period of `/diagnostics`, s (ROS convention: about 1 Hz).
     pub diagnostics_period_s: f64,
-    /// Service framing of the robot's RMW.
-    pub service_framing: ServiceFraming,
     /// The only directory `~/save_model` and `~/load_model` write and read: their `path` is
     /// a file name (or a relative path without `..`) inside it; absolute paths, `..` and
     /// symbolic links leading out are refused. Created on the first save. "" (the default):
@@ -123,7 +110,6 @@ impl Default for RosParams {
             watchdog_action: WatchdogAction::HoldGravity,
             residual_every: 1,
             diagnostics_period_s: 1.0,
-            service_framing: ServiceFraming::FastDds,
             model_dir: String::new(),
         }
     }

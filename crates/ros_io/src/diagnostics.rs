@@ -144,7 +144,6 @@ fn joint_states_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
             kv("refused: non-finite value", i.rejected_non_finite),
             kv("refused: bad stamp", i.rejected_stamp),
             kv("refused: no torque", i.rejected_no_torque),
-            kv("undecodable", i.decode_errors),
             kv("dropped in bursts", i.dropped_busy),
             kv("refused: out of order", i.rejected_out_of_order),
             kv("refused: implausible stamp", i.rejected_implausible_stamp),

@@ -29,8 +29,6 @@ pub struct IngestCounters {
     pub stamp_resyncs: AtomicU64,
     /// Refused for lack of a torque (learn mode).
     pub rejected_no_torque: AtomicU64,
-    /// Messages the transport could not decode.
-    pub decode_errors: AtomicU64,
     /// Valid states dropped because the control thread was busy (a burst).
     pub dropped_busy: AtomicU64,
     /// Reference trajectories accepted.
@@ -66,8 +64,6 @@ pub struct IngestSnapshot {
     pub stamp_resyncs: u64,
     /// See [`IngestCounters`].
     pub rejected_no_torque: u64,
-    /// See [`IngestCounters`].
-    pub decode_errors: u64,
     /// See [`IngestCounters`].
     pub dropped_busy: u64,
     /// See [`IngestCounters`].
@@ -134,7 +130,6 @@ impl IngestCounters {
             rejected_implausible_stamp: r(&self.rejected_implausible_stamp),
             stamp_resyncs: r(&self.stamp_resyncs),
             rejected_no_torque: r(&self.rejected_no_torque),
-            decode_errors: r(&self.decode_errors),
             dropped_busy: r(&self.dropped_busy),
             trajectories_accepted: r(&self.trajectories_accepted),
             trajectories_refused: r(&self.trajectories_refused),

@@ -133,6 +133,11 @@ impl Ops {
         self.answer_timeout = timeout;
     }
 
+    /// The robot's joint count.
+    pub fn nv(&self) -> usize {
+        self.robot.nv()
+    }
+
     /// The parameters in force.
     pub fn params(&self) -> &NodeParams {
         &self.params

@@ -21,7 +21,8 @@ use super::latency::LatencyHistogram;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
 use super::trajectory::Trajectory;
-use super::transport::Publisher;
+use super::rcl_msgs::time_of;
+use super::transport::{NodeClock, Publisher};
 
 /// Probe offers published and refusals logged.
 #[derive(Default)]
@@ -49,7 +50,7 @@ pub(super) fn offer_probes(
         match &offer.plan {
             Ok(plan) => {
                 let msg = super::probe_offer::offer_message(plan, joints);
-                if let Err(e) = publisher.publish(msg) {
+                if let Err(e) = publisher.publish(&msg) {
                     eprintln!("gp-node: publishing the probe offer failed: {e:?}");
                 }
                 counts.offered.fetch_add(1, Ordering::Relaxed);
@@ -118,6 +119,8 @@ pub(super) struct Publisher_ {
     pub(super) diagnostics: Publisher<DiagnosticArray>,
     pub(super) ingest: Arc<IngestCounters>,
     pub(super) last_rejection: Arc<Mutex<Option<String>>>,
+    /// Stamps the diagnostics.
+    pub(super) clock: NodeClock,
 }
 
 impl Publisher_ {
@@ -134,7 +137,6 @@ impl Publisher_ {
         let mut latest = LoopCounters::default();
         let mut previous = LoopCounters::default();
         let mut ingest_previous = IngestSnapshot::default();
-        let mut latest_t = 0.0;
         let mut ticks: u64 = 0;
         loop {
             match end
@@ -148,7 +150,6 @@ impl Publisher_ {
                         }),
                         Outgoing::Output(frame) => {
                             latest = frame.counters;
-                            latest_t = frame.stamp_secs;
                             survive("publishing", || {
                                 self.publish_output(frame, &mut published, &mut ticks);
                             });
@@ -182,16 +183,24 @@ impl Publisher_ {
                         last_rejection: last_rejection.as_deref(),
                         latency: &published.latency,
                         tick_time: &published.tick_time,
-                        stamp: Time::from_secs_f64(latest_t),
+                        stamp: self.now(),
                         coverage_alarm: self.coverage_alarm,
                     });
-                    let _ = self.diagnostics.publish(msg);
+                    let _ = self.diagnostics.publish(&msg);
                     previous = latest;
                     ingest_previous = ingest;
                 });
             }
         }
         published
+    }
+
+    /// The node's clock (ROS time: `/clock` with `use_sim_time`).
+    fn now(&self) -> Time {
+        match self.clock.lock().map(|mut c| c.get_now()) {
+            Ok(Ok(now)) => time_of(now),
+            _ => Time::default(),
+        }
     }
 
     fn model_label(&self) -> String {
@@ -204,11 +213,12 @@ impl Publisher_ {
 
     fn publish_command(&self, u: &[f64], answers: Option<Instant>, published: &mut Published) {
         let Some(command) = &self.command else { return };
-        let msg = Float64MultiArray {
+        // Straight to the rosidl type: the command is the message whose latency counts.
+        let msg = r2r::std_msgs::msg::Float64MultiArray {
             layout: Default::default(),
             data: u.to_vec(),
         };
-        if command.publish(msg).is_ok() {
+        if command.publish_rcl(&msg).is_ok() {
             published.commands += 1;
             if let Some(received) = answers {
                 published
@@ -223,7 +233,7 @@ impl Publisher_ {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
             // discard data, which an operator should see without subscribing to ~/events.
             eprintln!("gp-node: {}", gpn_control::learn::describe_change(&change));
-            let _ = self.events.publish(change_event(&change, &self.joints));
+            let _ = self.events.publish(&change_event(&change, &self.joints));
         }
         if frame.kind != OutKind::Tick {
             return;
@@ -265,7 +275,7 @@ impl Publisher_ {
                 .latency
                 .record(frame.received.elapsed().as_secs_f64() * 1e6);
         }
-        let _ = self.residual.publish(msg);
+        let _ = self.residual.publish(&msg);
     }
 }
 

@@ -1,8 +1,8 @@
-//! The receive thread of `gp-node run`: joint states, the reference, the other controller's
-//! command (learn mode) and the payload signal from DDS, validated into frames for the loop.
+//! The receiving side of `gp-node run`, run on the spin thread right after rcl hands over
+//! the messages: joint states, the reference, the other controller's command (learn mode)
+//! and the payload signal, validated into frames for the loop.
 
 use std::cell::RefCell;
-use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,7 @@ use super::joint_state::{JointStateReader, StateFrame};
 use super::trajectory::Trajectory;
 use super::transport::Subscription;
 
-/// State of the receive thread.
+/// State of the receiving side.
 pub(super) struct Receiver_ {
     pub(super) reader: JointStateReader,
     pub(super) joints: Vec<String>,
@@ -34,7 +34,8 @@ pub(super) struct Receiver_ {
 }
 
 impl Receiver_ {
-    pub(super) fn run(
+    /// Handles the subscriptions' messages until they end (the node is dropped).
+    pub(super) async fn run(
         mut self,
         joint_states: Subscription<JointState>,
         reference: Subscription<JointTrajectory>,
@@ -49,29 +50,18 @@ impl Receiver_ {
         let joints = self.joints.clone();
         let limits = self.limits.clone();
         let trajectories = self.trajectories.clone();
-        futures::executor::block_on(async {
+        {
             let states = async {
-                let mut stream = pin!(joint_states.async_stream());
-                while let Some(item) = stream.next().await {
+                let mut stream = joint_states;
+                while let Some(msg) = stream.next().await {
                     let received = Instant::now();
                     ingest.count(&ingest.joint_states);
-                    let msg = match item {
-                        Ok((msg, _info)) => msg,
-                        Err(_) => {
-                            ingest.count(&ingest.decode_errors);
-                            continue;
-                        }
-                    };
                     self.on_joint_state(&msg, commanded.borrow().as_deref(), received);
                 }
             };
             let refs = async {
-                let mut stream = pin!(reference.async_stream());
-                while let Some(item) = stream.next().await {
-                    let Ok((msg, _)) = item else {
-                        ingest.count(&ingest.decode_errors);
-                        continue;
-                    };
+                let mut stream = reference;
+                while let Some(msg) = stream.next().await {
                     match Trajectory::from_msg(&msg, &joints, &limits) {
                         Ok(t) => {
                             ingest.count(&ingest.trajectories_accepted);
@@ -85,15 +75,10 @@ impl Receiver_ {
                 }
             };
             let cmds = async {
-                let Some(command) = command.as_ref() else {
+                let Some(mut stream) = command else {
                     return std::future::pending::<()>().await;
                 };
-                let mut stream = pin!(command.async_stream());
-                while let Some(item) = stream.next().await {
-                    let Ok((msg, _)) = item else {
-                        ingest.count(&ingest.decode_errors);
-                        continue;
-                    };
+                while let Some(msg) = stream.next().await {
                     if msg.data.len() == nv && msg.data.iter().all(|x| x.is_finite()) {
                         ingest.count(&ingest.commands_accepted);
                         *commanded.borrow_mut() = Some(msg.data);
@@ -110,15 +95,13 @@ impl Receiver_ {
                 }
             };
             let announcements = async {
-                let mut stream = pin!(payload_changed.async_stream());
-                while let Some(item) = stream.next().await {
-                    if item.is_ok() {
-                        let _ = commands.try_send(ControlCommand::AnnounceChange);
-                    }
+                let mut stream = payload_changed;
+                while stream.next().await.is_some() {
+                    let _ = commands.try_send(ControlCommand::AnnounceChange);
                 }
             };
             futures::join!(states, refs, cmds, announcements);
-        });
+        }
     }
 
     fn on_joint_state(&mut self, msg: &JointState, commanded: Option<&[f64]>, received: Instant) {

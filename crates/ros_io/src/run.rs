@@ -1,18 +1,23 @@
-//! `gp-node run`: the node on the ROS 2 graph. Wires the transport to the one control loop
-//! ([`ControlLoop`] over the [`RosPlant`], on the [`WallClock`]) with three threads and
+//! `gp-node run`: the node on the ROS 2 graph. Wires rcl (through r2r) to the one control
+//! loop ([`ControlLoop`] over the [`RosPlant`], on the [`WallClock`]) with four threads and
 //! bounded channels of preallocated frames:
 //!
 //! ```text
-//!  receive thread (DDS)           control thread                  publish thread
+//!  spin thread (rcl wait, take)   control thread                  publish thread
 //!  joint_states → StateFrame ─►  RosPlant::read ─► ControlLoop    command, ~/residual,
 //!  reference → Trajectory   ─►   TopicReference (switch at a tick) /diagnostics, latency
 //!  command (learn mode)          RosPlant::write ─► Outgoing ─────► (in the loop's order)
 //!        ▲ free StateFrames ◄──  PublishQueue (listener) ─► Outgoing
-//!                                ChannelOperations ◄─► operations thread (services, params)
+//!  services, parameter sets ─►   ChannelOperations ◄─► operations thread (answers them)
+//!  parameter reads (answered)
 //! ```
 //!
+//! The spin thread owns the rcl node: it waits on rcl, then runs the receiving code on what
+//! arrived (one local executor, no other thread polls it). The publish and operations
+//! threads publish and answer through rcl handles, which rcl allows from any thread.
+//!
 //! The control thread never allocates, locks or does I/O after start-up; a state that finds
-//! no free frame (a burst the loop cannot absorb) is dropped and counted by the receive
+//! no free frame (a burst the loop cannot absorb) is dropped and counted by the spin
 //! thread; a command or output that finds no free frame is not published. In a burst every
 //! queued state is ticked (the learner sees all data) but only the newest one's command and
 //! estimate are published. Stops on SIGINT/SIGTERM or after `--duration`, then prints a
@@ -23,9 +28,8 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gpn_app::param_schema::{self};
 use gpn_app::ros_params::Mode;
-use gpn_app::{NodeParams, RosParams, check_model_configs, model_factory, plugin_search};
+use gpn_app::{NodeParams, RosParams, check_model_configs, load_robot, model_factory, plugin_search};
 use gpn_control::control::Tick;
 use gpn_control::control_loop::{
     Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
@@ -34,9 +38,7 @@ use gpn_control::control_loop::{
 use gpn_control::learn::{Learner, ProbeOffer};
 use gpn_dynamics::Model;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
-use gpn_msgs::gp_learning_node_msgs::{
-    AnnounceChange, ChangeEvent, LoadModel, ResetLearning, ResidualEstimate, SaveModel, SwapModel,
-};
+use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
 use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
@@ -48,13 +50,11 @@ use super::latency::LatencyHistogram;
 use super::ops::{Ops, SharedStatus};
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
+use super::parameters::{ParamServices, ParamSnapshot, apply_overrides};
 use super::receive::Receiver_;
-use super::services::{
-    ParamRequest, SERVICE_ANNOUNCE, SERVICE_LOAD, SERVICE_RESET, SERVICE_SAVE, SERVICE_SWAP,
-    Services, apply_param, ops_thread, validate_param,
-};
+use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{TopicReference, Trajectory};
-use super::transport::{Publisher, RosError, Spinner, Subscription, TopicQos, Transport, to_ros};
+use super::transport::{NodeClock, Publisher, RosError, Subscription, TopicQos, Transport};
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
 const POOL_FRAMES: usize = 16;
@@ -69,10 +69,12 @@ pub struct RunOptions {
 /// What a run did (printed at the end; `--json` keys).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSummary {
-    /// Node's fully qualified name.
+    /// Node's fully qualified name (after `--ros-args` remapping).
     pub node: String,
     /// DDS domain.
     pub domain_id: u16,
+    /// The node's clock was `/clock` (`use_sim_time`).
+    pub use_sim_time: bool,
     /// `control` or `learn`.
     pub mode: Mode,
     /// Plugin configured.
@@ -87,8 +89,6 @@ pub struct RunSummary {
     pub joint_states_refused: u64,
     /// Dropped because the control thread was busy.
     pub joint_states_dropped_busy: u64,
-    /// Joint-state samples the transport could not decode.
-    pub joint_states_undecodable: u64,
     /// Ticks run.
     pub ticks: u64,
     /// Ticks on the learned law.
@@ -143,35 +143,51 @@ impl LatencySummary {
     }
 }
 
-/// Runs the node with `params` on the robot `robot` until stopped.
-pub fn run(
-    robot: &Model,
-    params: &NodeParams,
-    options: &RunOptions,
-) -> Result<RunSummary, RosError> {
-    let ros = &params.ros;
-    let domain_id = checked_domain_id(params)?;
+/// Runs the node with `params` until stopped: joins the ROS 2 graph, applies the
+/// `--ros-args` parameter overrides, loads the robot they name, and runs the loop.
+pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosError> {
+    let mut params = params.clone();
+    let domain_id = checked_domain_id(&params)?;
+    middleware_environment(&params.ros, domain_id);
+    let mut transport = Transport::new(&params.ros)?;
+    for name in apply_overrides(transport.node_mut(), &mut params)? {
+        eprintln!("gp-node: ignored the --ros-args parameter {name}: not a parameter of this node");
+    }
+    let (node_name, namespace) = transport.names();
+    (params.ros.node_name, params.ros.namespace) = (node_name, namespace);
+    params.check_ranges().map_err(RosError::Param)?;
+    check_model_configs(&params).map_err(RosError::Param)?;
+    if params.use_sim_time {
+        transport.use_sim_time()?;
+    }
+    let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
     let nv = robot.nv();
+    eprintln!(
+        "gp-node run: node {} on {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
+        transport.fully_qualified_name(),
+        nv,
+        robot.name(),
+        match params.ros.mode {
+            Mode::Control => "control",
+            Mode::Learn => "learn",
+        },
+        params.model.plugin,
+        if params.control.use_model {
+            "learned law"
+        } else {
+            "nominal law only"
+        }
+    );
 
-    // The loop first: a bad model or control parameter fails before joining the graph.
-    let mut parts = LoopParts::build(robot, params)?;
-    let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
-    // Parameter sets are applied only once the node is up (`started`).
-    let started = Arc::new(AtomicBool::new(false));
-    let (param_tx, param_rx) = futures::channel::mpsc::channel::<ParamRequest>(4);
-    let node_options = declared_parameters(params, nv, &started, param_tx);
-    let mut transport = Transport::new(ros, domain_id, localhost_only, node_options)?;
-    started.store(true, Ordering::SeqCst);
-    let endpoints = Endpoints::open(&mut transport, ros, parts.probe_offers.take())?;
-    let spinner = transport.spinner()?;
-    let node_fqn = transport.node().fully_qualified_name();
-
+    let mut parts = LoopParts::build(&robot, &params)?;
+    let endpoints = Endpoints::open(&mut transport, &params.ros, parts.probe_offers.take())?;
+    let node_fqn = transport.fully_qualified_name();
     let stop = stop_on_signal();
-    let running = start_threads(robot, params, parts, endpoints, spinner, param_rx, &stop)?;
+    let running = start_threads(&robot, &params, parts, endpoints, transport, &stop)?;
     let start = Instant::now();
     wait_for_stop(options, &stop, &running.control, start)?;
     let ended = running.join()?;
-    Ok(ended.summary(node_fqn, domain_id, params, start))
+    Ok(ended.summary(node_fqn, domain_id, &params, start))
 }
 
 /// Checks the parameters and resolves the DDS domain (`ROS_DOMAIN_ID` may override it).
@@ -179,9 +195,24 @@ fn checked_domain_id(params: &NodeParams) -> Result<u16, RosError> {
     let ros = &params.ros;
     ros.check().map_err(RosError::Param)?;
     params.check_ranges().map_err(RosError::Param)?;
-    check_model_configs(params).map_err(RosError::Param)?;
     ros.resolved_domain_id(std::env::var("ROS_DOMAIN_ID").ok().as_deref())
         .map_err(RosError::Param)
+}
+
+/// rcl takes the DDS domain and the discovery range from the environment only (r2r does not
+/// expose rcl's init options): sets `ROS_DOMAIN_ID` and, with `ros.localhost_only`,
+/// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`, before rcl is initialised.
+fn middleware_environment(ros: &RosParams, domain_id: u16) {
+    let localhost_only = ros.resolved_localhost_only(|k| std::env::var(k).ok());
+    // SAFETY: called before rcl is initialised and before this process starts any thread of
+    // its own or of a library (the robot, the learner and the plugins are created after), so
+    // no other thread reads the environment concurrently.
+    unsafe {
+        std::env::set_var("ROS_DOMAIN_ID", domain_id.to_string());
+        if localhost_only {
+            std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+        }
+    }
 }
 
 /// The control side of the node, built before it joins the graph.
@@ -237,38 +268,6 @@ impl LoopParts {
     }
 }
 
-/// Parameters: declared from the schema with the values in force; sets are validated here
-/// and applied by the operations thread (which answers before the value is stored, so a
-/// change that cannot take effect is refused).
-fn declared_parameters(
-    params: &NodeParams,
-    nv: usize,
-    started: &Arc<AtomicBool>,
-    param_tx: futures::channel::mpsc::Sender<ParamRequest>,
-) -> ros2_client::NodeOptions {
-    let mut node_options = ros2_client::NodeOptions::new();
-    for spec in param_schema::SCHEMA {
-        if let Some(value) = param_schema::value_of(params, spec) {
-            node_options = node_options.declare_parameter(spec.name, to_ros(&value));
-        }
-    }
-    let validator_started = started.clone();
-    node_options
-        .parameter_validator(Box::new(move |name, value| {
-            validate_param(name, value, nv, validator_started.load(Ordering::SeqCst))
-        }))
-        .parameter_set_action({
-            let started = started.clone();
-            let sender = Mutex::new(param_tx);
-            Box::new(move |name, value| {
-                if !started.load(Ordering::SeqCst) {
-                    return Ok(());
-                }
-                apply_param(&sender, name, value)
-            })
-        })
-}
-
 /// The node's topics and services (created in this order on the graph).
 struct Endpoints {
     inputs: Inputs,
@@ -279,6 +278,8 @@ struct Endpoints {
     probe_offer: Option<(Receiver<ProbeOffer>, Publisher<JointTrajectory>)>,
     diagnostics: Publisher<DiagnosticArray>,
     services: Services,
+    parameters: ParamServices,
+    clock: NodeClock,
 }
 
 /// The subscriptions the receive thread reads.
@@ -346,13 +347,8 @@ impl Endpoints {
             &topics.diagnostics,
             TopicQos::Reliable(10),
         )?;
-        let services = Services {
-            swap: transport.server::<SwapModel>(SERVICE_SWAP, ros.service_framing)?,
-            save: transport.server::<SaveModel>(SERVICE_SAVE, ros.service_framing)?,
-            load: transport.server::<LoadModel>(SERVICE_LOAD, ros.service_framing)?,
-            reset: transport.server::<ResetLearning>(SERVICE_RESET, ros.service_framing)?,
-            announce: transport.server::<AnnounceChange>(SERVICE_ANNOUNCE, ros.service_framing)?,
-        };
+        let services = Services::open(transport)?;
+        let parameters = ParamServices::open(transport)?;
         Ok(Self {
             inputs: Inputs {
                 joint_states,
@@ -366,6 +362,8 @@ impl Endpoints {
             probe_offer,
             diagnostics,
             services,
+            parameters,
+            clock: transport.clock(),
         })
     }
 }
@@ -384,6 +382,9 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 struct Running {
     control: std::thread::JoinHandle<LoopCounters>,
     publish: std::thread::JoinHandle<Published>,
+    /// The spin thread, stopped last (the publishers need the node).
+    spin: std::thread::JoinHandle<()>,
+    spin_stop: Arc<AtomicBool>,
     ingest: Arc<IngestCounters>,
     probes: Arc<ProbeCounts>,
     /// Learn mode: the unused reference channel (see [`start_threads`]).
@@ -400,8 +401,7 @@ fn start_threads(
     params: &NodeParams,
     parts: LoopParts,
     endpoints: Endpoints,
-    spinner: Spinner,
-    param_rx: futures::channel::mpsc::Receiver<ParamRequest>,
+    transport: Transport,
     stop: &Arc<AtomicBool>,
 ) -> Result<Running, RosError> {
     let ros = &params.ros;
@@ -434,7 +434,6 @@ fn start_threads(
         trajectories: traj_tx,
         commands: command_tx.clone(),
     };
-    spawn_receiver(receiver, endpoints.inputs, spinner)?;
     let ops = Ops::new(
         params.clone(),
         robot.clone(),
@@ -443,8 +442,23 @@ fn start_threads(
         reply_rx,
         shared.clone(),
     );
-    let services = endpoints.services;
-    spawn("gpn-ros-ops", move || ops_thread(ops, services, param_rx))?;
+    let snapshot: ParamSnapshot = Arc::new(Mutex::new(params.clone()));
+    let (ops_tx, ops_rx) = sync_channel::<OpsInput>(8);
+    let ops_snapshot = snapshot.clone();
+    spawn("gpn-ros-ops", move || ops_thread(ops, &ops_rx, &ops_snapshot))?;
+    let spin_stop = Arc::new(AtomicBool::new(false));
+    let spin = spawn_spin(
+        transport,
+        SpinWork {
+            receiver,
+            inputs: endpoints.inputs,
+            services: endpoints.services,
+            parameters: endpoints.parameters,
+            snapshot,
+            ops: ops_tx,
+        },
+        spin_stop.clone(),
+    )?;
 
     let operations = ChannelOperations {
         commands: command_rx,
@@ -466,31 +480,80 @@ fn start_threads(
         diagnostics: endpoints.diagnostics,
         ingest: ingest.clone(),
         last_rejection,
+        clock: endpoints.clock,
     };
     let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
     Ok(Running {
         control,
         publish,
+        spin,
+        spin_stop,
         ingest,
         probes,
         idle_reference,
     })
 }
 
-/// Starts the receive thread on the subscriptions, then the spin thread (discovery,
-/// parameter services).
-fn spawn_receiver(receiver: Receiver_, inputs: Inputs, spinner: Spinner) -> Result<(), RosError> {
-    spawn("gpn-ros-receive", move || {
-        receiver.run(
-            inputs.joint_states,
-            inputs.reference,
-            inputs.command_in,
-            inputs.payload_changed,
-        )
-    })?;
-    spawn("gpn-ros-spin", move || {
-        let _ = futures::executor::block_on(spinner.spin());
-    })
+/// What the spin thread runs besides rcl: the receiving side, the services' forwarding
+/// and the parameter services.
+struct SpinWork {
+    receiver: Receiver_,
+    inputs: Inputs,
+    services: Services,
+    parameters: ParamServices,
+    snapshot: ParamSnapshot,
+    ops: SyncSender<OpsInput>,
+}
+
+/// How long one rcl wait lasts at most: the spin thread sees `stop` this often.
+const SPIN_WAIT: Duration = Duration::from_millis(20);
+
+/// Starts the spin thread: it owns the node, waits on rcl and runs what arrived on one
+/// local executor, until `stop`; then the node is dropped (it leaves the graph).
+fn spawn_spin(
+    transport: Transport,
+    work: SpinWork,
+    stop: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<()>, RosError> {
+    std::thread::Builder::new()
+        .name("gpn-ros-spin".into())
+        .spawn(move || {
+            let mut node = transport.into_node();
+            let SpinWork {
+                receiver,
+                inputs,
+                services,
+                parameters,
+                snapshot,
+                ops,
+            } = work;
+            let mut pool = futures::executor::LocalPool::new();
+            let spawner = pool.spawner();
+            let to_ops = ops.clone();
+            let tasks: [std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>; 3] = [
+                Box::pin(receiver.run(
+                    inputs.joint_states,
+                    inputs.reference,
+                    inputs.command_in,
+                    inputs.payload_changed,
+                )),
+                Box::pin(services.forward(ops)),
+                Box::pin(parameters.serve(snapshot, move |r| {
+                    send_to_ops(&to_ops, OpsInput::Params(r));
+                })),
+            ];
+            for task in tasks {
+                if let Err(e) = futures::task::LocalSpawnExt::spawn_local(&spawner, task) {
+                    eprintln!("gp-node: cannot start the spin thread's work: {e}");
+                    return;
+                }
+            }
+            while !stop.load(Ordering::SeqCst) {
+                node.spin_once(SPIN_WAIT);
+                pool.run_until_stalled();
+            }
+        })
+        .map_err(|e| RosError::Param(format!("cannot start the spin thread: {e}")))
 }
 
 /// Control mode: the loop's reference, fed by the receive thread. Learn mode leaves the
@@ -601,7 +664,7 @@ struct Ended {
 }
 
 impl Running {
-    /// Joins the control thread, then the publish thread.
+    /// Joins the control thread, the publish thread, then the spin thread.
     fn join(self) -> Result<Ended, RosError> {
         let counters = self
             .control
@@ -611,6 +674,10 @@ impl Running {
             .publish
             .join()
             .map_err(|_| RosError::Param("the publish thread panicked".into()))?;
+        self.spin_stop.store(true, Ordering::SeqCst);
+        self.spin
+            .join()
+            .map_err(|_| RosError::Param("the spin thread panicked".into()))?;
         Ok(Ended {
             counters,
             published,
@@ -633,6 +700,7 @@ impl Ended {
         RunSummary {
             node,
             domain_id,
+            use_sim_time: params.use_sim_time,
             mode: params.ros.mode,
             plugin: params.model.plugin.clone(),
             use_model: params.control.use_model,
@@ -640,7 +708,6 @@ impl Ended {
             joint_states_received: ingest.joint_states,
             joint_states_refused: ingest.rejected(),
             joint_states_dropped_busy: ingest.dropped_busy,
-            joint_states_undecodable: ingest.decode_errors,
             ticks: counters.ticks,
             learned_ticks: counters.learned_ticks,
             out_of_order: ingest.rejected_out_of_order,

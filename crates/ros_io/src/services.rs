@@ -1,190 +1,199 @@
 //! The operations thread of `gp-node run`: the services (`~/swap_model`, `~/save_model`,
 //! `~/load_model`, `~/reset_learning`, `~/announce_change`) and parameter sets, one at a time,
-//! through [`super::ops::Ops`].
+//! through [`super::ops::Ops`]. The spin thread forwards each request here (bounded); this
+//! thread answers it when the operation ended.
 
-use std::pin::pin;
-use std::sync::Mutex;
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::time::Duration;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use futures::StreamExt as _;
-use gpn_app::param_schema::{self, ParamValue};
-use gpn_msgs::gp_learning_node_msgs::{
-    AnnounceChangeRequest, AnnounceChangeResponse, LoadModelRequest, LoadModelResponse,
-    ResetLearningRequest, ResetLearningResponse, SaveModelRequest, SaveModelResponse,
-    SwapModelRequest, SwapModelResponse,
+use r2r::gp_learning_node_msgs::srv::{
+    AnnounceChange, LoadModel, ResetLearning, SaveModel, SwapModel,
 };
-use ros2_client::service::RmwRequestId;
+use r2r::rcl_interfaces::srv::{SetParameters, SetParametersAtomically};
 
 use super::ops::{self, Ops};
-use super::transport::{Server, from_ros};
-
-/// Service names (private to the node: `~/…`).
-pub(super) const SERVICE_SWAP: &str = "~/swap_model";
-pub(super) const SERVICE_SAVE: &str = "~/save_model";
-pub(super) const SERVICE_LOAD: &str = "~/load_model";
-pub(super) const SERVICE_RESET: &str = "~/reset_learning";
-pub(super) const SERVICE_ANNOUNCE: &str = "~/announce_change";
+use super::parameters::{self, ParamSnapshot, SetRequest};
+use super::transport::{Requests, RosError, Transport};
 
 /// The node's service servers.
 pub(super) struct Services {
-    pub(super) swap: Server<SwapModelRequest, SwapModelResponse>,
-    pub(super) save: Server<SaveModelRequest, SaveModelResponse>,
-    pub(super) load: Server<LoadModelRequest, LoadModelResponse>,
-    pub(super) reset: Server<ResetLearningRequest, ResetLearningResponse>,
-    pub(super) announce: Server<AnnounceChangeRequest, AnnounceChangeResponse>,
+    swap: Requests<SwapModel::Service>,
+    save: Requests<SaveModel::Service>,
+    load: Requests<LoadModel::Service>,
+    reset: Requests<ResetLearning::Service>,
+    announce: Requests<AnnounceChange::Service>,
 }
 
-/// A parameter set, from the parameter service's callback to the operations thread.
-pub(super) struct ParamRequest {
-    pub(super) name: String,
-    pub(super) value: ParamValue,
-    pub(super) answer: SyncSender<Result<(), String>>,
-}
-
-/// The parameter validator: type and constraint from the schema; read-only ones refused
-/// once the node runs.
-pub(super) fn validate_param(
-    name: &str,
-    value: &ros2_client::ParameterValue,
-    nv: usize,
-    started: bool,
-) -> Result<(), String> {
-    let Some(spec) = param_schema::find(name) else {
-        return Err(format!("unknown parameter {name}"));
-    };
-    if started && spec.apply == param_schema::Apply::ReadOnly {
-        return Err(format!(
-            "{name} is read-only: it takes effect at start (parameter file or command line); restart the node"
-        ));
-    }
-    let value = from_ros(value).ok_or_else(|| format!("{name}: unsupported parameter type"))?;
-    param_schema::validate(spec, &value, nv)
-}
-
-/// The parameter set action: hands the change to the operations thread and waits for it
-/// to take effect (ros2-client stores the value only if this returns Ok).
-pub(super) fn apply_param(
-    sender: &Mutex<futures::channel::mpsc::Sender<ParamRequest>>,
-    name: &str,
-    value: &ros2_client::ParameterValue,
-) -> Result<(), String> {
-    let value = from_ros(value).ok_or_else(|| format!("{name}: unsupported parameter type"))?;
-    let (answer, answered) = sync_channel(1);
-    sender
-        .lock()
-        .map_err(|_| "the parameter channel is broken".to_owned())?
-        .try_send(ParamRequest {
-            name: name.to_owned(),
-            value,
-            answer,
+impl Services {
+    /// Creates the services (private to the node: `~/…`).
+    pub(super) fn open(transport: &mut Transport) -> Result<Self, RosError> {
+        Ok(Self {
+            swap: transport.server::<SwapModel::Service>("~/swap_model")?,
+            save: transport.server::<SaveModel::Service>("~/save_model")?,
+            load: transport.server::<LoadModel::Service>("~/load_model")?,
+            reset: transport.server::<ResetLearning::Service>("~/reset_learning")?,
+            announce: transport.server::<AnnounceChange::Service>("~/announce_change")?,
         })
-        .map_err(|_| "busy: another parameter change is being applied".to_owned())?;
-    answered
-        .recv_timeout(Duration::from_secs(90))
-        .map_err(|_| format!("{name}: no answer from the node's operations thread"))?
+    }
+
+    /// Forwards every request to the operations thread (run on the spin thread); a request
+    /// that finds its queue full is answered "busy" at once.
+    pub(super) async fn forward(self, to_ops: SyncSender<OpsInput>) {
+        let send = |input: OpsInput| {
+            send_to_ops(&to_ops, input);
+            futures::future::ready(())
+        };
+        let swap = self.swap.for_each(|r| send(OpsInput::Swap(r)));
+        let save = self.save.for_each(|r| send(OpsInput::Save(r)));
+        let load = self.load.for_each(|r| send(OpsInput::Load(r)));
+        let reset = self.reset.for_each(|r| send(OpsInput::Reset(r)));
+        let announce = self.announce.for_each(|r| send(OpsInput::Announce(r)));
+        futures::join!(swap, save, load, reset, announce);
+    }
 }
 
+/// Queues `input` for the operations thread; when the queue is full, answers "busy".
+pub(super) fn send_to_ops(to_ops: &SyncSender<OpsInput>, input: OpsInput) {
+    if let Err(TrySendError::Full(input)) = to_ops.try_send(input) {
+        input.refuse("busy: another operation is running; try again");
+    }
+}
+
+/// A request for the operations thread.
 pub(super) enum OpsInput {
-    Swap(RmwRequestId, SwapModelRequest),
-    Save(RmwRequestId, SaveModelRequest),
-    Load(RmwRequestId, LoadModelRequest),
-    Reset(RmwRequestId, ResetLearningRequest),
-    Announce(RmwRequestId, AnnounceChangeRequest),
-    Param(ParamRequest),
+    Swap(r2r::ServiceRequest<SwapModel::Service>),
+    Save(r2r::ServiceRequest<SaveModel::Service>),
+    Load(r2r::ServiceRequest<LoadModel::Service>),
+    Reset(r2r::ServiceRequest<ResetLearning::Service>),
+    Announce(r2r::ServiceRequest<AnnounceChange::Service>),
+    Params(SetRequest),
 }
 
-/// The operations thread: services and parameter changes, one at a time.
-pub(super) fn ops_thread(
-    mut ops: Ops,
-    services: Services,
-    params: futures::channel::mpsc::Receiver<ParamRequest>,
-) {
-    use futures::stream;
-    futures::executor::block_on(async {
-        let swap = services
-            .swap
-            .receive_request_stream()
-            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Swap(id, req)) });
-        let save = services
-            .save
-            .receive_request_stream()
-            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Save(id, req)) });
-        let load = services
-            .load
-            .receive_request_stream()
-            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Load(id, req)) });
-        let reset = services
-            .reset
-            .receive_request_stream()
-            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Reset(id, req)) });
-        let announce = services
-            .announce
-            .receive_request_stream()
-            .filter_map(|r| async { r.ok().map(|(id, req)| OpsInput::Announce(id, req)) });
-        let params = params.map(OpsInput::Param);
-        let inputs = stream::select(
-            stream::select(stream::select(swap, save), stream::select(load, reset)),
-            stream::select(announce, params),
-        );
-        let mut inputs = pin!(inputs);
-        while let Some(input) = inputs.next().await {
-            match input {
-                OpsInput::Swap(id, req) => {
-                    let r = ops::guarded(&mut ops, "swap_model", |ops| {
-                        ops.swap_model(&req.plugin, &req.config_json)
-                    });
-                    let (success, message) = outcome(r);
-                    let _ = services
-                        .swap
-                        .send_response(id, SwapModelResponse { success, message });
-                }
-                OpsInput::Save(id, req) => {
-                    let (success, message) = outcome(ops::guarded(&mut ops, "save_model", |ops| {
-                        ops.save_model(&req.path)
-                    }));
-                    let _ = services
-                        .save
-                        .send_response(id, SaveModelResponse { success, message });
-                }
-                OpsInput::Load(id, req) => {
-                    let (success, message) = outcome(ops::guarded(&mut ops, "load_model", |ops| {
-                        ops.load_model(&req.path)
-                    }));
-                    let _ = services
-                        .load
-                        .send_response(id, LoadModelResponse { success, message });
-                }
-                OpsInput::Reset(id, req) => {
-                    let (success, message) =
-                        outcome(ops::guarded(&mut ops, "reset_learning", |ops| {
-                            ops.reset_learning(req.keep_hyperparameters)
-                        }));
-                    let _ = services
-                        .reset
-                        .send_response(id, ResetLearningResponse { success, message });
-                }
-                OpsInput::Announce(id, req) => {
-                    let (success, message) =
-                        outcome(ops::guarded(&mut ops, "announce_change", |ops| {
-                            ops.announce_change(&req.description)
-                        }));
-                    let _ = services
-                        .announce
-                        .send_response(id, AnnounceChangeResponse { success, message });
-                }
-                OpsInput::Param(req) => {
-                    let result = ops::guarded(&mut ops, "set_parameters", |ops| {
-                        ops.set_param(&req.name, &req.value).map(|()| String::new())
-                    });
-                    let _ = req.answer.try_send(result.map(|_| ()));
+macro_rules! answer {
+    ($req:expr, $srv:ident, $result:expr) => {{
+        let (success, message) = outcome($result);
+        let _ = $req.respond($srv::Response { success, message });
+    }};
+}
+
+impl OpsInput {
+    /// Answers without doing anything: `success: false` and `why`.
+    fn refuse(self, why: &str) {
+        let no = || Err(why.to_owned());
+        match self {
+            OpsInput::Swap(req) => answer!(req, SwapModel, no()),
+            OpsInput::Save(req) => answer!(req, SaveModel, no()),
+            OpsInput::Load(req) => answer!(req, LoadModel, no()),
+            OpsInput::Reset(req) => answer!(req, ResetLearning, no()),
+            OpsInput::Announce(req) => answer!(req, AnnounceChange, no()),
+            OpsInput::Params(request) => parameters::refuse_busy(request),
+        }
+    }
+}
+
+/// The operations thread: services and parameter changes, one at a time; after each
+/// parameter set, `snapshot` holds the parameters in force.
+pub(super) fn ops_thread(mut ops: Ops, inputs: &Receiver<OpsInput>, snapshot: &ParamSnapshot) {
+    while let Ok(input) = inputs.recv() {
+        match input {
+            OpsInput::Swap(req) => {
+                let r = ops::guarded(&mut ops, "swap_model", |ops| {
+                    ops.swap_model(&req.message.plugin, &req.message.config_json)
+                });
+                answer!(req, SwapModel, r);
+            }
+            OpsInput::Save(req) => {
+                let r = ops::guarded(&mut ops, "save_model", |ops| {
+                    ops.save_model(&req.message.path)
+                });
+                answer!(req, SaveModel, r);
+            }
+            OpsInput::Load(req) => {
+                let r = ops::guarded(&mut ops, "load_model", |ops| {
+                    ops.load_model(&req.message.path)
+                });
+                answer!(req, LoadModel, r);
+            }
+            OpsInput::Reset(req) => {
+                let keep = req.message.keep_hyperparameters;
+                let r = ops::guarded(&mut ops, "reset_learning", |ops| {
+                    ops.reset_learning(keep)
+                });
+                answer!(req, ResetLearning, r);
+            }
+            OpsInput::Announce(req) => {
+                let r = ops::guarded(&mut ops, "announce_change", |ops| {
+                    ops.announce_change(&req.message.description)
+                });
+                answer!(req, AnnounceChange, r);
+            }
+            OpsInput::Params(request) => {
+                set_params(&mut ops, request);
+                if let Ok(mut params) = snapshot.lock() {
+                    *params = ops.params().clone();
                 }
             }
-            ops.drain();
         }
-    });
+        ops.drain();
+    }
 }
 
+/// Applies a parameter set: each parameter on its own, or (atomically) all after checking
+/// that every one is acceptable. A change that could not take effect (a plugin that does
+/// not load) is refused and its value stays.
+fn set_params(ops: &mut Ops, request: SetRequest) {
+    let nv = ops.nv();
+    let mut apply = |name: &str, value: &gpn_app::param_schema::ParamValue| {
+        ops::guarded(ops, "set_parameters", |ops| {
+            ops.set_param(name, value).map(|()| String::new())
+        })
+        .map(|_| ())
+    };
+    match request {
+        SetRequest::Each(req) => {
+            let results = req
+                .message
+                .parameters
+                .iter()
+                .map(|p| parameters::set_one(&p.name, &p.value, &mut apply))
+                .collect();
+            let _ = req.respond(SetParameters::Response { results });
+        }
+        SetRequest::Atomically(req) => {
+            let result = match parameters::check_all(&req.message.parameters, nv) {
+                Err(reason) => r2r::rcl_interfaces::msg::SetParametersResult {
+                    successful: false,
+                    reason,
+                },
+                // Checked: what remains to fail is taking effect (a plugin that does not
+                // load); the ones before it stay applied, which the reason says.
+                Ok(()) => {
+                    let mut result = r2r::rcl_interfaces::msg::SetParametersResult {
+                        successful: true,
+                        reason: String::new(),
+                    };
+                    for p in &req.message.parameters {
+                        let one = parameters::set_one(&p.name, &p.value, &mut apply);
+                        if !one.successful {
+                            result = r2r::rcl_interfaces::msg::SetParametersResult {
+                                successful: false,
+                                reason: format!(
+                                    "{} (the parameters before {} were applied)",
+                                    one.reason, p.name
+                                ),
+                            };
+                            break;
+                        }
+                    }
+                    result
+                }
+            };
+            let _ = req.respond(SetParametersAtomically::Response { result });
+        }
+    }
+}
+
+/// A service's answer: (`success`, `message`).
 pub(super) fn outcome(result: Result<String, String>) -> (bool, String) {
     match result {
         Ok(message) => (true, message),

@@ -1,65 +1,26 @@
-//! The only file that speaks `ros2-client`: the DDS context and node, topic names resolved
-//! and checked, the QoS of each topic, publishers and subscriptions of `gpn_msgs` types.
-//! Nothing of ros2-client leaves this module except through [`Publisher`]/[`Subscription`]
-//! handles used by `run.rs`.
+//! The only file that creates rcl entities (through r2r): the context (which reads the
+//! command line's `--ros-args`: remaps, `__node`, `__ns`, `-p`, `--params-file`), the node,
+//! topics with their QoS, publishers and subscriptions of `gpn_msgs` types (converted at the
+//! edge, `rcl_msgs`), and service servers. Topic and service names go to rcl as written:
+//! rcl expands `~/` and relative names and applies the remaps.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
-use gpn_msgs::{RosMessage, RosService};
-use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::{
-    Context, ContextOptions, MessageTypeName, Name, Node, NodeName, NodeOptions, ParameterValue,
-    QosProfile, ServiceMapping, ServiceTypeName,
-    qos::{Durability, History, WhenFull},
-};
+use futures::{Stream, StreamExt as _};
+use gpn_app::ros_params::RosParams;
 
-pub(crate) use ros2_client::{Publisher, Server, Spinner, Subscription};
-
-use gpn_app::param_schema::ParamValue;
-use gpn_app::ros_params::{RosParams, ServiceFraming};
-
-/// A parameter value in ros2-client's terms.
-pub(crate) fn to_ros(value: &ParamValue) -> ParameterValue {
-    match value {
-        ParamValue::Bool(b) => ParameterValue::Boolean(*b),
-        ParamValue::Integer(i) => ParameterValue::Integer(*i),
-        ParamValue::Double(x) => ParameterValue::Double(*x),
-        ParamValue::DoubleArray(xs) => ParameterValue::DoubleArray(xs.clone()),
-        ParamValue::String(s) => ParameterValue::String(s.clone()),
-    }
-}
-
-/// A ros2-client parameter value in ours (None for types the node does not use).
-pub(crate) fn from_ros(value: &ParameterValue) -> Option<ParamValue> {
-    Some(match value {
-        ParameterValue::Boolean(b) => ParamValue::Bool(*b),
-        ParameterValue::Integer(i) => ParamValue::Integer(*i),
-        ParameterValue::Double(x) => ParamValue::Double(*x),
-        ParameterValue::DoubleArray(xs) => ParamValue::DoubleArray(xs.clone()),
-        ParameterValue::String(s) => ParamValue::String(s.clone()),
-        _ => return None,
-    })
-}
+use super::rcl_msgs::{FromRcl, ToRcl};
 
 /// Why the ROS side could not start or run.
 #[derive(Debug, thiserror::Error)]
 pub enum RosError {
-    /// A node or topic name is not a valid ROS 2 name.
-    #[error("invalid {what} {name:?}: {reason}")]
-    Name {
-        /// Which name.
-        what: &'static str,
-        /// The name.
-        name: String,
-        /// The parser's reason.
-        reason: String,
-    },
-    /// The DDS layer refused to create something.
-    #[error("DDS: cannot create {what}: {reason}")]
-    Dds {
+    /// rcl refused to create something (a bad name, a middleware failure).
+    #[error("ROS 2: cannot create {what}: {reason}")]
+    Rcl {
         /// What.
         what: String,
-        /// The middleware's message.
+        /// rcl's message.
         reason: String,
     },
     /// A parameter is invalid.
@@ -72,199 +33,165 @@ pub enum RosError {
 pub(crate) enum TopicQos {
     /// Sensor data: best effort, volatile, keep last 5 (matches reliable writers too).
     SensorData,
-    /// Reliable, volatile, keep last `depth`; a full send window makes `publish` fail
-    /// after at most 10 ms instead of waiting.
+    /// Reliable, volatile, keep last `depth`.
     Reliable(usize),
-    /// Reliable, transient local, keep last 1 (a "latched" reference).
+    /// Reliable, transient local, keep last 1 (a "latched" offer).
     Latched,
     /// Best effort, volatile, keep last `depth` (a reader that accepts any writer).
     BestEffort(usize),
 }
 
 impl TopicQos {
-    fn profile(self) -> QosProfile {
+    fn profile(self) -> r2r::QosProfile {
+        let base = r2r::QosProfile::default();
         match self {
-            TopicQos::SensorData => QosProfile::subscription_default()
-                .reliability_best_effort()
-                .history(History::KeepLast { depth: 5 }),
-            TopicQos::Reliable(depth) => QosProfile::publisher_default()
-                .reliability_reliable(WhenFull::Wait(std::time::Duration::from_millis(10)))
-                .history(History::KeepLast { depth }),
-            TopicQos::Latched => QosProfile::publisher_default()
-                .reliability_reliable(WhenFull::Wait(std::time::Duration::from_millis(10)))
-                .durability(Durability::TransientLocal)
-                .history(History::KeepLast { depth: 1 }),
-            TopicQos::BestEffort(depth) => QosProfile::subscription_default()
-                .reliability_best_effort()
-                .history(History::KeepLast { depth }),
+            TopicQos::SensorData => base.best_effort().keep_last(5),
+            TopicQos::Reliable(depth) => base.reliable().keep_last(depth),
+            TopicQos::Latched => base.reliable().transient_local().keep_last(1),
+            TopicQos::BestEffort(depth) => base.best_effort().keep_last(depth),
         }
     }
 }
 
-/// The DDS participant and the ROS node.
-pub(crate) struct Transport {
-    // Kept alive for the node's lifetime (dropping it leaves the DDS domain).
-    _context: Context,
-    node: Node,
-    namespace: String,
-    node_name: String,
+/// A publisher of a `gpn_msgs` type.
+pub(crate) struct Publisher<M: ToRcl> {
+    inner: r2r::Publisher<M::Rcl>,
 }
 
-fn dds_error(what: impl Into<String>) -> impl FnOnce(ros2_client::CreateError) -> RosError {
+impl<M: ToRcl> Publisher<M> {
+    /// Publishes `msg` (converted to the rosidl type).
+    pub fn publish(&self, msg: &M) -> Result<(), r2r::Error> {
+        self.inner.publish(&msg.to_rcl())
+    }
+
+    /// Publishes a message already of the rosidl type (no conversion).
+    pub fn publish_rcl(&self, msg: &M::Rcl) -> Result<(), r2r::Error> {
+        self.inner.publish(msg)
+    }
+}
+
+/// Messages of a subscription, as `gpn_msgs` types.
+pub(crate) type Subscription<M> = Pin<Box<dyn Stream<Item = M> + Send>>;
+
+/// Requests to a service server.
+pub(crate) type Requests<S> = Pin<Box<dyn Stream<Item = r2r::ServiceRequest<S>> + Send>>;
+
+/// The node's clock: ROS time (`/clock` with `use_sim_time`, else the system clock).
+pub(crate) type NodeClock = Arc<Mutex<r2r::Clock>>;
+
+/// The rcl context and node.
+pub(crate) struct Transport {
+    node: r2r::Node,
+}
+
+fn rcl_error(what: impl Into<String>) -> impl FnOnce(r2r::Error) -> RosError {
     let what = what.into();
-    move |e| RosError::Dds {
+    move |e| RosError::Rcl {
         what,
         reason: e.to_string(),
     }
 }
 
 impl Transport {
-    /// Joins `domain_id` as the node of `params` (`node_options` adds parameters); with
-    /// `localhost_only`, discovery and data stay on 127.0.0.1 (unicast SPDP to the
-    /// well-known ports of same-host participants; no multicast).
-    pub fn new(
-        params: &RosParams,
-        domain_id: u16,
-        localhost_only: bool,
-        node_options: NodeOptions,
-    ) -> Result<Self, RosError> {
-        let namespace = if params.namespace.is_empty() {
-            "/".to_owned()
-        } else if params.namespace.starts_with('/') {
+    /// Initialises rcl with the process's command line (its `--ros-args`) and creates the
+    /// node named by `params` (which `--ros-args -r __node:=…`/`__ns:=…` override). The DDS
+    /// domain and discovery range come from the environment (`ROS_DOMAIN_ID`,
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE`), which `run` sets from the parameters first.
+    pub fn new(params: &RosParams) -> Result<Self, RosError> {
+        let context = r2r::Context::create().map_err(rcl_error("the rcl context"))?;
+        let namespace = if params.namespace.is_empty() || params.namespace.starts_with('/') {
             params.namespace.clone()
         } else {
             format!("/{}", params.namespace)
         };
-        let node_name =
-            NodeName::new(&namespace, &params.node_name).map_err(|e| RosError::Name {
-                what: "node name/namespace",
-                name: format!("{namespace} {}", params.node_name),
-                reason: format!("{e:?}"),
-            })?;
-        let what = format!("the DDS participant in domain {domain_id}");
-        let context = if localhost_only {
-            let participant = DomainParticipantBuilder::new(domain_id)
-                .with_only_networks([IpAddr::V4(Ipv4Addr::LOCALHOST)])
-                .same_host_loopback(true)
-                .build()
-                .map_err(|e| RosError::Dds {
-                    what: what.clone(),
-                    reason: e.to_string(),
-                })?;
-            Context::from_domain_participant(participant).map_err(dds_error(what))?
-        } else {
-            Context::with_options(ContextOptions::new().domain_id(domain_id))
-                .map_err(dds_error(what))?
-        };
-        let node = context
-            .new_node(node_name, node_options.enable_rosout(false))
-            .map_err(|e| RosError::Dds {
-                what: "the ROS node".into(),
+        let node = r2r::Node::create(context, &params.node_name, &namespace).map_err(|e| {
+            RosError::Rcl {
+                what: format!("node {:?} in namespace {namespace:?}", params.node_name),
                 reason: e.to_string(),
-            })?;
-        Ok(Self {
-            _context: context,
-            node,
-            namespace,
-            node_name: params.node_name.clone(),
-        })
+            }
+        })?;
+        Ok(Self { node })
     }
 
-    /// The node's spinner (discovery, parameter services); run it on the receive thread.
-    pub fn spinner(&mut self) -> Result<Spinner, RosError> {
-        self.node.spinner().map_err(dds_error("the node spinner"))
+    /// The node, for the parameter services and the spin thread.
+    pub fn node_mut(&mut self) -> &mut r2r::Node {
+        &mut self.node
     }
 
-    /// The ros2-client node (parameters).
-    pub fn node(&self) -> &Node {
-        &self.node
-    }
-
-    /// `name` as a ros2-client topic name (`~/x` expanded, then parsed and checked).
-    fn topic_name(&self, what: &'static str, name: &str) -> Result<Name, RosError> {
-        let expanded = super::expand_private_name(name, &self.namespace, &self.node_name);
-        Name::parse(&expanded).map_err(|e| RosError::Name {
-            what,
-            name: name.to_owned(),
-            reason: format!("{e:?}"),
-        })
-    }
-
-    fn topic<M: RosMessage>(
-        &mut self,
-        what: &'static str,
-        name: &str,
-        qos: &QosProfile,
-    ) -> Result<ros2_client::dds::rustdds::Topic, RosError> {
-        let topic_name = self.topic_name(what, name)?;
+    /// The node, once every entity is created: the spin thread owns it.
+    pub fn into_node(self) -> r2r::Node {
         self.node
-            .create_topic(
-                &topic_name,
-                MessageTypeName::new(M::package(), M::type_name()),
-                qos,
-            )
-            .map_err(dds_error(format!("topic {name}")))
+    }
+
+    /// The node's fully qualified name (after remapping).
+    pub fn fully_qualified_name(&self) -> String {
+        self.node
+            .fully_qualified_name()
+            .unwrap_or_else(|_| "<unknown>".into())
+    }
+
+    /// The node's name and namespace (after remapping).
+    pub fn names(&self) -> (String, String) {
+        (
+            self.node.name().unwrap_or_default(),
+            self.node.namespace().unwrap_or_default(),
+        )
+    }
+
+    /// The node's clock follows `/clock` (ROS 2's `use_sim_time`).
+    pub fn use_sim_time(&mut self) -> Result<(), RosError> {
+        let time_source = self.node.get_time_source();
+        time_source
+            .enable_sim_time(&mut self.node)
+            .map_err(rcl_error("the /clock subscription (use_sim_time)"))
+    }
+
+    /// The node's ROS clock.
+    pub fn clock(&self) -> NodeClock {
+        self.node.get_ros_clock()
     }
 
     /// A subscription to `name` (topic `what` in errors).
-    pub fn subscription<M: RosMessage + 'static>(
+    pub fn subscription<M: FromRcl + Send + 'static>(
         &mut self,
         what: &'static str,
         name: &str,
         qos: TopicQos,
-    ) -> Result<Subscription<M>, RosError> {
-        let profile = qos.profile();
-        let topic = self.topic::<M>(what, name, &profile)?;
-        self.node
-            .create_subscription::<M>(&topic, Some(profile))
-            .map_err(dds_error(format!("a subscription to {name}")))
-    }
-
-    /// A server of service `S` on `name`, framed for the robot's RMW.
-    pub fn server<S: RosService>(
-        &mut self,
-        name: &str,
-        framing: ServiceFraming,
-    ) -> Result<Server<S::Request, S::Response>, RosError>
+    ) -> Result<Subscription<M>, RosError>
     where
-        S::Request: ros2_client::Message + Clone + 'static,
-        S::Response: ros2_client::Message + 'static,
+        M::Rcl: Send,
     {
-        let service_name = self.topic_name("service name", name)?;
-        let mapping = match framing {
-            ServiceFraming::FastDds => ServiceMapping::Enhanced,
-            ServiceFraming::Cyclone => ServiceMapping::Cyclone,
-        };
-        let (package, type_name) = {
-            let mut parts = S::TYPE_NAME.split('/');
-            (
-                parts.next().unwrap_or_default(),
-                parts.nth(1).unwrap_or_default(),
-            )
-        };
-        let qos = TopicQos::Reliable(10).profile();
-        self.node
-            .create_server::<S::Request, S::Response>(
-                mapping,
-                &service_name,
-                &ServiceTypeName::new(package, type_name),
-                qos.clone(),
-                qos,
-            )
-            .map_err(dds_error(format!("service {name}")))
+        let stream = self
+            .node
+            .subscribe::<M::Rcl>(name, qos.profile())
+            .map_err(rcl_error(format!("a subscription to the {what} {name:?}")))?;
+        Ok(Box::pin(stream.map(M::from_rcl)))
     }
 
     /// A publisher on `name`.
-    pub fn publisher<M: RosMessage>(
+    pub fn publisher<M: ToRcl>(
         &mut self,
         what: &'static str,
         name: &str,
         qos: TopicQos,
     ) -> Result<Publisher<M>, RosError> {
-        let profile = qos.profile();
-        let topic = self.topic::<M>(what, name, &profile)?;
-        self.node
-            .create_publisher::<M>(&topic, Some(profile))
-            .map_err(dds_error(format!("a publisher on {name}")))
+        let inner = self
+            .node
+            .create_publisher::<M::Rcl>(name, qos.profile())
+            .map_err(rcl_error(format!("a publisher on the {what} {name:?}")))?;
+        Ok(Publisher { inner })
+    }
+
+    /// A server of service `S` on `name`.
+    pub fn server<S>(&mut self, name: &str) -> Result<Requests<S>, RosError>
+    where
+        S: r2r::WrappedServiceTypeSupport + 'static,
+        S::Request: Send,
+    {
+        let stream = self
+            .node
+            .create_service::<S>(name, r2r::QosProfile::services_default())
+            .map_err(rcl_error(format!("service {name:?}")))?;
+        Ok(Box::pin(stream))
     }
 }

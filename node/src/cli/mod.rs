@@ -4,6 +4,5 @@
 pub mod dynamics;
 pub mod eval;
 pub mod plugins;
-#[cfg(feature = "ros")]
 pub mod run;
 pub mod sim;

@@ -1,14 +1,13 @@
 //! `gp-node run`: the ROS 2 node. Parses the arguments, applies them over the parameter
 //! file, runs `gp_node::ros::run` until SIGINT/SIGTERM (or `--duration`) and prints the
-//! summary.
+//! summary. rcl reads the `--ros-args` part of the command line itself (`main` cuts it
+//! off before parsing). Without the `ros` feature it only lists the parameters.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gp_node::app;
 use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
 use gp_node::ros::Mode;
-use gp_node::ros::run::{RunOptions, RunSummary};
 
 /// Arguments of `gp-node run`.
 #[derive(clap::Args)]
@@ -103,30 +102,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     params
         .check_ranges()
         .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
-    let robot = app::load_robot(&params)?;
-    eprintln!(
-        "gp-node run: {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
-        robot.nv(),
-        robot.name(),
-        match params.ros.mode {
-            Mode::Control => "control",
-            Mode::Learn => "learn",
-        },
-        params.model.plugin,
-        if params.control.use_model {
-            "learned law"
-        } else {
-            "nominal law only"
-        }
-    );
+    run_node(&params, args.duration, args.json)
+}
+
+#[cfg(not(feature = "ros"))]
+fn run_node(_: &NodeParams, _: Option<f64>, _: bool) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "this gp-node was built without ROS 2: build it with `--features ros` where ROS 2 \
+         Jazzy is present (a sourced installation, or `bash ci/ros2_jazzy/setup.sh --msgs && \
+         source .venv-jazzy/gpn/env.sh`; README, \"gp-node run\")"
+    )
+}
+
+#[cfg(feature = "ros")]
+fn run_node(params: &NodeParams, duration: Option<f64>, json: bool) -> anyhow::Result<ExitCode> {
     let summary = gp_node::ros::run::run(
-        &robot,
-        &params,
-        &RunOptions {
-            duration_s: args.duration,
+        params,
+        &gp_node::ros::run::RunOptions {
+            duration_s: duration,
         },
     )?;
-    if args.json {
+    if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         eprint!("{}", table(&summary));
@@ -134,7 +130,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn table(s: &RunSummary) -> String {
+#[cfg(feature = "ros")]
+fn table(s: &gp_node::ros::run::RunSummary) -> String {
     format!(
         "node {} (domain {}), {:.1} s\n\
          joint states: {} received, {} refused, {} dropped in bursts, {} out of order, {} repeated\n\
