@@ -12,8 +12,9 @@
 # The venv prefix is an ament install space (include/, lib/, share/ament_index/). The
 # wheels have two quirks, handled here and nowhere else (shared/notes/ros2-jazzy-from-pypi.md):
 #  1. no librmw_implementation.so (rclpy links rmw_fastrtps_cpp directly): a build-only
-#     folder VENV/gpn/lib holds a link of that name to librmw_fastrtps_cpp.so, given to the
-#     linker and the loader;
+#     folder VENV/gpn/lib holds a link of that name to librmw_fastrtps_cpp.so; env.sh puts
+#     VENV/gpn on CMAKE_PREFIX_PATH (r2r's build scripts pass every prefix's lib/ to the
+#     linker) and VENV/gpn/lib on the loader path;
 #  2. librcl.so needs the *__rosidl_generator_py libraries, which need libpython3.11's
 #     symbols: env.sh preloads the interpreter's libpython.
 # The loader also needs VENV/lib and every VENV/lib/python3.11/site-packages/*.libs folder

@@ -3,6 +3,7 @@
 //! the robot — valid states in lock-step (round-trip latency), every kind of malformed and
 //! hostile input, a burst, an undecodable sample (the middleware drops it: never answered),
 //! silence (the watchdog) and recovery; our messages decode with the peer's types.
+#![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
 

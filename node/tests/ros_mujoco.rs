@@ -4,6 +4,7 @@
 //! once with the nominal law; the learned run's RMS tracking error over the second half,
 //! measured by the driver on MuJoCo's true state, must be ≤ 0.5× the nominal run's on every
 //! joint.
+#![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
 

@@ -3,6 +3,7 @@
 //! far-future stamp (sec = 2³¹−1) among epoch stamps, and zero stamps among them. Every
 //! valid state is answered, the far-future one is refused and counted, the watchdog never
 //! trips and the stamp clock never has to re-synchronise.
+#![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
 

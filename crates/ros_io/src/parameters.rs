@@ -72,12 +72,9 @@ fn from_msg(msg: &ValueMsg) -> Option<ParamValue> {
         DOUBLE => ParamValue::Double(msg.double_value),
         STRING => ParamValue::String(msg.string_value.clone()),
         DOUBLE_ARRAY => ParamValue::DoubleArray(msg.double_array_value.clone()),
-        INTEGER_ARRAY => ParamValue::DoubleArray(
-            msg.integer_array_value
-                .iter()
-                .map(|&i| i as f64)
-                .collect(),
-        ),
+        INTEGER_ARRAY => {
+            ParamValue::DoubleArray(msg.integer_array_value.iter().map(|&i| i as f64).collect())
+        }
         _ => return None,
     })
 }
@@ -297,7 +294,12 @@ pub(crate) fn refuse_busy(request: SetRequest) {
     let busy = "busy: other parameter changes are being applied; try again";
     match request {
         SetRequest::Each(req) => {
-            let results = req.message.parameters.iter().map(|_| refused(busy)).collect();
+            let results = req
+                .message
+                .parameters
+                .iter()
+                .map(|_| refused(busy))
+                .collect();
             let _ = req.respond(SetParameters::Response { results });
         }
         SetRequest::Atomically(req) => {
@@ -348,7 +350,10 @@ pub(crate) fn set_one(
 ) -> SetParametersResult {
     let outcome = match from_msg(value) {
         None if param_schema::find(name).is_none() => Err(format!("unknown parameter {name}")),
-        None => Err(format!("{name}: unsupported parameter type {}", value.type_)),
+        None => Err(format!(
+            "{name}: unsupported parameter type {}",
+            value.type_
+        )),
         Some(value) => apply(name, &value),
     };
     match outcome {
@@ -365,7 +370,10 @@ pub(crate) fn set_one(
 
 /// Whether every parameter of an atomic set would be accepted (type, range, read-only)
 /// before any is applied; the first refusal's reason otherwise.
-pub(crate) fn check_all(params: &[r2r::rcl_interfaces::msg::Parameter], nv: usize) -> Result<(), String> {
+pub(crate) fn check_all(
+    params: &[r2r::rcl_interfaces::msg::Parameter],
+    nv: usize,
+) -> Result<(), String> {
     for p in params {
         let spec =
             param_schema::find(&p.name).ok_or_else(|| format!("unknown parameter {}", p.name))?;

@@ -20,8 +20,8 @@ use super::ingest::{IngestCounters, IngestSnapshot};
 use super::latency::LatencyHistogram;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
-use super::trajectory::Trajectory;
 use super::rcl_msgs::time_of;
+use super::trajectory::Trajectory;
 use super::transport::{NodeClock, Publisher};
 
 /// Probe offers published and refusals logged.

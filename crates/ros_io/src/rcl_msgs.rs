@@ -8,9 +8,8 @@ use gpn_msgs::{
     sensor_msgs as sm, std_msgs as st, trajectory_msgs as tm,
 };
 use r2r::{
-    builtin_interfaces::msg as rbi, diagnostic_msgs::msg as rdm,
-    gp_learning_node_msgs::msg as rgm, sensor_msgs::msg as rsm, std_msgs::msg as rst,
-    trajectory_msgs::msg as rtm,
+    builtin_interfaces::msg as rbi, diagnostic_msgs::msg as rdm, gp_learning_node_msgs::msg as rgm,
+    sensor_msgs::msg as rsm, std_msgs::msg as rst, trajectory_msgs::msg as rtm,
 };
 
 /// A `gpn_msgs` type sent through rcl: its rosidl type and the conversion.

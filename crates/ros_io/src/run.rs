@@ -29,7 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpn_app::ros_params::Mode;
-use gpn_app::{NodeParams, RosParams, check_model_configs, load_robot, model_factory, plugin_search};
+use gpn_app::{
+    NodeParams, RosParams, check_model_configs, load_robot, model_factory, plugin_search,
+};
 use gpn_control::control::Tick;
 use gpn_control::control_loop::{
     Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
@@ -48,9 +50,9 @@ use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::latency::LatencyHistogram;
 use super::ops::{Ops, SharedStatus};
+use super::parameters::{ParamServices, ParamSnapshot, apply_overrides};
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
-use super::parameters::{ParamServices, ParamSnapshot, apply_overrides};
 use super::receive::Receiver_;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{TopicReference, Trajectory};
@@ -445,7 +447,9 @@ fn start_threads(
     let snapshot: ParamSnapshot = Arc::new(Mutex::new(params.clone()));
     let (ops_tx, ops_rx) = sync_channel::<OpsInput>(8);
     let ops_snapshot = snapshot.clone();
-    spawn("gpn-ros-ops", move || ops_thread(ops, &ops_rx, &ops_snapshot))?;
+    spawn("gpn-ros-ops", move || {
+        ops_thread(ops, &ops_rx, &ops_snapshot)
+    })?;
     let spin_stop = Arc::new(AtomicBool::new(false));
     let spin = spawn_spin(
         transport,

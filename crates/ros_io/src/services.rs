@@ -116,9 +116,7 @@ pub(super) fn ops_thread(mut ops: Ops, inputs: &Receiver<OpsInput>, snapshot: &P
             }
             OpsInput::Reset(req) => {
                 let keep = req.message.keep_hyperparameters;
-                let r = ops::guarded(&mut ops, "reset_learning", |ops| {
-                    ops.reset_learning(keep)
-                });
+                let r = ops::guarded(&mut ops, "reset_learning", |ops| ops.reset_learning(keep));
                 answer!(req, ResetLearning, r);
             }
             OpsInput::Announce(req) => {

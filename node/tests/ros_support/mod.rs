@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use gpn_test_support::{python, repo_root};
+pub use gpn_test_support::{python, repo_root, ros_python};
 
 /// A DDS domain for one test (different tests and concurrent runs must not meet).
 pub fn domain_id(salt: u32) -> u16 {
@@ -42,6 +42,16 @@ pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
     let path = dir.join("params.yaml");
     std::fs::write(&path, text).expect("write params");
     path
+}
+
+/// A Python peer with rclpy (`GPN_ROS_PYTHON`) running `node/tests/<script>` with `args`,
+/// discovery kept on loopback as the test nodes keep it.
+pub fn rclpy_peer(python: &Path, script: &str, args: &[&str]) -> Command {
+    let mut peer = Command::new(python);
+    peer.arg(repo_root().join("node/tests").join(script))
+        .args(args)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    peer
 }
 
 /// A running `gp-node run`: the process, and a thread collecting its log (stderr) as it is

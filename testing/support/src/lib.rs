@@ -35,6 +35,28 @@ pub fn python(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// `$GPN_ROS_PYTHON`, the Python of the ROS 2 Jazzy environment (rclpy, the message
+/// packages, this repository's `gp_learning_node_msgs`) that `ci/ros2_jazzy/setup.sh --msgs`
+/// makes and `.venv-jazzy/gpn/env.sh` exports. Without it: a panic in CI; elsewhere `None`
+/// after a line on stderr naming `test`.
+pub fn ros_python(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("GPN_ROS_PYTHON") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ if in_ci() => panic!(
+            "GPN_ROS_PYTHON is not set in CI: .ci/run sources .venv-jazzy/gpn/env.sh, which \
+             ci/ros2_jazzy/setup.sh --msgs writes"
+        ),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: no rclpy peer: run `bash ci/ros2_jazzy/setup.sh --msgs` and \
+                 `source .venv-jazzy/gpn/env.sh`"
+            );
+            None
+        }
+    }
+}
+
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

