@@ -2,12 +2,13 @@
 
     ros2 launch launch/gp_learning_node.launch.py params:=/path/to/params.yaml [mode:=learn]
 
-`gp-node` is a plain executable (ros2-client speaks DDS itself; no rclcpp), so it is started
-with ExecuteProcess. The robot's ros2_control must run an effort controller that reads
+`gp-node` is a plain executable (built with `--features ros`; not yet installed as a colcon
+package, so no `Node` action: the packaging issue), started with ExecuteProcess; arguments
+after `--ros-args` go to rcl. The robot's ros2_control must run an effort controller that reads
 std_msgs/Float64MultiArray on the node's `ros.topics.command` (default
 /effort_controller/commands), e.g. `effort_controllers/JointGroupEffortController` named
-`effort_controller`, with the joints in URDF order. Untested here: no ROS 2 installation
-exists on the development machines (see the README).
+`effort_controller`, with the joints in URDF order. Untested here: PyPI has no `launch`
+package of ROS 2 (see the README).
 """
 
 from launch import LaunchDescription

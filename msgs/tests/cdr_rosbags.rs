@@ -1,4 +1,4 @@
-//! Byte-for-byte: every message type, serialised by the CDR encoder that RustDDS uses
+//! Byte-for-byte: every message type, serialised by a CDR encoder (`cdr-encoding`)
 //! (`cdr-encoding`, little endian, behind the 4-byte encapsulation header), equals what PyPI
 //! `rosbags` writes for the same values, its field list equals rosbags' definition (the ROS 2
 //! Jazzy store for standard types; our own `msg/` and `srv/` files registered for ours), and

@@ -25,6 +25,9 @@
 #   SWAP_DURATION=30    seconds of the hot-swap run
 #   PYTHON              a Python with cyclonedds (default: $GPN_PYTHON, else this
 #                       repository's .venv/bin/python)
+#   PEER=cyclone        the loopback robot: cyclone (loopback_peer.py, Cyclone DDS) or rclpy
+#                       (loopback_peer_rclpy.py, ROS 2 Jazzy on Fast DDS, run by $ROS_PYTHON,
+#                       default $GPN_ROS_PYTHON: source .venv-jazzy/gpn/env.sh first)
 #   OUT                 where the raw JSON and logs go (default: a new temporary directory; kept)
 #   DOMAIN_BASE         DDS domains are 20 + (DOMAIN_BASE + run) % 200 (default: PID % 100)
 #   SKIP_LOOPBACK=1 / SKIP_SWAP=1   leave one measurement out
@@ -47,7 +50,12 @@ SWAP_DURATION="${SWAP_DURATION:-30}"
 PYTHON="${PYTHON:-${GPN_PYTHON:-$repo/.venv/bin/python}}"
 OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/loop_figures.XXXXXX")}"
 DOMAIN_BASE="${DOMAIN_BASE:-$(( $$ % 100 ))}"
-peer="$here/loopback_peer.py"
+PEER="${PEER:-cyclone}"
+case "$PEER" in
+  cyclone) peer="$here/loopback_peer.py"; peer_python="$PYTHON" ;;
+  rclpy) peer="$here/loopback_peer_rclpy.py"; peer_python="${ROS_PYTHON:-${GPN_ROS_PYTHON:-}}" ;;
+  *) echo "loop_figures: PEER is cyclone or rclpy, not $PEER" >&2; exit 2 ;;
+esac
 
 die() { echo "loop_figures: $*" >&2; exit 1; }
 
@@ -61,7 +69,11 @@ for b in "$before_bin" "$after_bin"; do
   [ -x "$b" ] || die "no binary $b (build it, or set BEFORE_TARGET / AFTER_TARGET)"
 done
 [ -x "$PYTHON" ] || command -v "$PYTHON" >/dev/null || die "no python $PYTHON (set PYTHON or GPN_PYTHON)"
-"$PYTHON" -c 'import cyclonedds' 2>/dev/null || die "$PYTHON has no cyclonedds"
+if [ "$PEER" = rclpy ]; then
+  "$peer_python" -c 'import rclpy' 2>/dev/null || die "no rclpy in '$peer_python' (set ROS_PYTHON, or source .venv-jazzy/gpn/env.sh)"
+else
+  "$PYTHON" -c 'import cyclonedds' 2>/dev/null || die "$PYTHON has no cyclonedds"
+fi
 [ -f "$peer" ] || die "missing $peer"
 
 # Every process the script starts runs in the background and is waited for (a signal then
@@ -132,7 +144,7 @@ loopback() { # SIDE BIN ROUND
   "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
     >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
   node_pid=$!
-  if ! in_background timeout 300 "$PYTHON" "$peer" "$dir/launch/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
+  if ! in_background timeout 300 "$peer_python" "$peer" "$dir/launch/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
     echo "loop_figures: peer failed ($side round $i, domain $domain): $(tail -c 400 "$OUT/$side/peer_$i.json" "$OUT/$side/peer_$i.log")" >&2
   fi
   kill -INT "$node_pid" 2>/dev/null || true

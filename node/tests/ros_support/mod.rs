@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(unused_imports)] // each test file uses a subset
 pub use gpn_test_support::{python, repo_root, ros_python};
 
 /// A DDS domain for one test (different tests and concurrent runs must not meet).
