@@ -59,7 +59,8 @@ if [ "$msgs" = 1 ]; then
   # Quirk 3: the wheel builder's paths in the exported CMake targets.
   pyinc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
   npinc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
-  grep -rl --include='*.cmake' /opt/python/cp311-cp311 "$venv/share" | while read -r file; do
+  # (none left on a second run: grep finds nothing, which is fine)
+  { grep -rl --include='*.cmake' /opt/python/cp311-cp311 "$venv/share" || true; } | while read -r file; do
     sed -i "s|/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include|$npinc|g; s|/opt/python/cp311-cp311/include/python3.11|$pyinc|g" "$file"
   done
   build="$venv/gpn/msgs-build"
