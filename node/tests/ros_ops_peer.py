@@ -29,6 +29,7 @@ from gp_learning_node_msgs.msg import ResidualEstimate
 from gp_learning_node_msgs.srv import AnnounceChange, LoadModel, SaveModel, SwapModel
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy_values import value_repr
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
 
@@ -41,16 +42,6 @@ def double_array(values):
 
 def string_value(text):
     return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=text)
-
-
-def value_repr(v: ParameterValue):
-    return {
-        ParameterType.PARAMETER_BOOL: lambda: v.bool_value,
-        ParameterType.PARAMETER_INTEGER: lambda: v.integer_value,
-        ParameterType.PARAMETER_DOUBLE: lambda: v.double_value,
-        ParameterType.PARAMETER_STRING: lambda: v.string_value,
-        ParameterType.PARAMETER_DOUBLE_ARRAY: lambda: list(v.double_array_value),
-    }.get(v.type, lambda: None)()
 
 
 def main():

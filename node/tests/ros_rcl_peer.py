@@ -30,22 +30,13 @@ from rcl_interfaces.srv import (
     SetParameters,
     SetParametersAtomically,
 )
+from rclpy_values import value_repr
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 POSE = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
-
-
-def value_repr(v: ParameterValue):
-    return {
-        ParameterType.PARAMETER_BOOL: lambda: v.bool_value,
-        ParameterType.PARAMETER_INTEGER: lambda: v.integer_value,
-        ParameterType.PARAMETER_DOUBLE: lambda: v.double_value,
-        ParameterType.PARAMETER_STRING: lambda: v.string_value,
-        ParameterType.PARAMETER_DOUBLE_ARRAY: lambda: list(v.double_array_value),
-    }.get(v.type, lambda: None)()
 
 
 class Peer:

@@ -19,7 +19,6 @@ from a checkout (this file's repository), with a Python that has `cyclonedds`.
 import json
 import math
 import pathlib
-import statistics
 import sys
 import time
 
@@ -35,6 +34,7 @@ from cyclonedds.util import duration  # noqa: E402
 from gpn_mujoco import scenario, urdf  # noqa: E402
 from gpn_mujoco.messages import Float64MultiArray_, Header_, JointState_, Time_  # noqa: E402
 from gpn_mujoco.transport import STATE_QOS, use_localhost_only  # noqa: E402
+from roundtrip import report  # noqa: E402
 
 RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(100))
 def middle(joint: urdf.Joint) -> float:
@@ -103,23 +103,7 @@ def main() -> None:
             unanswered += 1
         else:
             rtt.append((time.perf_counter() - start) * 1e6)
-    rtt.sort()
-    print(
-        json.dumps(
-            {
-                "sent": n,
-                "answered": len(rtt),
-                "unanswered": unanswered,
-                "rate_hz": rate,
-                "wall_s": time.perf_counter() - t0,
-                "roundtrip_us": {
-                    "p50": statistics.median(rtt) if rtt else None,
-                    "p99": rtt[int(0.99 * (len(rtt) - 1))] if rtt else None,
-                    "max": rtt[-1] if rtt else None,
-                },
-            }
-        )
-    )
+    print(report(n, rtt, unanswered, rate, time.perf_counter() - t0))
 
 
 if __name__ == "__main__":

@@ -17,12 +17,12 @@ import json
 import math
 import os
 import pathlib
-import statistics
 import sys
 import time
 import xml.etree.ElementTree as ET
 
 import yaml
+from roundtrip import report
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
@@ -105,23 +105,7 @@ def main() -> None:
             answers.clear()
         else:
             unanswered += 1
-    rtt.sort()
-    print(
-        json.dumps(
-            {
-                "sent": n,
-                "answered": len(rtt),
-                "unanswered": unanswered,
-                "rate_hz": rate,
-                "wall_s": time.perf_counter() - t0,
-                "roundtrip_us": {
-                    "p50": statistics.median(rtt) if rtt else None,
-                    "p99": rtt[int(0.99 * (len(rtt) - 1))] if rtt else None,
-                    "max": rtt[-1] if rtt else None,
-                },
-            }
-        )
-    )
+    print(report(n, rtt, unanswered, rate, time.perf_counter() - t0))
     node.destroy_node()
     rclpy.shutdown()
 
