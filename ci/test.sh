@@ -8,10 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv/bin/python ] || [ ci/requirements.txt -nt .venv/bin/python ]; then
+# A marker file, not the venv's python (a link to the system's interpreter), says when .venv
+# was last filled.
+if [ ! -f .venv/gpn-installed ] || [ ci/requirements.txt -nt .venv/gpn-installed ] || [ ci/constraints.txt -nt .venv/gpn-installed ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r ci/requirements.txt -c ci/constraints.txt
-  touch .venv/bin/python
+  touch .venv/gpn-installed
 fi
 if [ ! -f .venv-jazzy/gpn/env.sh ] || [ ci/ros2_jazzy/requirements.txt -nt .venv-jazzy/gpn/env.sh ]; then
   bash ci/ros2_jazzy/setup.sh --msgs .venv-jazzy
