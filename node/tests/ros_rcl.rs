@@ -3,7 +3,8 @@
 //! parameter overrides from `-p` and from `--params-file` in the forms `ros2 param dump`
 //! writes (the fully qualified name), the `/**` wildcard and the bare node name; the
 //! parameter services (list, get, get-types, describe with ranges and read-only, set, an
-//! atomic set refused whole); and `use_sim_time` following a `/clock` publisher.
+//! atomic set refused whole, `/parameter_events`); the node's log on `/rosout`; and
+//! `use_sim_time` following a `/clock` publisher.
 #![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
@@ -206,6 +207,31 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
         "~/residual under /arm1/arm_learner"
     );
     assert_eq!(r["announce"]["success"], true, "{}", r["announce"]);
+
+    // The set that took effect was announced (the refused ones were not).
+    assert_eq!(
+        r["parameter_events"],
+        json!([{"node": "/arm1/arm_learner", "changed": {"control.epsilon": 3.0}}])
+    );
+    // The node's log reaches /rosout under its logger (namespace.name): the start line
+    // (INFO = 20) and the ignored override (WARN = 30).
+    let rosout = r["rosout"].as_array().expect("rosout");
+    let has = |level: u64, text: &str| {
+        rosout
+            .iter()
+            .any(|l| l["level"] == level && l["msg"].as_str().is_some_and(|m| m.contains(text)))
+    };
+    assert!(
+        has(20, "node /arm1/arm_learner on 7 joints of panda"),
+        "{rosout:?}"
+    );
+    assert!(
+        has(
+            30,
+            "ignored the --ros-args parameter some_other_nodes_parameter"
+        ),
+        "{rosout:?}"
+    );
 }
 
 #[test]

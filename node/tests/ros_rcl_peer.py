@@ -21,7 +21,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from gp_learning_node_msgs.msg import ResidualEstimate
 from gp_learning_node_msgs.srv import AnnounceChange
-from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.msg import Log, Parameter, ParameterEvent, ParameterType, ParameterValue
 from rcl_interfaces.srv import (
     DescribeParameters,
     GetParameters,
@@ -31,6 +31,7 @@ from rcl_interfaces.srv import (
     SetParametersAtomically,
 )
 from rclpy_values import value_repr
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -62,6 +63,18 @@ def names(domain: int) -> dict:
     peer = Peer(domain)
     node, fqn = peer.node, "/arm1/arm_learner"
     out = {}
+    # /rosout keeps the last lines for late joiners (transient local); /parameter_events not.
+    rosout, events = [], []
+    history = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    node.create_subscription(Log, "/rosout", lambda m: rosout.append((m.name, m.level, m.msg)), history)
+    node.create_subscription(
+        ParameterEvent,
+        "/parameter_events",
+        lambda e: events.append(
+            {"node": e.node, "changed": {p.name: value_repr(p.value) for p in e.changed_parameters}}
+        ),
+        QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE),
+    )
     out["graph"] = peer.wait_for(
         lambda: ("arm_learner", "/arm1") in node.get_node_names_and_namespaces(), 30
     )
@@ -175,6 +188,9 @@ def names(domain: int) -> dict:
     out["residuals"] = len(residuals)
     reply = peer.call(clients["AnnounceChange"], AnnounceChange.Request(description="rcl test"))
     out["announce"] = {"success": reply.success, "message": reply.message}
+    peer.wait_for(lambda: any(e["node"] == fqn for e in events), 5)
+    out["parameter_events"] = [e for e in events if e["node"] == fqn]
+    out["rosout"] = [{"name": n, "level": int(lv), "msg": m} for n, lv, m in rosout if n == "arm1.arm_learner"]
     return out
 
 

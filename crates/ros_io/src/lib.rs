@@ -34,6 +34,8 @@ pub mod stamp_clock;
 pub mod trajectory;
 
 #[cfg(feature = "ros")]
+mod node_log;
+#[cfg(feature = "ros")]
 mod parameters;
 #[cfg(feature = "ros")]
 mod publish;

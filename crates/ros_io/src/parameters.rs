@@ -9,7 +9,8 @@
 //! So: list, get, get-types and describe are answered on the spin thread from a snapshot of
 //! the parameters; set and set-atomically go to the operations thread, which validates with
 //! the same code as the parameter files (`Ops::set_param`) and answers once the change took
-//! effect or was refused.
+//! effect or was refused. Every change that took effect is announced on `/parameter_events`,
+//! as ROS 2 nodes do (rqt_reconfigure and `ros2 param` watchers listen there).
 
 use std::sync::{Arc, Mutex};
 
@@ -18,15 +19,15 @@ use gpn_app::NodeParams;
 use gpn_app::param_ranges;
 use gpn_app::param_schema::{self, Apply, ParamKind, ParamSpec, ParamValue};
 use r2r::rcl_interfaces::msg::{
-    FloatingPointRange, IntegerRange, ListParametersResult, ParameterDescriptor,
-    ParameterValue as ValueMsg, SetParametersResult,
+    FloatingPointRange, IntegerRange, ListParametersResult, Parameter, ParameterDescriptor,
+    ParameterEvent, ParameterValue as ValueMsg, SetParametersResult,
 };
 use r2r::rcl_interfaces::srv::{
     DescribeParameters, GetParameterTypes, GetParameters, ListParameters, SetParameters,
     SetParametersAtomically,
 };
 
-use super::transport::{Requests, RosError, Transport};
+use super::transport::{NodeClock, Requests, RosError, Transport};
 
 // rcl_interfaces/msg/ParameterType.
 const NOT_SET: u8 = 0;
@@ -385,4 +386,52 @@ pub(crate) fn check_all(
         param_schema::validate(spec, &value, nv)?;
     }
     Ok(())
+}
+
+/// `/parameter_events`: the changes that took effect, with their new values.
+pub(crate) struct ParamEvents {
+    publisher: r2r::Publisher<ParameterEvent>,
+    node: String,
+    clock: NodeClock,
+}
+
+impl ParamEvents {
+    /// The publisher of the node `node` (its fully qualified name), stamped by `clock`.
+    pub(crate) fn open(transport: &mut Transport) -> Result<Self, RosError> {
+        Ok(Self {
+            publisher: transport.rcl_publisher::<ParameterEvent>(
+                "/parameter_events",
+                r2r::QosProfile::parameter_events(),
+            )?,
+            node: transport.fully_qualified_name(),
+            clock: transport.clock(),
+        })
+    }
+
+    /// Announces that `names` changed; their values are those of `params`.
+    pub(crate) fn changed(&self, params: &NodeParams, names: &[String]) {
+        let changed_parameters: Vec<Parameter> = names
+            .iter()
+            .filter_map(|name| {
+                let spec = param_schema::find(name)?;
+                Some(Parameter {
+                    name: name.clone(),
+                    value: to_msg(declared_value(params, spec)),
+                })
+            })
+            .collect();
+        if changed_parameters.is_empty() {
+            return;
+        }
+        let stamp = match self.clock.lock().map(|mut c| c.get_now()) {
+            Ok(Ok(now)) => r2r::Clock::to_builtin_time(&now),
+            _ => Default::default(),
+        };
+        let _ = self.publisher.publish(&ParameterEvent {
+            stamp,
+            node: self.node.clone(),
+            changed_parameters,
+            ..Default::default()
+        });
+    }
 }

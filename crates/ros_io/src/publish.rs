@@ -18,6 +18,7 @@ use gpn_msgs::trajectory_msgs::JointTrajectory;
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::latency::LatencyHistogram;
+use super::node_log::NodeLog;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
 use super::rcl_msgs::time_of;
@@ -39,6 +40,7 @@ pub(super) fn offer_probes(
     joints: &[String],
     stop: &AtomicBool,
     counts: &ProbeCounts,
+    log: &NodeLog,
 ) {
     while !stop.load(Ordering::SeqCst) {
         let offer = match offers.recv_timeout(Duration::from_millis(100)) {
@@ -46,12 +48,12 @@ pub(super) fn offer_probes(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        eprintln!("gp-node: {}", super::probe_offer::describe_offer(&offer));
+        log.info(&super::probe_offer::describe_offer(&offer));
         match &offer.plan {
             Ok(plan) => {
                 let msg = super::probe_offer::offer_message(plan, joints);
                 if let Err(e) = publisher.publish(&msg) {
-                    eprintln!("gp-node: publishing the probe offer failed: {e:?}");
+                    log.error(&format!("publishing the probe offer failed: {e}"));
                 }
                 counts.offered.fetch_add(1, Ordering::Relaxed);
             }
@@ -121,6 +123,8 @@ pub(super) struct Publisher_ {
     pub(super) last_rejection: Arc<Mutex<Option<String>>>,
     /// Stamps the diagnostics.
     pub(super) clock: NodeClock,
+    /// Changes of the dynamics are logged (console, log file, /rosout).
+    pub(super) log: NodeLog,
 }
 
 impl Publisher_ {
@@ -232,7 +236,7 @@ impl Publisher_ {
         if let Some(change) = frame.change {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
             // discard data, which an operator should see without subscribing to ~/events.
-            eprintln!("gp-node: {}", gpn_control::learn::describe_change(&change));
+            self.log.warn(&gpn_control::learn::describe_change(&change));
             let _ = self.events.publish(&change_event(&change, &self.joints));
         }
         if frame.kind != OutKind::Tick {

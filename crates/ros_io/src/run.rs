@@ -49,8 +49,9 @@ use gpn_plugin_host::SearchPath;
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::latency::LatencyHistogram;
+use super::node_log::NodeLog;
 use super::ops::{Ops, SharedStatus};
-use super::parameters::{ParamServices, ParamSnapshot, apply_overrides};
+use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrides};
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
 use super::receive::Receiver_;
@@ -152,8 +153,11 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let domain_id = checked_domain_id(&params)?;
     middleware_environment(&params.ros, domain_id);
     let mut transport = Transport::new(&params.ros)?;
+    let log = NodeLog::new(&transport.logger());
     for name in apply_overrides(transport.node_mut(), &mut params)? {
-        eprintln!("gp-node: ignored the --ros-args parameter {name}: not a parameter of this node");
+        log.warn(&format!(
+            "ignored the --ros-args parameter {name}: not a parameter of this node"
+        ));
     }
     let (node_name, namespace) = transport.names();
     (params.ros.node_name, params.ros.namespace) = (node_name, namespace);
@@ -164,8 +168,8 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     }
     let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
     let nv = robot.nv();
-    eprintln!(
-        "gp-node run: node {} on {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
+    log.info(&format!(
+        "node {} on {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
         transport.fully_qualified_name(),
         nv,
         robot.name(),
@@ -179,13 +183,14 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
         } else {
             "nominal law only"
         }
-    );
+    ));
 
     let mut parts = LoopParts::build(&robot, &params)?;
     let endpoints = Endpoints::open(&mut transport, &params.ros, parts.probe_offers.take())?;
+
     let node_fqn = transport.fully_qualified_name();
     let stop = stop_on_signal();
-    let running = start_threads(&robot, &params, parts, endpoints, transport, &stop)?;
+    let running = start_threads(&robot, &params, parts, endpoints, transport, &log, &stop)?;
     let start = Instant::now();
     wait_for_stop(options, &stop, &running.control, start)?;
     let ended = running.join()?;
@@ -281,6 +286,7 @@ struct Endpoints {
     diagnostics: Publisher<DiagnosticArray>,
     services: Services,
     parameters: ParamServices,
+    param_events: ParamEvents,
     clock: NodeClock,
 }
 
@@ -351,6 +357,7 @@ impl Endpoints {
         )?;
         let services = Services::open(transport)?;
         let parameters = ParamServices::open(transport)?;
+        let param_events = ParamEvents::open(transport)?;
         Ok(Self {
             inputs: Inputs {
                 joint_states,
@@ -365,6 +372,7 @@ impl Endpoints {
             diagnostics,
             services,
             parameters,
+            param_events,
             clock: transport.clock(),
         })
     }
@@ -404,12 +412,13 @@ fn start_threads(
     parts: LoopParts,
     endpoints: Endpoints,
     transport: Transport,
+    log: &NodeLog,
     stop: &Arc<AtomicBool>,
 ) -> Result<Running, RosError> {
     let ros = &params.ros;
     let nv = robot.nv();
     let joints = robot.joint_names().to_vec();
-    let probes = spawn_prober(endpoints.probe_offer, &joints, stop)?;
+    let probes = spawn_prober(endpoints.probe_offer, &joints, stop, log)?;
 
     let ingest = Arc::new(IngestCounters::default());
     let last_rejection = Arc::new(Mutex::new(None::<String>));
@@ -447,8 +456,9 @@ fn start_threads(
     let snapshot: ParamSnapshot = Arc::new(Mutex::new(params.clone()));
     let (ops_tx, ops_rx) = sync_channel::<OpsInput>(8);
     let ops_snapshot = snapshot.clone();
+    let param_events = endpoints.param_events;
     spawn("gpn-ros-ops", move || {
-        ops_thread(ops, &ops_rx, &ops_snapshot)
+        ops_thread(ops, &ops_rx, &ops_snapshot, &param_events);
     })?;
     let spin_stop = Arc::new(AtomicBool::new(false));
     let spin = spawn_spin(
@@ -462,6 +472,7 @@ fn start_threads(
             ops: ops_tx,
         },
         spin_stop.clone(),
+        log.clone(),
     )?;
 
     let operations = ChannelOperations {
@@ -485,6 +496,7 @@ fn start_threads(
         ingest: ingest.clone(),
         last_rejection,
         clock: endpoints.clock,
+        log: log.clone(),
     };
     let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
     Ok(Running {
@@ -518,6 +530,7 @@ fn spawn_spin(
     transport: Transport,
     work: SpinWork,
     stop: Arc<AtomicBool>,
+    log: NodeLog,
 ) -> Result<std::thread::JoinHandle<()>, RosError> {
     std::thread::Builder::new()
         .name("gpn-ros-spin".into())
@@ -548,7 +561,7 @@ fn spawn_spin(
             ];
             for task in tasks {
                 if let Err(e) = futures::task::LocalSpawnExt::spawn_local(&spawner, task) {
-                    eprintln!("gp-node: cannot start the spin thread's work: {e}");
+                    log.error(&format!("cannot start the spin thread's work: {e}"));
                     return;
                 }
             }
@@ -594,12 +607,14 @@ fn spawn_prober(
     probe_offer: Option<(Receiver<ProbeOffer>, Publisher<JointTrajectory>)>,
     joints: &[String],
     stop: &Arc<AtomicBool>,
+    log: &NodeLog,
 ) -> Result<Arc<ProbeCounts>, RosError> {
     let probes = Arc::new(ProbeCounts::default());
     if let Some((offers, publisher)) = probe_offer {
-        let (stop, probes, joints) = (stop.clone(), probes.clone(), joints.to_vec());
+        let (stop, probes, joints, log) =
+            (stop.clone(), probes.clone(), joints.to_vec(), log.clone());
         spawn("gpn-ros-probe", move || {
-            offer_probes(&offers, &publisher, &joints, &stop, &probes);
+            offer_probes(&offers, &publisher, &joints, &stop, &probes, &log);
         })?;
     }
     Ok(probes)

@@ -12,7 +12,7 @@ use r2r::gp_learning_node_msgs::srv::{
 use r2r::rcl_interfaces::srv::{SetParameters, SetParametersAtomically};
 
 use super::ops::{self, Ops};
-use super::parameters::{self, ParamSnapshot, SetRequest};
+use super::parameters::{self, ParamEvents, ParamSnapshot, SetRequest};
 use super::transport::{Requests, RosError, Transport};
 
 /// The node's service servers.
@@ -92,8 +92,14 @@ impl OpsInput {
 }
 
 /// The operations thread: services and parameter changes, one at a time; after each
-/// parameter set, `snapshot` holds the parameters in force.
-pub(super) fn ops_thread(mut ops: Ops, inputs: &Receiver<OpsInput>, snapshot: &ParamSnapshot) {
+/// parameter set, `snapshot` holds the parameters in force and `events` announced the
+/// changes.
+pub(super) fn ops_thread(
+    mut ops: Ops,
+    inputs: &Receiver<OpsInput>,
+    snapshot: &ParamSnapshot,
+    events: &ParamEvents,
+) {
     while let Ok(input) = inputs.recv() {
         match input {
             OpsInput::Swap(req) => {
@@ -126,10 +132,11 @@ pub(super) fn ops_thread(mut ops: Ops, inputs: &Receiver<OpsInput>, snapshot: &P
                 answer!(req, AnnounceChange, r);
             }
             OpsInput::Params(request) => {
-                set_params(&mut ops, request);
+                let changed = set_params(&mut ops, request);
                 if let Ok(mut params) = snapshot.lock() {
                     *params = ops.params().clone();
                 }
+                events.changed(ops.params(), &changed);
             }
         }
         ops.drain();
@@ -138,14 +145,19 @@ pub(super) fn ops_thread(mut ops: Ops, inputs: &Receiver<OpsInput>, snapshot: &P
 
 /// Applies a parameter set: each parameter on its own, or (atomically) all after checking
 /// that every one is acceptable. A change that could not take effect (a plugin that does
-/// not load) is refused and its value stays.
-fn set_params(ops: &mut Ops, request: SetRequest) {
+/// not load) is refused and its value stays. Returns the names of the parameters changed.
+fn set_params(ops: &mut Ops, request: SetRequest) -> Vec<String> {
     let nv = ops.nv();
+    let mut changed = Vec::new();
     let mut apply = |name: &str, value: &gpn_app::param_schema::ParamValue| {
-        ops::guarded(ops, "set_parameters", |ops| {
+        let result = ops::guarded(ops, "set_parameters", |ops| {
             ops.set_param(name, value).map(|()| String::new())
         })
-        .map(|_| ())
+        .map(|_| ());
+        if result.is_ok() {
+            changed.push(name.to_owned());
+        }
+        result
     };
     match request {
         SetRequest::Each(req) => {
@@ -189,6 +201,7 @@ fn set_params(ops: &mut Ops, request: SetRequest) {
             let _ = req.respond(SetParametersAtomically::Response { result });
         }
     }
+    changed
 }
 
 /// A service's answer: (`success`, `message`).

@@ -182,6 +182,22 @@ impl Transport {
         Ok(Publisher { inner })
     }
 
+    /// A publisher of an rcl type the node has no struct of (`rcl_interfaces`).
+    pub fn rcl_publisher<T: r2r::WrappedTypesupport>(
+        &mut self,
+        name: &str,
+        qos: r2r::QosProfile,
+    ) -> Result<r2r::Publisher<T>, RosError> {
+        self.node
+            .create_publisher::<T>(name, qos)
+            .map_err(rcl_error(format!("a publisher on {name:?}")))
+    }
+
+    /// The node's logger name.
+    pub fn logger(&self) -> String {
+        self.node.logger().to_owned()
+    }
+
     /// A server of service `S` on `name`.
     pub fn server<S>(&mut self, name: &str) -> Result<Requests<S>, RosError>
     where
