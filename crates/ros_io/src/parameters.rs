@@ -27,7 +27,7 @@ use r2r::rcl_interfaces::srv::{
     SetParametersAtomically,
 };
 
-use super::transport::{NodeClock, Requests, RosError, Transport};
+use super::transport::{NodeClock, Requests, RosError, Transport, ros_now};
 
 // rcl_interfaces/msg/ParameterType.
 const NOT_SET: u8 = 0;
@@ -423,12 +423,8 @@ impl ParamEvents {
         if changed_parameters.is_empty() {
             return;
         }
-        let stamp = match self.clock.lock().map(|mut c| c.get_now()) {
-            Ok(Ok(now)) => r2r::Clock::to_builtin_time(&now),
-            _ => Default::default(),
-        };
         let _ = self.publisher.publish(&ParameterEvent {
-            stamp,
+            stamp: ros_now(&self.clock),
             node: self.node.clone(),
             changed_parameters,
             ..Default::default()

@@ -21,7 +21,7 @@ use super::latency::LatencyHistogram;
 use super::node_log::NodeLog;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
-use super::rcl_msgs::time_of;
+use super::rcl_msgs::node_time;
 use super::trajectory::Trajectory;
 use super::transport::{NodeClock, Publisher};
 
@@ -201,10 +201,7 @@ impl Publisher_ {
 
     /// The node's clock (ROS time: `/clock` with `use_sim_time`).
     fn now(&self) -> Time {
-        match self.clock.lock().map(|mut c| c.get_now()) {
-            Ok(Ok(now)) => time_of(now),
-            _ => Time::default(),
-        }
+        node_time(&self.clock)
     }
 
     fn model_label(&self) -> String {

@@ -245,7 +245,7 @@ impl ToRcl for gm::ChangeEvent {
     }
 }
 
-/// A builtin_interfaces time of r2r's ROS clock reading (`use_sim_time`: `/clock`).
-pub(crate) fn time_of(d: std::time::Duration) -> bi::Time {
-    time_from(r2r::Clock::to_builtin_time(&d))
+/// The time on the node's clock (`use_sim_time`: `/clock`) as the node's own struct.
+pub(crate) fn node_time(clock: &super::transport::NodeClock) -> bi::Time {
+    time_from(super::transport::ros_now(clock))
 }

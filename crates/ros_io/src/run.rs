@@ -153,7 +153,7 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let domain_id = checked_domain_id(&params)?;
     middleware_environment(&params.ros, domain_id);
     let mut transport = Transport::new(&params.ros)?;
-    let log = NodeLog::new(&transport.logger());
+    let log = NodeLog::open(&mut transport)?;
     for name in apply_overrides(transport.node_mut(), &mut params)? {
         log.warn(&format!(
             "ignored the --ros-args parameter {name}: not a parameter of this node"

@@ -79,6 +79,14 @@ pub(crate) type Requests<S> = Pin<Box<dyn Stream<Item = r2r::ServiceRequest<S>> 
 /// The node's clock: ROS time (`/clock` with `use_sim_time`, else the system clock).
 pub(crate) type NodeClock = Arc<Mutex<r2r::Clock>>;
 
+/// The time on the node's clock (zero if it cannot be read).
+pub(crate) fn ros_now(clock: &NodeClock) -> r2r::builtin_interfaces::msg::Time {
+    match clock.lock().map(|mut c| c.get_now()) {
+        Ok(Ok(now)) => r2r::Clock::to_builtin_time(&now),
+        _ => Default::default(),
+    }
+}
+
 /// The rcl context and node.
 pub(crate) struct Transport {
     node: r2r::Node,
