@@ -38,11 +38,11 @@ fn parameters_swaps_save_and_load_from_an_rclpy_peer_during_a_mujoco_run() {
             // The probe is checked against the model just rebuilt without the older samples
             // (large σ): with the robot's defaults, when the change comes decides whether a
             // plan passes (9.6 N·m needed against 9.6 allowed was seen). This test is about
-            // the offer reaching a peer, so the check is the URDF limit at β = 1.
+            // the offer reaching a peer, so the check is the URDF limit on |τ_nom + μ| (β = 0).
             ("effort_fraction: 0.8", "effort_fraction: 1.0"),
             (
                 "beta: 3.0                  # β of the pessimistic",
-                "beta: 1.0                  # β of the pessimistic",
+                "beta: 0.0                  # β of the pessimistic",
             ),
             // Only the announced change may start a rebuild, so that exactly one probe
             // outcome follows it: a CUSUM alarm on the MuJoCo run (a loaded CI machine saw
