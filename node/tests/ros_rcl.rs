@@ -3,8 +3,8 @@
 //! parameter overrides from `-p` and from `--params-file` in the forms `ros2 param dump`
 //! writes (the fully qualified name), the `/**` wildcard and the bare node name; the
 //! parameter services (list, get, get-types, describe with ranges and read-only, set, an
-//! atomic set refused whole, `/parameter_events`); the node's log on `/rosout`; and
-//! `use_sim_time` following a `/clock` publisher.
+//! atomic set refused whole, `/parameter_events`); the node's log on `/rosout`; type hashes;
+//! and `use_sim_time` following a `/clock` publisher.
 #![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
@@ -207,6 +207,15 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
         "~/residual under /arm1/arm_learner"
     );
     assert_eq!(r["announce"]["success"], true, "{}", r["announce"]);
+    let hashes = &r["type_hashes"];
+    assert_eq!(hashes["node"].as_array().map(Vec::len), Some(1), "{hashes}");
+    assert_eq!(hashes["node"], hashes["rclpy"], "the residual's type hash");
+    assert!(
+        hashes["node"][0]
+            .as_str()
+            .is_some_and(|h| h.contains("RIHS01")),
+        "a REP 2011 hash: {hashes}"
+    );
 
     // The set that took effect was announced (the refused ones were not).
     assert_eq!(

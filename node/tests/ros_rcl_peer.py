@@ -186,6 +186,15 @@ def names(domain: int) -> dict:
     out["commands"] = len(commands)
     out["commands_finite"] = all(len(c.data) == 7 and all(math.isfinite(x) for x in c.data) for c in commands)
     out["residuals"] = len(residuals)
+    # Type hashes (REP 2011): the node's publisher carries the hash rosidl computed for the
+    # type, the same as an rclpy publisher of it.
+    theirs = node.get_publishers_info_by_topic(f"{fqn}/residual")
+    node.create_publisher(ResidualEstimate, "/ros_rcl_peer/residual_probe", 1)
+    ours = node.get_publishers_info_by_topic("/ros_rcl_peer/residual_probe")
+    out["type_hashes"] = {
+        "node": [str(i.topic_type_hash) for i in theirs],
+        "rclpy": [str(i.topic_type_hash) for i in ours],
+    }
     reply = peer.call(clients["AnnounceChange"], AnnounceChange.Request(description="rcl test"))
     out["announce"] = {"success": reply.success, "message": reply.message}
     peer.wait_for(lambda: any(e["node"] == fqn for e in events), 5)
