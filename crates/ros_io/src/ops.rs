@@ -133,11 +133,6 @@ impl Ops {
         self.answer_timeout = timeout;
     }
 
-    /// The robot's joint count.
-    pub fn nv(&self) -> usize {
-        self.robot.nv()
-    }
-
     /// The parameters in force.
     pub fn params(&self) -> &NodeParams {
         &self.params
@@ -430,9 +425,14 @@ impl Ops {
         }
     }
 
-    /// Applies a parameter change (`ros2 param set`), refusing it with the reason if it is
-    /// unknown, read-only, invalid, or cannot take effect.
-    pub fn set_param(&mut self, name: &str, value: &ParamValue) -> Result<(), String> {
+    /// Whether a set of `name` to `value` may be applied: a parameter of this node, a valid
+    /// value for this robot, not read-only. [`Ops::set_param`] checks this first; an atomic
+    /// set checks every parameter with it before applying any.
+    pub fn check_param(
+        &self,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<&'static param_schema::ParamSpec, String> {
         let spec = param_schema::find(name).ok_or_else(|| format!("unknown parameter {name}"))?;
         param_schema::validate(spec, value, self.robot.nv())?;
         if spec.apply == Apply::ReadOnly {
@@ -440,6 +440,13 @@ impl Ops {
                 "{name} is read-only: it takes effect at start (parameter file or command line); restart the node"
             ));
         }
+        Ok(spec)
+    }
+
+    /// Applies a parameter change (`ros2 param set`), refusing it with the reason if it is
+    /// unknown, read-only, invalid, or cannot take effect.
+    pub fn set_param(&mut self, name: &str, value: &ParamValue) -> Result<(), String> {
+        let spec = self.check_param(name, value)?;
         let new = param_schema::with_value(&self.params, spec, value)?;
         match spec.apply {
             Apply::ReadOnly => {}

@@ -369,21 +369,18 @@ pub(crate) fn set_one(
     }
 }
 
-/// Whether every parameter of an atomic set would be accepted (type, range, read-only)
-/// before any is applied; the first refusal's reason otherwise.
+/// Whether every parameter of an atomic set would be accepted by `check` (the operations'
+/// `Ops::check_param`) before any is applied; the first refusal's reason otherwise.
 pub(crate) fn check_all(
     params: &[r2r::rcl_interfaces::msg::Parameter],
-    nv: usize,
+    check: impl Fn(&str, &ParamValue) -> Result<(), String>,
 ) -> Result<(), String> {
     for p in params {
-        let spec =
-            param_schema::find(&p.name).ok_or_else(|| format!("unknown parameter {}", p.name))?;
-        if spec.apply == Apply::ReadOnly {
-            return Err(format!("{} is read-only: restart the node", p.name));
-        }
-        let value = from_msg(&p.value)
-            .ok_or_else(|| format!("{}: unsupported parameter type {}", p.name, p.value.type_))?;
-        param_schema::validate(spec, &value, nv)?;
+        let value = from_msg(&p.value).ok_or_else(|| match param_schema::find(&p.name) {
+            None => format!("unknown parameter {}", p.name),
+            Some(_) => format!("{}: unsupported parameter type {}", p.name, p.value.type_),
+        })?;
+        check(&p.name, &value)?;
     }
     Ok(())
 }

@@ -147,7 +147,13 @@ pub(super) fn ops_thread(
 /// that every one is acceptable. A change that could not take effect (a plugin that does
 /// not load) is refused and its value stays. Returns the names of the parameters changed.
 fn set_params(ops: &mut Ops, request: SetRequest) -> Vec<String> {
-    let nv = ops.nv();
+    // An atomic set is checked whole before anything is applied.
+    let checked = match &request {
+        SetRequest::Atomically(req) => parameters::check_all(&req.message.parameters, |n, v| {
+            ops.check_param(n, v).map(|_| ())
+        }),
+        SetRequest::Each(_) => Ok(()),
+    };
     let mut changed = Vec::new();
     let mut apply = |name: &str, value: &gpn_app::param_schema::ParamValue| {
         let result = ops::guarded(ops, "set_parameters", |ops| {
@@ -170,7 +176,7 @@ fn set_params(ops: &mut Ops, request: SetRequest) -> Vec<String> {
             let _ = req.respond(SetParameters::Response { results });
         }
         SetRequest::Atomically(req) => {
-            let result = match parameters::check_all(&req.message.parameters, nv) {
+            let result = match checked {
                 Err(reason) => r2r::rcl_interfaces::msg::SetParametersResult {
                     successful: false,
                     reason,
