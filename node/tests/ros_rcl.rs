@@ -73,6 +73,8 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
             "/joint_states:=/arm1/robot/joint_states",
             "-p",
             "control.epsilon:=2.5",
+            "-p",
+            "ros.domain_id:=7",
             "--params-file",
             &dumped,
             "--params-file",
@@ -127,6 +129,10 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
     );
     assert_eq!(get["ros.node_name"], "arm_learner", "the name in force");
     assert_eq!(get["ros.namespace"], "/arm1");
+    assert_eq!(
+        get["ros.domain_id"], summary["domain_id"],
+        "the domain in force, not the ignored override"
+    );
     assert_eq!(get["use_sim_time"], false);
     assert_eq!(get["no.such.parameter"], serde_json::Value::Null);
     // rcl_interfaces/msg/ParameterType: bool 1, integer 2, double 3, double[] 8, not set 0.
@@ -238,6 +244,13 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
         has(
             30,
             "ignored the --ros-args parameter some_other_nodes_parameter"
+        ),
+        "{rosout:?}"
+    );
+    assert!(
+        has(
+            30,
+            "ignored the --ros-args parameter ros.domain_id: rcl has already used it"
         ),
         "{rosout:?}"
     );

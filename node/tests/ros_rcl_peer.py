@@ -106,6 +106,7 @@ def names(domain: int) -> dict:
         "control.effort_limit_fraction",
         "ros.node_name",
         "ros.namespace",
+        "ros.domain_id",
         "use_sim_time",
         "no.such.parameter",
     ]

@@ -153,14 +153,31 @@ pub(crate) fn descriptor(spec: &ParamSpec) -> ParameterDescriptor {
     d
 }
 
+/// Parameters rcl has used before it reads any override (the node's name and namespace, the
+/// DDS domain and discovery range), with what sets them instead.
+const BEFORE_RCL: &[(&str, &str)] = &[
+    ("ros.node_name", "use --ros-args -r __node:=NAME"),
+    ("ros.namespace", "use --ros-args -r __ns:=/NS"),
+    (
+        "ros.domain_id",
+        "use ROS_DOMAIN_ID, --domain-id or the --params file",
+    ),
+    (
+        "ros.localhost_only",
+        "use ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST or the --params file",
+    ),
+];
+
 /// Applies the parameter overrides rcl read for this node (`--ros-args -p …`,
 /// `--params-file …`) to `params`, each validated as a parameter file's value (read-only
-/// ones included: this is start-up). Returns the names of overrides that are not parameters
-/// of this node (ignored, as a ROS 2 node ignores undeclared overrides; the caller warns).
+/// ones included: this is start-up). Returns the overrides not applied, each with why: not
+/// a parameter of this node (as a ROS 2 node ignores undeclared overrides), or one rcl used
+/// before reading overrides (applying it would make `ros2 param get` report a value not in
+/// force). The caller warns.
 pub(crate) fn apply_overrides(
     node: &r2r::Node,
     params: &mut NodeParams,
-) -> Result<Vec<String>, RosError> {
+) -> Result<Vec<(String, String)>, RosError> {
     let overrides: Vec<(String, r2r::ParameterValue)> = node
         .params
         .lock()
@@ -168,12 +185,16 @@ pub(crate) fn apply_overrides(
         .iter()
         .map(|(name, p)| (name.clone(), p.value.clone()))
         .collect();
-    let mut unknown = Vec::new();
+    let mut ignored = Vec::new();
     for (name, value) in overrides {
         let Some(spec) = param_schema::find(&name) else {
-            unknown.push(name);
+            ignored.push((name, "not a parameter of this node".to_owned()));
             continue;
         };
+        if let Some((_, instead)) = BEFORE_RCL.iter().find(|(key, _)| *key == name) {
+            ignored.push((name, format!("rcl has already used it; {instead}")));
+            continue;
+        }
         let value = from_rcl(&value).ok_or_else(|| {
             RosError::Param(format!(
                 "--ros-args parameter {name}: a {} is not a value of this parameter",
@@ -191,7 +212,7 @@ pub(crate) fn apply_overrides(
         *params = param_schema::with_value(params, spec, &value)
             .map_err(|e| RosError::Param(format!("--ros-args parameter: {e}")))?;
     }
-    Ok(unknown)
+    Ok(ignored)
 }
 
 /// The parameter services' request streams, created on the node.

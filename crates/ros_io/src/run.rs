@@ -154,10 +154,8 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     middleware_environment(&params.ros, domain_id);
     let mut transport = Transport::new(&params.ros)?;
     let log = NodeLog::open(&mut transport)?;
-    for name in apply_overrides(transport.node_mut(), &mut params)? {
-        log.warn(&format!(
-            "ignored the --ros-args parameter {name}: not a parameter of this node"
-        ));
+    for (name, why) in apply_overrides(transport.node_mut(), &mut params)? {
+        log.warn(&format!("ignored the --ros-args parameter {name}: {why}"));
     }
     let (node_name, namespace) = transport.names();
     (params.ros.node_name, params.ros.namespace) = (node_name, namespace);
