@@ -3,7 +3,7 @@
 plant step (MuJoCo RK4 with the friction hook), sensor measurement, JointState build and
 CDR serialisation. Prints p50/p99/max in µs per part for the default scenario.
 
-    .venv/bin/python mujoco_driver/bench_step.py [--params launch/sim_default.yaml] [--steps 5000]
+    .venv/bin/python mujoco_driver/bench_step.py [--params config/sim_default.yaml] [--steps 5000]
 """
 
 import argparse
@@ -26,7 +26,7 @@ from gpn_mujoco.sensors import Sensors  # noqa: E402
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     repo = Path(__file__).resolve().parents[1]
-    p.add_argument("--params", default=str(repo / "launch" / "sim_default.yaml"))
+    p.add_argument("--params", default=str(repo / "config" / "sim_default.yaml"))
     p.add_argument("--steps", type=int, default=5000)
     args = p.parse_args()
     sc = scenario.from_file(args.params)

@@ -47,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
         required=True,
         metavar="FILE.yaml",
         help="the node's parameter YAML (gp_learning_node: ros__parameters:); the driver reads "
-        "robot.urdf, sim: and run: (e.g. launch/sim_default.yaml)",
+        "robot.urdf, sim: and run: (e.g. config/sim_default.yaml)",
     )
     p.add_argument(
         "--urdf",

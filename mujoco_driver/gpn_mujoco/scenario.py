@@ -1,6 +1,6 @@
 """The scenario: the node's own parameter YAML, read for the driver (knows nothing of DDS).
 
-Layout ``gp_learning_node: ros__parameters:`` as in ``launch/sim_default.yaml``. The driver
+Layout ``gp_learning_node: ros__parameters:`` as in ``config/sim_default.yaml``. The driver
 reads ``robot.urdf``, the ``sim:`` section (the true robot) and the ``run:`` section
 (duration, reference). Every key is optional; the defaults are those of the embedded
 simulator (``crates/embedded_sim/src/params.rs``, ``crates/app/src/reference.rs``), so a file means

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["CYCLONEDDS_URI"] = (SIM_DIR / "cyclonedds_localhost.xml").as_uri()
 
 SHARED_DYNAMICS = REPO_ROOT.parent / "shared" / "fixtures" / "dynamics"
-DEFAULT_PARAMS = REPO_ROOT / "launch" / "sim_default.yaml"
+DEFAULT_PARAMS = REPO_ROOT / "config" / "sim_default.yaml"
 
 # A block of domain ids per test process (from its pid), one id per test, so parallel
 # runs of the suite on one machine do not hear each other.

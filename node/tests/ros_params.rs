@@ -1,5 +1,5 @@
 //! Operations issue: the parameter schema is declared once and agrees with the parameter
-//! YAML (every declared name is a key of `launch/sim_default.yaml` and has a value in the
+//! YAML (every declared name is a key of `config/sim_default.yaml` and has a value in the
 //! parameter structs) and with the README's table (printed by `gp-node run --list-params`);
 //! validation refuses wrong types, ranges and lengths with the reason; a set round-trips
 //! through the parameter structs.
@@ -26,7 +26,7 @@ fn every_declared_parameter_is_in_the_yaml_and_has_a_value() {
     for spec in SCHEMA {
         assert!(
             yaml_has(spec.name),
-            "{} is not a key of launch/sim_default.yaml",
+            "{} is not a key of config/sim_default.yaml",
             spec.name
         );
         let value = param_schema::value_of(&params, spec)

@@ -20,7 +20,7 @@ fn column(header: &csv::StringRecord, name: &str) -> usize {
 #[test]
 fn clean_samples_differ_from_the_learning_samples_only_by_encoder_spikes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let params = std::fs::read_to_string(root.join("launch/sim_gating_limits_only.yaml"))
+    let params = std::fs::read_to_string(root.join("config/sim_gating_limits_only.yaml"))
         .unwrap()
         .replacen(
             "encoder_noise_std_rad: 0.00001",

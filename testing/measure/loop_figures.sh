@@ -15,7 +15,7 @@
 # the binary is $DIR/target/release/gp-node, or <target>/release/gp-node with
 # BEFORE_TARGET / AFTER_TARGET set to that checkout's CARGO_TARGET_DIR. The plugins
 # (libgpn_skygp.so) are found in <target>/release/deps, where building gp-node puts them.
-# Parameters come from each checkout's launch/sim_default.yaml; for (a) with DDS on
+# Parameters come from each checkout's config/sim_default.yaml; for (a) with DDS on
 # loopback, the nominal law, no hyperparameter fit (learn.fit_samples 1e6) and a 1 s watchdog.
 #
 # Environment (all optional):
@@ -108,7 +108,7 @@ PY
 for side in before after; do
   dir="$before_dir"; [ "$side" = after ] && dir="$after_dir"
   mkdir -p "$OUT/$side"
-  yaml="$dir/launch/sim_default.yaml"
+  yaml="$dir/config/sim_default.yaml"
   [ -f "$yaml" ] || die "no $yaml"
   # (a): DDS on loopback, nominal law, no hyperparameter fit during the run, watchdog 1 s
   # (no safe outputs while the peer discovers the node).
@@ -144,7 +144,7 @@ loopback() { # SIDE BIN ROUND
   "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
     >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
   node_pid=$!
-  if ! in_background timeout 300 "$peer_python" "$peer" "$dir/launch/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
+  if ! in_background timeout 300 "$peer_python" "$peer" "$dir/config/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then
     echo "loop_figures: peer failed ($side round $i, domain $domain): $(tail -c 400 "$OUT/$side/peer_$i.json" "$OUT/$side/peer_$i.log")" >&2
   fi
   kill -INT "$node_pid" 2>/dev/null || true

@@ -18,9 +18,9 @@ pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, S
 pub use reference::ReferenceParams;
 pub use ros_params::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};
 
-/// The default parameter file (`launch/sim_default.yaml`), built in so that `gp-node sim`
+/// The default parameter file (`config/sim_default.yaml`), built in so that `gp-node sim`
 /// runs from any directory.
-pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../launch/sim_default.yaml");
+pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../config/sim_default.yaml");
 
 /// The default robot (`urdf/panda.urdf`), built in for the same reason.
 pub const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");

@@ -1,7 +1,7 @@
 //! The node's ROS 2 parameters, declared once: name, type, unit, description, constraint and
 //! how a change takes effect. The same table validates `ros2 param set`, feeds the README's
 //! parameter table (`gp-node run --list-params`) and is checked against the parameter YAML
-//! (`launch/sim_default.yaml`) by a test. Names are the YAML paths under `ros__parameters`
+//! (`config/sim_default.yaml`) by a test. Names are the YAML paths under `ros__parameters`
 //! joined with dots, as ROS 2 flattens a parameter file. `model.config` is the plugin's
 //! configuration as one JSON string, since its keys depend on the plugin.
 //!

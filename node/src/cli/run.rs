@@ -14,7 +14,7 @@ use gp_node::ros::Mode;
 pub struct RunArgs {
     /// Parameter file (ROS 2 parameter YAML, `gp_learning_node: ros__parameters: …`; the
     /// `ros:` section holds node, topic and watchdog settings); default: the built-in
-    /// `launch/sim_default.yaml`.
+    /// `config/sim_default.yaml`.
     #[arg(long)]
     params: Option<PathBuf>,
     /// `control` (publish the compensated effort command) or `learn` (learn from another

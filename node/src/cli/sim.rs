@@ -18,7 +18,7 @@ const DEFAULT_RRD: &str = "gp-node-sim.rrd";
 #[derive(clap::Args)]
 pub struct SimArgs {
     /// Parameter file (ROS 2 parameter YAML, `gp_learning_node: ros__parameters: …`);
-    /// default: the built-in `launch/sim_default.yaml`.
+    /// default: the built-in `config/sim_default.yaml`.
     #[arg(long)]
     params: Option<PathBuf>,
     /// Scenario applied on top of the parameters.

@@ -21,7 +21,7 @@ pub fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-/// Writes the default parameters (`launch/sim_default.yaml`) with `replacements` applied to
+/// Writes the default parameters (`config/sim_default.yaml`) with `replacements` applied to
 /// the text (each must match) and DDS kept on loopback; returns the file.
 pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
     let mut text = gp_node::app::DEFAULT_PARAMS_YAML.to_owned();
