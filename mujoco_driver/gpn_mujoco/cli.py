@@ -1,7 +1,7 @@
 """Command line of ``mujoco_driver/mujoco_driver.py``: parse, run, print one error line, exit code.
 
-Exit codes: 0 the run completed; 1 it stopped (no controller, a silent controller, a
-diverging simulation, interrupted); 2 bad input (parameter file, URDF, options).
+Exit codes: 0 the run completed; 1 it stopped (no controller, no reader of a volatile
+reference, a silent controller, a diverging simulation, interrupted); 2 bad input (parameter file, URDF, options).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ DDS: topics are ROS 2's (`/joint_states` is DDS topic `rt/joint_states`, types
 `sensor_msgs::msg::dds_::JointState_` ...). Cyclone DDS reads CYCLONEDDS_URI as usual;
 with --localhost-only (or ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST / ROS_LOCALHOST_ONLY=1)
 and no CYCLONEDDS_URI, traffic stays on the loopback interface.
-Exit codes: 0 completed, 1 stopped (controller missing or silent, divergence,
-interrupted), 2 bad input."""
+Exit codes: 0 completed, 1 stopped (controller or, with a volatile reference, reference
+reader missing; controller silent; divergence; interrupted), 2 bad input."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -90,9 +90,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--publish-reference",
         action="store_true",
-        help="publish the run: section's sine reference once at startup (transient-local): stamp "
+        help="publish the run: section's sine reference once at startup, before the first state: stamp "
         "t0 = 1 s, a point every 10 ms (positions rad, velocities rad/s, accelerations rad/s²); "
         "also enables the tracking error in the result",
+    )
+    p.add_argument(
+        "--reference-durability",
+        choices=("transient_local", "volatile"),  # transport.REFERENCE_DURABILITIES (not imported before parsing)
+        default="transient_local",
+        help="durability of the reliable, keep-last-1 reference writer of --publish-reference "
+        "(default: %(default)s). volatile (ROS 2's default QoS) reaches only readers matched when it "
+        "is written: the run then also waits for a reader of the reference (within "
+        "--startup-timeout-s) and stops without one",
     )
     p.add_argument(
         "--result",
@@ -113,7 +122,8 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="S",
-        help="seconds to wait for a joint-state reader and a command writer to match (default: %(default)s)",
+        help="seconds to wait for a joint-state reader and a command writer (and, with a volatile "
+        "reference, a reference reader) to match (default: %(default)s)",
     )
     p.add_argument(
         "--localhost-only",
@@ -178,7 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         startup_timeout_s=args.startup_timeout_s,
         publish_reference=args.publish_reference,
     )
-    transport = transport_mod.DriverTransport(domain_id, topics, with_reference=args.publish_reference)
+    transport = transport_mod.DriverTransport(
+        domain_id, topics, with_reference=args.publish_reference, reference_durability=args.reference_durability
+    )
     try:
         driver = Driver(robot, scenario, transport, options)
     except (ScenarioError, UrdfError, ValueError) as err:
@@ -189,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     error, code = None, 0
     try:
         logging.getLogger("mujoco_driver").info(
-            "%s: %d joints, %g s at %g Hz, domain %d; waiting for the controller on %s / %s",
+            "%s: %d joints, %g s at %g Hz, domain %d; waiting for the controller on %s / %s%s",
             robot.path,
             len(robot.joints),
             driver.ticks / driver.rate_hz,
@@ -197,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
             domain_id,
             topics.joint_states,
             topics.command,
+            f" and a reader of the volatile reference on {topics.reference}"
+            if args.publish_reference and args.reference_durability == "volatile"
+            else "",
         )
         driver.run()
     except DriverError as err:

@@ -18,7 +18,12 @@ means "now" in ROS — and run time τ_k = k/rate_hz):
 The run starts at q(t0) = q_d(0), q̇(t0) = q̇_d(0), once a reader of the joint states and a
 writer of commands are matched (≤ the startup timeout) and ``settle_s`` has passed (DDS
 discovery is not symmetric: a best-effort reader drops samples of a writer it has not yet
-discovered). It stops after ``duration_s`` of simulated time (round(duration·rate) steps).
+discovered). The reference, if published, is written before the first state; a volatile
+reference writer reaches only readers matched at write time, so then a reader of the
+reference must be matched too (within the same startup timeout) and the first state waits
+until the matched readers acknowledged the reference (at most what is left of the startup
+timeout, or the command timeout if longer; a warning, not a stop, if they did not). It stops
+after ``duration_s`` of simulated time (round(duration·rate) steps).
 Given the same parameters and the same command sequence the states are bit-identical: the
 physics and the noise are seeded and nothing depends on the wall clock.
 """
@@ -154,9 +159,19 @@ class Driver:
         """Runs to the end; raises :class:`DriverError` when the peer is missing or silent."""
         q0, v0, _ = self.reference.sample(0.0)
         self.plant.reset(q0, v0)
-        self._wait_for_peer()
+        deadline = time.monotonic() + self.options.startup_timeout_s
+        self._wait_for_peer(deadline)
         if self.options.publish_reference:
             self.transport.publish_reference(reference_message(self.names, self.reference, self.options.duration_s))
+            if self._volatile_reference():
+                wait_s = max(deadline - time.monotonic(), self.options.command_timeout_s)
+                if not self.transport.wait_for_reference_acks(wait_s):
+                    LOG.warning(
+                        "the reference on %s was not acknowledged by every matched reader within %.1f s; "
+                        "starting anyway",
+                        self.transport.topics.reference,
+                        wait_s,
+                    )
         wall = time.perf_counter()
         try:
             self._loop()
@@ -164,15 +179,27 @@ class Driver:
             self.counters.wall_s = time.perf_counter() - wall
         self.completed = True
 
-    def _wait_for_peer(self) -> None:
-        readers, writers = self.transport.wait_for_peer(self.options.startup_timeout_s)
-        if readers == 0 or writers == 0:
+    def _volatile_reference(self) -> bool:
+        return self.options.publish_reference and self.transport.reference_durability == "volatile"
+
+    def _wait_for_peer(self, deadline: float) -> None:
+        readers, writers = self.transport.wait_for_peer(max(0.0, deadline - time.monotonic()))
+        reference_readers = 1
+        if self._volatile_reference():
+            reference_readers = self.transport.wait_for_reference_reader(max(0.0, deadline - time.monotonic()))
+        if readers == 0 or writers == 0 or reference_readers == 0:
             names = self.transport.dds_names
+            topics = self.transport.topics
             missing = []
             if readers == 0:
-                missing.append(f"no reader of {self.transport.topics.joint_states} (DDS {names['joint_states']})")
+                missing.append(f"no reader of {topics.joint_states} (DDS {names['joint_states']})")
             if writers == 0:
-                missing.append(f"no writer of {self.transport.topics.command} (DDS {names['command']})")
+                missing.append(f"no writer of {topics.command} (DDS {names['command']})")
+            if reference_readers == 0:
+                missing.append(
+                    f"no reader of {topics.reference} (DDS {names['reference']}; the volatile reference "
+                    "reaches only readers matched before the run starts)"
+                )
             raise DriverError(
                 f"after {self.options.startup_timeout_s:g} s of waiting for the controller: "
                 + " and ".join(missing)

@@ -9,7 +9,8 @@ Keys: ``completed`` (bool), ``error`` (message or null), ``joints``, ``duration_
 least one entry clamped), ``clamped_commands_per_joint``, ``stale_commands_dropped``,
 ``glitches``, ``round_trip_us`` {``p50``, ``p99``, ``max``} (state published → command
 taken, as the driver measured it; null before the first step), ``wall_s``, ``domain_id``,
-``topics`` (ROS names), ``payload_switched``.
+``topics`` (ROS names), ``reference_durability`` (``transient_local`` or ``volatile``; null
+without ``--publish-reference``), ``payload_switched``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ RESULT_KEYS = (
     "wall_s",
     "domain_id",
     "topics",
+    "reference_durability",
     "payload_switched",
 )
 
@@ -85,6 +87,7 @@ def result(driver: Driver, domain_id: int, error: str | None = None) -> dict[str
         "wall_s": c.wall_s,
         "domain_id": domain_id,
         "topics": {"joint_states": topics.joint_states, "command": topics.command, "reference": topics.reference},
+        "reference_durability": driver.transport.reference_durability if driver.options.publish_reference else None,
         "payload_switched": driver.plant.payload_switched,
     }
     return out

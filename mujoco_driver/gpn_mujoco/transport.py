@@ -2,7 +2,9 @@
 
 QoS (as ros2_control's): joint states — reliable, volatile, keep-last 10 (a best-effort
 reader, as the node's, is compatible); commands — reliable, volatile, keep-last 10;
-reference — reliable, transient-local, keep-last 1 (a node that joins later still gets it).
+reference — reliable, keep-last 1, transient-local by default (a node that joins later still
+gets it) or volatile (ROS 2's default QoS: only readers matched when it is written get it, so
+the driver writes it once a reader is matched, see :meth:`DriverTransport.reference_readers`).
 Writers use XCDR1 (plain CDR), the representation ROS 2 uses.
 
 Network: Cyclone DDS's configuration comes from ``CYCLONEDDS_URI`` as usual. With
@@ -39,6 +41,23 @@ REFERENCE_QOS = Qos(
     Policy.History.KeepLast(1),
     _XCDR1,
 )
+REFERENCE_VOLATILE_QOS = Qos(
+    Policy.Reliability.Reliable(duration(seconds=1)),
+    Policy.Durability.Volatile,
+    Policy.History.KeepLast(1),
+    _XCDR1,
+)
+REFERENCE_DURABILITIES = ("transient_local", "volatile")
+"""Durabilities of the reference writer (the CLI's ``--reference-durability``)."""
+
+
+def reference_qos(durability: str) -> Qos:
+    """The reference writer's QoS for ``durability`` (one of :data:`REFERENCE_DURABILITIES`)."""
+    if durability == "transient_local":
+        return REFERENCE_QOS
+    if durability == "volatile":
+        return REFERENCE_VOLATILE_QOS
+    raise ValueError(f"reference durability {durability!r} is not one of {', '.join(REFERENCE_DURABILITIES)}")
 
 
 def localhost_requested(env: dict[str, str] | None = None) -> bool:
@@ -88,9 +107,13 @@ class Topics:
 class DriverTransport:
     """The driver's DDS entities. Not thread-safe: one loop uses it."""
 
-    def __init__(self, domain_id: int, topics: Topics, with_reference: bool):
+    def __init__(
+        self, domain_id: int, topics: Topics, with_reference: bool, reference_durability: str = "transient_local"
+    ):
         check_domain_id(domain_id)
+        qos = reference_qos(reference_durability)
         self.topics = topics
+        self.reference_durability = reference_durability
         self.dds_names = {
             "joint_states": dds_topic(topics.joint_states),
             "command": dds_topic(topics.command),
@@ -108,7 +131,7 @@ class DriverTransport:
         self.reference_writer = None
         if with_reference:
             reference_topic = Topic(dp, self.dds_names["reference"], JointTrajectory_)
-            self.reference_writer = DataWriter(dp, reference_topic, qos=REFERENCE_QOS)
+            self.reference_writer = DataWriter(dp, reference_topic, qos=qos)
 
     def matched(self) -> tuple[int, int]:
         """(readers of our joint states, writers of commands) currently matched."""
@@ -128,6 +151,32 @@ class DriverTransport:
             if time.monotonic() >= deadline:
                 return counts
             time.sleep(0.005)
+
+    def reference_readers(self) -> int:
+        """Readers of the reference currently matched (the writer's publication-matched status)."""
+        if self.reference_writer is None:
+            return 0
+        return self.reference_writer.get_publication_matched_status().current_count
+
+    def wait_for_reference_reader(self, timeout_s: float) -> int:
+        """Waits until a reader of the reference is matched, or the timeout (the count is
+        checked at least once); returns the last :meth:`reference_readers` count."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            count = self.reference_readers()
+            if count > 0 or time.monotonic() >= deadline:
+                return count
+            time.sleep(0.005)
+
+    def wait_for_reference_acks(self, timeout_s: float) -> bool:
+        """Waits until every matched reader acknowledged the reference (reliable), or the
+        timeout; returns whether they did."""
+        if self.reference_writer is None:
+            raise RuntimeError("the transport was created without a reference writer")
+        try:
+            return self.reference_writer.wait_for_acks(duration(seconds=max(0.0, timeout_s)))
+        except AttributeError:  # cyclonedds 11.0.1's DataWriter.wait_for_acks: timeout → missing constant
+            return False
 
     def publish_state(self, msg: JointState_) -> None:
         self.state_writer.write(msg)

@@ -1,16 +1,20 @@
 """The lock-step loop against a fake controller over Cyclone DDS (in this process):
-determinism, refused commands, republishing, giving up, tracking, clamping, the reference,
-and the result's numbers."""
+determinism, refused commands, republishing, giving up, tracking, clamping, the reference
+(transient-local and volatile), and the result's numbers."""
+
+import threading
+import time
 
 import numpy as np
 import pytest
 from conftest import DEFAULT_PARAMS, REPO_ROOT, next_domain_id
 from controller import ComputedTorque, FakeController, command
 from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from gpn_mujoco import report, scenario, urdf
-from gpn_mujoco.driver import Driver, DriverError, DriverOptions
+from gpn_mujoco.driver import Driver, DriverError, DriverOptions, reference_message
 from gpn_mujoco.messages import JointTrajectory_, nanos_of
 from gpn_mujoco.plant import Plant
 from gpn_mujoco.reference import SineReference
@@ -201,6 +205,46 @@ def test_reference_stamps_and_initial_state():
     assert all(s.name == ROBOT.joint_names and s.header.frame_id == "" for s in controller.states)
 
 
+def test_a_volatile_reference_waits_for_its_reader_and_precedes_the_first_state():
+    """A volatile reader (ROS 2's default QoS) that appears 0.5 s after the controller gets
+    the reference, written once, after the reader matched and before the first state."""
+    domain_id = next_domain_id()
+    transport = DriverTransport(domain_id, Topics(), with_reference=True, reference_durability="volatile")
+    calls = []
+    for name in ("publish_reference", "publish_state"):
+        def spy(msg, name=name, real=getattr(transport, name)):
+            calls.append((name, transport.reference_readers()))
+            real(msg)
+        setattr(transport, name, spy)
+    controller = FakeController(domain_id, ComputedTorque(ROBOT, IDEAL))
+    controller.start()
+    peer = DomainParticipant(domain_id)
+    readers = []
+    volatile = Qos(Policy.Reliability.Reliable(0), Policy.Durability.Volatile, Policy.History.KeepLast(1))
+    late = threading.Timer(0.5, lambda: readers.append(
+        DataReader(peer, Topic(peer, "rt/gp_learning_node/reference", JointTrajectory_), qos=volatile)
+    ))
+    late.start()
+    opts = DriverOptions(duration_s=0.02, startup_timeout_s=10.0, publish_reference=True, settle_s=0.0)
+    driver = Driver(ROBOT, IDEAL, transport, opts)
+    started = time.monotonic()
+    try:
+        driver.run()
+        waited_s = time.monotonic() - started
+        (trajectory,) = wait_for(lambda: readers[0].take(N=2))
+    finally:
+        late.join()
+        controller.stop()
+        delete_entities(*readers, peer)
+        transport.close()
+    assert waited_s >= 0.5
+    assert calls[0] == ("publish_reference", 1)
+    assert [name for name, _ in calls[1:]] == ["publish_state"] * 20
+    assert trajectory == reference_message(ROBOT.joint_names, SineReference(IDEAL.run.reference), 0.02)
+    res = report.result(driver, domain_id)
+    assert res["completed"] and res["reference_durability"] == "volatile"
+
+
 def test_result_numbers_recompute_from_the_recorded_states():
     driver, _ = run(DEFAULT, ComputedTorque(ROBOT, DEFAULT), duration_s=0.1)
     res = report.result(driver, 7)
@@ -214,6 +258,7 @@ def test_result_numbers_recompute_from_the_recorded_states():
     rt = res["round_trip_us"]
     assert 0 < rt["p50"] <= rt["p99"] <= rt["max"]
     assert res["wall_s"] > 0 and res["payload_switched"] is False
+    assert res["reference_durability"] == "transient_local"
     assert res["topics"] == {
         "joint_states": "/joint_states",
         "command": "/effort_controller/commands",

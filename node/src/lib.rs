@@ -10,6 +10,9 @@
 /// The application layer: parameters, schema and ranges, robot loader, model factory (the
 /// `gpn_app` crate).
 pub use gpn_app as app;
+/// The command line of the `gp-node` executable (and of the ROS 2 package's
+/// `gp_learning_node`).
+pub mod cli;
 pub use gpn_control::{control, control_loop, learn};
 /// Rigid-body dynamics (the `gpn_dynamics` crate).
 pub use gpn_dynamics as robot;

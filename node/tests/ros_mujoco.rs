@@ -3,13 +3,15 @@
 //! default scenario (1.5 kg unmodelled payload, friction, armature), once with learning and
 //! once with the nominal law; the learned run's RMS tracking error over the second half,
 //! measured by the driver on MuJoCo's true state, must be ≤ 0.5× the nominal run's on every
-//! joint.
+//! joint. The learned run's driver publishes the reference volatile (ROS 2's default QoS), the
+//! nominal run's transient-local: the node's `~/reference` subscription matches both.
 #![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
 
 use ros_support::{
-    domain_id, driver_result, mujoco_driver, params_file, python, scratch, start_node, stop_node,
+    domain_id, driver_result, mujoco_driver_with_reference, params_file, python, scratch,
+    start_node, stop_node,
 };
 
 const DURATION_S: &str = "30";
@@ -34,9 +36,22 @@ fn run(
     }
     let node = start_node(&args);
     let result_path = dir.join("result.json");
-    let driver = mujoco_driver(python, params, &domain, DURATION_S, &result_path)
-        .output()
-        .expect("run the MuJoCo driver");
+    // The learned run proves the node tracks a volatile reference.
+    let durability = if nominal {
+        "transient_local"
+    } else {
+        "volatile"
+    };
+    let driver = mujoco_driver_with_reference(
+        python,
+        params,
+        &domain,
+        DURATION_S,
+        &result_path,
+        durability,
+    )
+    .output()
+    .expect("run the MuJoCo driver");
     let summary = stop_node(node);
     let result = driver_result(&result_path, &driver.stderr);
     assert!(
@@ -44,6 +59,10 @@ fn run(
         "the {tag} run did not complete: {}\n{}",
         result["error"],
         String::from_utf8_lossy(&driver.stderr)
+    );
+    assert_eq!(
+        result["reference_durability"], durability,
+        "{tag}: {result}"
     );
     eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
     (result, summary)

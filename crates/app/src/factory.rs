@@ -54,19 +54,27 @@ pub fn check_model_configs(params: &NodeParams) -> Result<(), String> {
     Ok(())
 }
 
-/// Loads the robot of a parameter set (`gp-node sim` and `gp-node run`): the built-in Panda
-/// when `robot.urdf` is empty. Every movable joint gets an effort limit, from
+/// Loads the robot of a parameter set: the built-in Panda when `robot.urdf` is empty (`gp-node
+/// sim`; `gp-node run` reads the `robot_description` topic then, [`load_robot_description`]). Every movable joint gets an effort limit, from
 /// `control.effort_limits_nm` or else from the URDF; a movable joint without one is an error
 /// naming it ([`Model::from_urdf_file_with_effort_limits`]).
 pub fn load_robot(params: &NodeParams) -> Result<Model, RobotError> {
-    let effort_limits_nm = params.control.given_effort_limits_nm();
     if params.robot.urdf.as_os_str().is_empty() {
-        Model::from_urdf_str_with_effort_limits(
-            super::DEFAULT_URDF,
-            "built-in urdf/panda.urdf",
-            effort_limits_nm,
-        )
+        load_robot_description(params, super::DEFAULT_URDF, "built-in urdf/panda.urdf")
     } else {
-        Model::from_urdf_file_with_effort_limits(&params.robot.urdf, effort_limits_nm)
+        Model::from_urdf_file_with_effort_limits(
+            &params.robot.urdf,
+            params.control.given_effort_limits_nm(),
+        )
     }
+}
+
+/// Loads the robot from a URDF text (`source` names it in errors: a file, a topic), with the
+/// effort limits of [`load_robot`].
+pub fn load_robot_description(
+    params: &NodeParams,
+    urdf: &str,
+    source: &str,
+) -> Result<Model, RobotError> {
+    Model::from_urdf_str_with_effort_limits(urdf, source, params.control.given_effort_limits_nm())
 }

@@ -13,7 +13,9 @@ mod params;
 mod reference;
 pub mod ros_params;
 
-pub use factory::{check_model_configs, load_robot, model_factory, plugin_search};
+pub use factory::{
+    check_model_configs, load_robot, load_robot_description, model_factory, plugin_search,
+};
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
 pub use reference::ReferenceParams;
 pub use ros_params::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};

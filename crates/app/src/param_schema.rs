@@ -174,7 +174,7 @@ use ParamKind as K;
 #[rustfmt::skip]
 pub const SCHEMA: &[ParamSpec] = &[
     spec("use_sim_time", K::Bool, "", "the node's clock follows /clock (simulation time) instead of the system clock", C::None, A::ReadOnly),
-    spec("robot.urdf", K::String, "", "URDF of the robot (empty: the built-in Panda)", C::None, A::ReadOnly),
+    spec("robot.urdf", K::String, "", "URDF file of the robot (empty: gp-node run reads the robot_description topic, gp-node sim uses the built-in Panda)", C::None, A::ReadOnly),
     spec("model.plugin", K::String, "", "model plugin name, found on the plugin search path (a path is refused)", C::PluginName, A::Model),
     spec("model.config", K::String, "", "plugin configuration as JSON: the keys its schema declares (gp-node plugins NAME, docs/plugins/)", C::JsonObject, A::Model),
     spec("control.kp_per_s2", K::JointDoubles, "1/s²", "proportional gain K_p", C::Positive, A::Law),

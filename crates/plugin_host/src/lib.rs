@@ -57,6 +57,7 @@
 
 #![warn(missing_docs)]
 
+mod ament;
 pub mod config;
 mod config_page;
 mod create;

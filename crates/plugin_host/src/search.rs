@@ -7,8 +7,10 @@
 //! 3. the directory of the running executable and, for cargo's layouts, its `deps/`
 //!    subdirectory (searched first: cargo writes every cdylib there, and copies only some
 //!    up to `target/<profile>/`, so the `deps/` copy is never the stale one), or its parent
-//!    when the executable itself sits in `deps/` (test binaries). An installed `gp-node`
-//!    has no `deps/`: put plugins beside it or on `GPN_PLUGIN_PATH`.
+//!    when the executable itself sits in `deps/` (test binaries),
+//! 4. plugins installed as ROS 2 packages: `lib/<package>/` of every Rust package in the
+//!    ament index of the install holding the executable (colcon's isolated or merged
+//!    layout), then of `$AMENT_PREFIX_PATH` (see `ament.rs`).
 //!
 //! In each directory, the name `NAME` matches, in this order, `libNAME.so`, `NAME.so` and
 //! `libgpn_NAME.so` (the prefix and suffix are the platform's, `std::env::consts::DLL_*`);
@@ -41,17 +43,20 @@ pub struct SearchPath {
 
 impl SearchPath {
     /// The standard search path: `cli_dirs`, then [`ENV_VAR`], then the executable's
-    /// directory (and `deps/` or its parent); see the module doc.
+    /// directory (and `deps/` or its parent), then the ament install's plugin packages; see
+    /// the module doc.
     pub fn standard<I, P>(cli_dirs: I) -> SearchPath
     where
         I: IntoIterator<Item = P>,
         P: AsRef<OsStr>,
     {
-        SearchPath::from_parts(
-            cli_dirs,
-            std::env::var_os(ENV_VAR),
-            std::env::current_exe().ok().as_deref(),
-        )
+        let exe = std::env::current_exe().ok();
+        let mut path = SearchPath::from_parts(cli_dirs, std::env::var_os(ENV_VAR), exe.as_deref());
+        path.extend(super::ament::plugin_dirs(
+            exe.as_deref(),
+            std::env::var_os("AMENT_PREFIX_PATH").as_deref(),
+        ));
+        path
     }
 
     /// The standard order from explicit parts (what [`SearchPath::standard`] reads from the

@@ -136,23 +136,22 @@ fn joint_states_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
         input,
         "joint states",
         verdict,
-        vec![
-            kv("received", i.joint_states),
-            kv("refused: array lengths", i.rejected_length),
-            kv("refused: missing joint", i.rejected_missing_joint),
-            kv("refused: duplicate joint", i.rejected_duplicate_joint),
-            kv("refused: non-finite value", i.rejected_non_finite),
-            kv("refused: bad stamp", i.rejected_stamp),
-            kv("refused: no torque", i.rejected_no_torque),
-            kv("dropped in bursts", i.dropped_busy),
-            kv("refused: out of order", i.rejected_out_of_order),
-            kv("refused: implausible stamp", i.rejected_implausible_stamp),
-            kv("stamp clock resyncs", i.stamp_resyncs),
-            kv("repeated stamp (command repeated)", c.repeated),
-            kv("watchdog trips", c.watchdog_trips),
-            kv("watchdog episodes", c.watchdog_episodes),
-            kv("last refusal", input.last_rejection.unwrap_or("")),
-        ],
+        [kv("received", i.joint_states)]
+            .into_iter()
+            .chain(
+                i.joint_state_refusals()
+                    .into_iter()
+                    .map(|(reason, n)| kv(&format!("refused: {reason}"), n)),
+            )
+            .chain([
+                kv("dropped in bursts", i.dropped_busy),
+                kv("stamp clock resyncs", i.stamp_resyncs),
+                kv("repeated stamp (command repeated)", c.repeated),
+                kv("watchdog trips", c.watchdog_trips),
+                kv("watchdog episodes", c.watchdog_episodes),
+                kv("last refusal", input.last_rejection.unwrap_or("")),
+            ])
+            .collect(),
     )
 }
 
@@ -217,7 +216,18 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
     let sat_now = c
         .saturated_ticks
         .saturating_sub(input.previous.saturated_ticks);
-    let verdict = if sat_now > 0 {
+    let (i, ip) = (input.ingest, input.ingest_previous);
+    let refused_now = (i.trajectories_refused() + i.commands_refused())
+        .saturating_sub(ip.trajectories_refused() + ip.commands_refused());
+    let verdict = if refused_now > 0 {
+        (
+            DiagnosticStatus::WARN,
+            format!(
+                "{refused_now} reference trajectories or commands refused since the last report: {}",
+                input.last_rejection.unwrap_or("")
+            ),
+        )
+    } else if sat_now > 0 {
         (
             DiagnosticStatus::WARN,
             format!("{sat_now} ticks hit an effort limit since the last report"),
@@ -231,29 +241,37 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
         "holding the start pose"
     };
     let (latency, tick) = (input.latency, input.tick_time);
-    status(
-        input,
-        "control",
-        verdict,
-        vec![
-            kv("mode", mode),
-            kv("ticks", c.ticks),
-            kv("ticks on the learned law", c.learned_ticks),
-            kv("bad input ticks", c.bad_input),
-            kv("saturated ticks", c.saturated_ticks),
-            kv("reference", reference),
-            kv(
-                "state in -> command out p50 (us)",
-                format!("{:.0}", latency.quantile(0.5)),
-            ),
-            kv(
-                "state in -> command out p99 (us)",
-                format!("{:.0}", latency.quantile(0.99)),
-            ),
-            kv("tick p50 (us)", format!("{:.1}", tick.quantile(0.5))),
-            kv("tick p99 (us)", format!("{:.1}", tick.quantile(0.99))),
-        ],
-    )
+    let mut values = vec![
+        kv("mode", mode),
+        kv("ticks", c.ticks),
+        kv("ticks on the learned law", c.learned_ticks),
+        kv("bad input ticks", c.bad_input),
+        kv("saturated ticks", c.saturated_ticks),
+        kv("reference", reference),
+        kv("reference trajectories accepted", i.trajectories_accepted),
+    ];
+    for (reason, n) in i.reference_refusals() {
+        values.push(kv(&format!("reference refused: {reason}"), n));
+    }
+    if input.mode == Mode::Learn {
+        values.push(kv("commands accepted", i.commands_accepted));
+        for (reason, n) in i.command_refusals() {
+            values.push(kv(&format!("command refused: {reason}"), n));
+        }
+    }
+    values.extend([
+        kv(
+            "state in -> command out p50 (us)",
+            format!("{:.0}", latency.quantile(0.5)),
+        ),
+        kv(
+            "state in -> command out p99 (us)",
+            format!("{:.0}", latency.quantile(0.99)),
+        ),
+        kv("tick p50 (us)", format!("{:.1}", tick.quantile(0.5))),
+        kv("tick p99 (us)", format!("{:.1}", tick.quantile(0.99))),
+    ]);
+    status(input, "control", verdict, values)
 }
 
 /// "dynamics": low coverage of ±η_cal (drift), then a change since the last report.

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::joint_state::Rejection;
 use super::stamp_clock::StampRefusal;
+use super::trajectory::TrajectoryError;
 
 /// Atomic counters (the receive thread writes, the publish thread reads).
 #[derive(Debug, Default)]
@@ -33,12 +34,24 @@ pub struct IngestCounters {
     pub dropped_busy: AtomicU64,
     /// Reference trajectories accepted.
     pub trajectories_accepted: AtomicU64,
-    /// Reference trajectories refused.
-    pub trajectories_refused: AtomicU64,
+    /// Reference trajectories refused: no points.
+    pub trajectories_refused_empty: AtomicU64,
+    /// Refused: a joint of the model missing, or a name twice.
+    pub trajectories_refused_names: AtomicU64,
+    /// Refused: a point's array of the wrong length.
+    pub trajectories_refused_length: AtomicU64,
+    /// Refused: a NaN or infinite value.
+    pub trajectories_refused_non_finite: AtomicU64,
+    /// Refused: `time_from_start` not increasing.
+    pub trajectories_refused_time: AtomicU64,
+    /// Refused: a position outside the joint limits.
+    pub trajectories_refused_limits: AtomicU64,
     /// Commands of another controller accepted (learn mode).
     pub commands_accepted: AtomicU64,
-    /// Commands of another controller refused (length or non-finite).
-    pub commands_refused: AtomicU64,
+    /// Commands of another controller refused: wrong length.
+    pub commands_refused_length: AtomicU64,
+    /// Commands of another controller refused: a NaN or infinite value.
+    pub commands_refused_non_finite: AtomicU64,
 }
 
 /// A plain copy of [`IngestCounters`].
@@ -69,11 +82,23 @@ pub struct IngestSnapshot {
     /// See [`IngestCounters`].
     pub trajectories_accepted: u64,
     /// See [`IngestCounters`].
-    pub trajectories_refused: u64,
+    pub trajectories_refused_empty: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused_names: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused_length: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused_non_finite: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused_time: u64,
+    /// See [`IngestCounters`].
+    pub trajectories_refused_limits: u64,
     /// See [`IngestCounters`].
     pub commands_accepted: u64,
     /// See [`IngestCounters`].
-    pub commands_refused: u64,
+    pub commands_refused_length: u64,
+    /// See [`IngestCounters`].
+    pub commands_refused_non_finite: u64,
 }
 
 impl IngestSnapshot {
@@ -87,6 +112,52 @@ impl IngestSnapshot {
             + self.rejected_out_of_order
             + self.rejected_implausible_stamp
             + self.rejected_no_torque
+    }
+
+    /// Reference trajectories refused for any reason.
+    pub fn trajectories_refused(&self) -> u64 {
+        self.reference_refusals().iter().map(|(_, n)| n).sum()
+    }
+
+    /// Commands of another controller refused for any reason.
+    pub fn commands_refused(&self) -> u64 {
+        self.commands_refused_length + self.commands_refused_non_finite
+    }
+
+    /// Joint states refused, per reason (the keys of `/diagnostics` and the `--json`
+    /// summary). A repeated stamp (a stale state) is not refused but answered with the last
+    /// command; the loop counts it.
+    pub fn joint_state_refusals(&self) -> [(&'static str, u64); 8] {
+        [
+            ("array_lengths", self.rejected_length),
+            ("missing_joint", self.rejected_missing_joint),
+            ("duplicate_joint", self.rejected_duplicate_joint),
+            ("non_finite", self.rejected_non_finite),
+            ("bad_stamp", self.rejected_stamp),
+            ("out_of_order", self.rejected_out_of_order),
+            ("implausible_stamp", self.rejected_implausible_stamp),
+            ("no_torque", self.rejected_no_torque),
+        ]
+    }
+
+    /// Reference trajectories refused, per reason.
+    pub fn reference_refusals(&self) -> [(&'static str, u64); 6] {
+        [
+            ("empty", self.trajectories_refused_empty),
+            ("joint_names", self.trajectories_refused_names),
+            ("array_lengths", self.trajectories_refused_length),
+            ("non_finite", self.trajectories_refused_non_finite),
+            ("time_not_increasing", self.trajectories_refused_time),
+            ("outside_joint_limits", self.trajectories_refused_limits),
+        ]
+    }
+
+    /// Commands of another controller (learn mode) refused, per reason.
+    pub fn command_refusals(&self) -> [(&'static str, u64); 2] {
+        [
+            ("array_lengths", self.commands_refused_length),
+            ("non_finite", self.commands_refused_non_finite),
+        ]
     }
 }
 
@@ -111,6 +182,20 @@ impl IngestCounters {
         });
     }
 
+    /// Counts a refused reference trajectory.
+    pub fn refuse_trajectory(&self, why: &TrajectoryError) {
+        bump(match why {
+            TrajectoryError::Empty => &self.trajectories_refused_empty,
+            TrajectoryError::MissingJoint(_) | TrajectoryError::DuplicateJoint(_) => {
+                &self.trajectories_refused_names
+            }
+            TrajectoryError::Length { .. } => &self.trajectories_refused_length,
+            TrajectoryError::NonFinite { .. } => &self.trajectories_refused_non_finite,
+            TrajectoryError::Time { .. } => &self.trajectories_refused_time,
+            TrajectoryError::Limit { .. } => &self.trajectories_refused_limits,
+        });
+    }
+
     /// Adds one to `counter`.
     pub fn count(&self, counter: &AtomicU64) {
         bump(counter);
@@ -132,9 +217,15 @@ impl IngestCounters {
             rejected_no_torque: r(&self.rejected_no_torque),
             dropped_busy: r(&self.dropped_busy),
             trajectories_accepted: r(&self.trajectories_accepted),
-            trajectories_refused: r(&self.trajectories_refused),
+            trajectories_refused_empty: r(&self.trajectories_refused_empty),
+            trajectories_refused_names: r(&self.trajectories_refused_names),
+            trajectories_refused_length: r(&self.trajectories_refused_length),
+            trajectories_refused_non_finite: r(&self.trajectories_refused_non_finite),
+            trajectories_refused_time: r(&self.trajectories_refused_time),
+            trajectories_refused_limits: r(&self.trajectories_refused_limits),
             commands_accepted: r(&self.commands_accepted),
-            commands_refused: r(&self.commands_refused),
+            commands_refused_length: r(&self.commands_refused_length),
+            commands_refused_non_finite: r(&self.commands_refused_non_finite),
         }
     }
 }

@@ -44,6 +44,8 @@ mod rcl_msgs;
 #[cfg(feature = "ros")]
 mod receive;
 #[cfg(feature = "ros")]
+mod robot_description;
+#[cfg(feature = "ros")]
 pub mod run;
 #[cfg(feature = "ros")]
 mod services;

@@ -19,6 +19,10 @@ use super::joint_state::{JointStateReader, StateFrame};
 use super::trajectory::Trajectory;
 use super::transport::Subscription;
 
+/// Two deliveries of one reference message (one per reader) arrive within this; the same
+/// message again later is a new reference (restarted when its stamp is zero).
+const SAME_DELIVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// State of the receiving side.
 pub(super) struct Receiver_ {
     pub(super) reader: JointStateReader,
@@ -38,7 +42,7 @@ impl Receiver_ {
     pub(super) async fn run(
         mut self,
         joint_states: Subscription<JointState>,
-        reference: Subscription<JointTrajectory>,
+        reference: (Subscription<JointTrajectory>, Subscription<JointTrajectory>),
         command: Option<Subscription<Float64MultiArray>>,
         payload_changed: Subscription<Empty>,
     ) {
@@ -60,18 +64,28 @@ impl Receiver_ {
                 }
             };
             let refs = async {
-                let mut stream = reference;
+                // Both readers of `~/reference` (see `Endpoints::open`): a message of a
+                // transient-local writer reaches both; the second copy is dropped.
+                let mut stream = futures::stream::select(reference.0, reference.1);
+                let mut last: Option<(JointTrajectory, Instant)> = None;
                 while let Some(msg) = stream.next().await {
+                    if last
+                        .as_ref()
+                        .is_some_and(|(m, at)| *m == msg && at.elapsed() < SAME_DELIVERY)
+                    {
+                        continue;
+                    }
                     match Trajectory::from_msg(&msg, &joints, &limits) {
                         Ok(t) => {
                             ingest.count(&ingest.trajectories_accepted);
                             let _ = trajectories.try_send(Box::new(t));
                         }
                         Err(e) => {
-                            ingest.count(&ingest.trajectories_refused);
+                            ingest.refuse_trajectory(&e);
                             set_last(&last_rejection, e.to_string());
                         }
                     }
+                    last = Some((msg, Instant::now()));
                 }
             };
             let cmds = async {
@@ -79,18 +93,24 @@ impl Receiver_ {
                     return std::future::pending::<()>().await;
                 };
                 while let Some(msg) = stream.next().await {
-                    if msg.data.len() == nv && msg.data.iter().all(|x| x.is_finite()) {
-                        ingest.count(&ingest.commands_accepted);
-                        *commanded.borrow_mut() = Some(msg.data);
-                    } else {
-                        ingest.count(&ingest.commands_refused);
+                    if msg.data.len() != nv {
+                        ingest.count(&ingest.commands_refused_length);
                         set_last(
                             &last_rejection,
                             format!(
-                                "commanded torque: {} values (expected {nv}) or a non-finite one",
+                                "commanded torque: {} values for {nv} joints",
                                 msg.data.len()
                             ),
                         );
+                    } else if let Some(i) = msg.data.iter().position(|x| !x.is_finite()) {
+                        ingest.count(&ingest.commands_refused_non_finite);
+                        set_last(
+                            &last_rejection,
+                            format!("commanded torque of joint {:?} is not finite", joints[i]),
+                        );
+                    } else {
+                        ingest.count(&ingest.commands_accepted);
+                        *commanded.borrow_mut() = Some(msg.data);
                     }
                 }
             };

@@ -55,6 +55,7 @@ use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrid
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
 use super::receive::Receiver_;
+use super::robot_description;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{TopicReference, Trajectory};
 use super::transport::{NodeClock, Publisher, RosError, Subscription, TopicQos, Transport};
@@ -76,6 +77,8 @@ pub struct RunSummary {
     pub node: String,
     /// DDS domain.
     pub domain_id: u16,
+    /// Where the robot came from: the URDF file, or `topic robot_description`.
+    pub robot: String,
     /// The node's clock was `/clock` (`use_sim_time`).
     pub use_sim_time: bool,
     /// `control` or `learn`.
@@ -92,6 +95,10 @@ pub struct RunSummary {
     pub joint_states_refused: u64,
     /// Dropped because the control thread was busy.
     pub joint_states_dropped_busy: u64,
+    /// Messages refused, per input and reason (the keys of `/diagnostics`).
+    pub refused: Refusals,
+    /// Reference trajectories accepted.
+    pub references_accepted: u64,
     /// Ticks run.
     pub ticks: u64,
     /// Ticks on the learned law.
@@ -120,6 +127,27 @@ pub struct RunSummary {
     pub latency_us: LatencySummary,
     /// Tick execution time, µs.
     pub tick_us: LatencySummary,
+}
+
+/// Refused messages per input, each per reason.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Refusals {
+    /// `joint_states`.
+    pub joint_states: std::collections::BTreeMap<&'static str, u64>,
+    /// `~/reference`.
+    pub reference: std::collections::BTreeMap<&'static str, u64>,
+    /// The other controller's command (learn mode).
+    pub command: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Refusals {
+    fn of(ingest: &IngestSnapshot) -> Self {
+        Self {
+            joint_states: ingest.joint_state_refusals().into_iter().collect(),
+            reference: ingest.reference_refusals().into_iter().collect(),
+            command: ingest.command_refusals().into_iter().collect(),
+        }
+    }
 }
 
 /// Quantiles of a latency histogram, µs.
@@ -164,7 +192,24 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     if params.use_sim_time {
         transport.use_sim_time()?;
     }
-    let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
+    let stop = stop_on_signal();
+    let start = Instant::now();
+    let deadline = run_deadline(options, start)?;
+    let (robot, robot_source) = if params.robot.urdf.as_os_str().is_empty() {
+        let robot =
+            robot_description::wait_for_robot(&mut transport, &params, &log, &stop, deadline)?
+                .ok_or_else(|| {
+                    RosError::Param(format!(
+                        "stopped before a robot description arrived on {} (std_msgs/String, \
+                     transient local); publish one (robot_state_publisher) or set robot.urdf",
+                        robot_description::TOPIC
+                    ))
+                })?;
+        (robot, format!("topic {}", robot_description::TOPIC))
+    } else {
+        let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
+        (robot, params.robot.urdf.display().to_string())
+    };
     let nv = robot.nv();
     log.info(&format!(
         "node {} on {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",
@@ -187,12 +232,21 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let endpoints = Endpoints::open(&mut transport, &params.ros, parts.probe_offers.take())?;
 
     let node_fqn = transport.fully_qualified_name();
-    let stop = stop_on_signal();
     let running = start_threads(&robot, &params, parts, endpoints, transport, &log, &stop)?;
-    let start = Instant::now();
-    wait_for_stop(options, &stop, &running.control, start)?;
+    wait_for_stop(deadline, &stop, &running.control);
     let ended = running.join()?;
-    Ok(ended.summary(node_fqn, domain_id, &params, start))
+    let mut summary = ended.summary(node_fqn, domain_id, &params, start);
+    summary.robot = robot_source;
+    Ok(summary)
+}
+
+/// When `--duration` ends the run (from `start`, the robot description's wait included).
+fn run_deadline(options: &RunOptions, start: Instant) -> Result<Option<Instant>, RosError> {
+    options
+        .duration_s
+        .map(|s| Duration::try_from_secs_f64(s).map(|d| start + d))
+        .transpose()
+        .map_err(|e| RosError::Param(format!("duration: {e}")))
 }
 
 /// Checks the parameters and resolves the DDS domain (`ROS_DOMAIN_ID` may override it).
@@ -291,7 +345,8 @@ struct Endpoints {
 /// The subscriptions the receive thread reads.
 struct Inputs {
     joint_states: Subscription<JointState>,
-    reference: Subscription<JointTrajectory>,
+    /// `~/reference`, transient-local and volatile readers.
+    reference: (Subscription<JointTrajectory>, Subscription<JointTrajectory>),
     /// Learn mode: the commands another controller sends.
     command_in: Option<Subscription<Float64MultiArray>>,
     payload_changed: Subscription<Empty>,
@@ -309,8 +364,13 @@ impl Endpoints {
             &topics.joint_states,
             TopicQos::SensorData,
         )?;
-        let reference =
-            transport.subscription("reference topic", &topics.reference, TopicQos::Latched)?;
+        // A reader matches a writer of at least its durability: the volatile reader matches
+        // every writer (`ros2 topic pub`, rclpy/rclcpp defaults), the transient-local one
+        // also receives what a latched writer sent before the node joined.
+        let reference = (
+            transport.subscription("reference topic", &topics.reference, TopicQos::Latched)?,
+            transport.subscription("reference topic", &topics.reference, TopicQos::Reliable(1))?,
+        );
         let (command_in, command_out) = match ros.mode {
             Mode::Learn => (
                 Some(transport.subscription::<Float64MultiArray>(
@@ -646,28 +706,20 @@ fn spawn_control_loop(
     .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))
 }
 
-/// Waits until stopped (signal, `--duration` from `start`, or the control thread ending),
+/// Waits until stopped (signal, the `--duration` deadline, or the control thread ending),
 /// then raises `stop` for every thread.
 fn wait_for_stop(
-    options: &RunOptions,
+    deadline: Option<Instant>,
     stop: &AtomicBool,
     control: &std::thread::JoinHandle<LoopCounters>,
-    start: Instant,
-) -> Result<(), RosError> {
-    let deadline = options
-        .duration_s
-        .map(Duration::try_from_secs_f64)
-        .transpose()
-        .map_err(|e| RosError::Param(format!("duration: {e}")))?;
+) {
     while !stop.load(Ordering::SeqCst) && !control.is_finished() {
-        if deadline.is_some_and(|d| start.elapsed() >= d) {
-            stop.store(true, Ordering::SeqCst);
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     stop.store(true, Ordering::SeqCst);
-    Ok(())
 }
 
 /// What the threads reported once joined.
@@ -717,6 +769,7 @@ impl Ended {
         RunSummary {
             node,
             domain_id,
+            robot: String::new(),
             use_sim_time: params.use_sim_time,
             mode: params.ros.mode,
             plugin: params.model.plugin.clone(),
@@ -725,6 +778,8 @@ impl Ended {
             joint_states_received: ingest.joint_states,
             joint_states_refused: ingest.rejected(),
             joint_states_dropped_busy: ingest.dropped_busy,
+            refused: Refusals::of(ingest),
+            references_accepted: ingest.trajectories_accepted,
             ticks: counters.ticks,
             learned_ticks: counters.learned_ticks,
             out_of_order: ingest.rejected_out_of_order,

@@ -176,6 +176,21 @@ impl Transport {
         Ok(Box::pin(stream.map(M::from_rcl)))
     }
 
+    /// The robot descriptions on `name` (std_msgs/String, reliable, transient local, keep
+    /// last 1: robot_state_publisher's offer).
+    pub fn robot_descriptions(
+        &mut self,
+        name: &str,
+    ) -> Result<Pin<Box<dyn Stream<Item = String> + Send>>, RosError> {
+        let stream = self
+            .node
+            .subscribe::<r2r::std_msgs::msg::String>(name, TopicQos::Latched.profile())
+            .map_err(rcl_error(format!(
+                "a subscription to the robot description {name:?}"
+            )))?;
+        Ok(Box::pin(stream.map(|msg| msg.data)))
+    }
+
     /// A publisher on `name`.
     pub fn publisher<M: ToRcl>(
         &mut self,

@@ -1,11 +1,11 @@
 //! `gp-node dynamics ...`: argument parsing and printing for the rigid-body dynamics tools;
-//! the work is done by `gp_node::robot` (the comparison by `robot::fixture_check`).
+//! the work is done by `crate::robot` (the comparison by `robot::fixture_check`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gp_node::robot::Model;
-use gp_node::robot::fixture_check::{CheckReport, Fixture, RELATIVE_TOLERANCE, check_fixture};
+use crate::robot::Model;
+use crate::robot::fixture_check::{CheckReport, Fixture, RELATIVE_TOLERANCE, check_fixture};
 
 /// Rigid-body dynamics subcommands.
 #[derive(clap::Subcommand)]

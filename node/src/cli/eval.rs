@@ -1,13 +1,12 @@
 //! `gp-node eval`: stream a CSV through a model (predict, then update) and report accuracy,
 //! speed and, with truth columns, the calibrated error-bound coverage. Argument parsing and
-//! printing only; the work is in `gp_node::eval`.
+//! printing only; the work is in `crate::eval`.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-use gp_node::eval::{
+use crate::eval::{
     config,
     contaminate::Contamination,
     dataset::{Centering, ColumnSelection, Dataset},
@@ -15,7 +14,8 @@ use gp_node::eval::{
     predictions::PredictionWriter,
     runner::{self, CalibrateOn, RunOptions},
 };
-use gp_node::plugin_host::SearchPath;
+use crate::plugin_host::SearchPath;
+use anyhow::Context as _;
 
 /// Arguments of `gp-node eval`.
 #[derive(clap::Args, Debug)]

@@ -1,8 +1,69 @@
-//! Subcommands of the `gp-node` binary: argument parsing and printing only; the work is
-//! done by the `gp_node` library and the model crates.
+//! The `gp-node` command line: parse the subcommand, call the library, print one
+//! actionable error line and return an exit code. Each subcommand lives in its own file.
+//! In the library so that every executable of the CLI (`gp-node`, and `gp_learning_node`
+//! of the ROS 2 package) is this one front end.
 
-pub mod dynamics;
-pub mod eval;
-pub mod plugins;
-pub mod run;
-pub mod sim;
+mod dynamics;
+mod eval;
+mod plugins;
+mod run;
+mod sim;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+
+/// Learn a robot's unmodelled dynamics online with Gaussian-process plugins.
+#[derive(Parser)]
+#[command(name = "gp-node", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rigid-body dynamics tools (check the engine against reference values).
+    #[command(subcommand)]
+    Dynamics(dynamics::DynamicsCommand),
+    /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
+    Eval(eval::EvalArgs),
+    /// List the model plugins found, or print one plugin's configuration keys.
+    Plugins(plugins::PluginsArgs),
+    /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
+    Sim(sim::SimArgs),
+    /// The ROS 2 node: joint states in, compensated effort command and estimates out.
+    /// ROS 2 arguments follow `--ros-args` as for any node (`-r`, `-p`, `--params-file`).
+    Run(run::RunArgs),
+}
+
+/// Runs the command line of this process as the executable `name` (shown in help and
+/// usage lines).
+pub fn main(name: &'static str) -> ExitCode {
+    // Everything from `--ros-args` on is rcl's (it reads the process's arguments itself).
+    let args: Vec<std::ffi::OsString> = std::env::args_os()
+        .take_while(|a| a.as_os_str() != "--ros-args")
+        .collect();
+    let matches = Cli::command()
+        .name(name)
+        .bin_name(name)
+        .get_matches_from(args);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let result = match cli.command {
+        Command::Dynamics(cmd) => dynamics::run(cmd),
+        Command::Eval(args) => eval::run(args),
+        Command::Plugins(args) => plugins::run(args),
+        Command::Sim(args) => sim::run(args),
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

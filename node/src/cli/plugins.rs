@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::plugin_host::{Plugin, SearchPath, config_page};
 use anyhow::Context;
-use gp_node::plugin_host::{Plugin, SearchPath, config_page};
 
 /// Arguments of `gp-node plugins`.
 #[derive(clap::Args)]

@@ -1,13 +1,13 @@
 //! `gp-node run`: the ROS 2 node. Parses the arguments, applies them over the parameter
-//! file, runs `gp_node::ros::run` until SIGINT/SIGTERM (or `--duration`) and prints the
+//! file, runs `crate::ros::run` until SIGINT/SIGTERM (or `--duration`) and prints the
 //! summary. rcl reads the `--ros-args` part of the command line itself (`main` cuts it
 //! off before parsing). Without the `ros` feature it only lists the parameters.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
-use gp_node::ros::Mode;
+use crate::app::{DEFAULT_PARAMS_YAML, NodeParams};
+use crate::ros::Mode;
 
 /// Arguments of `gp-node run`.
 #[derive(clap::Args)]
@@ -65,7 +65,7 @@ enum ModeArg {
 /// Runs `gp-node run`.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list_params {
-        print!("{}", gp_node::app::param_schema::markdown_table());
+        print!("{}", crate::app::param_schema::markdown_table());
         return Ok(ExitCode::SUCCESS);
     }
     let mut params = match &args.params {
@@ -96,7 +96,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         params.control.use_model = false;
     }
     if let Some(d) = args.duration {
-        gp_node::app::param_ranges::check_value("run.duration_s", d)
+        crate::app::param_ranges::check_value("run.duration_s", d)
             .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
     }
     params
@@ -116,9 +116,9 @@ fn run_node(_: &NodeParams, _: Option<f64>, _: bool) -> anyhow::Result<ExitCode>
 
 #[cfg(feature = "ros")]
 fn run_node(params: &NodeParams, duration: Option<f64>, json: bool) -> anyhow::Result<ExitCode> {
-    let summary = gp_node::ros::run::run(
+    let summary = crate::ros::run::run(
         params,
-        &gp_node::ros::run::RunOptions {
+        &crate::ros::run::RunOptions {
             duration_s: duration,
         },
     )?;
@@ -131,7 +131,7 @@ fn run_node(params: &NodeParams, duration: Option<f64>, json: bool) -> anyhow::R
 }
 
 #[cfg(feature = "ros")]
-fn table(s: &gp_node::ros::run::RunSummary) -> String {
+fn table(s: &crate::ros::run::RunSummary) -> String {
     format!(
         "node {} (domain {}), {:.1} s\n\
          joint states: {} received, {} refused, {} dropped in bursts, {} out of order, {} repeated\n\

@@ -4,12 +4,12 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::app;
+use crate::app::param_ranges::check_value;
+use crate::app::{DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams};
+use crate::simulate::{self, Recorder, RunLog, Scenario, SimReport};
+use crate::viz::{self, Viz, VizTarget};
 use anyhow::Context;
-use gp_node::app;
-use gp_node::app::param_ranges::check_value;
-use gp_node::app::{DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams};
-use gp_node::simulate::{self, Recorder, RunLog, Scenario, SimReport};
-use gp_node::viz::{self, Viz, VizTarget};
 
 /// Where the rerun recording goes without `--rrd`, `--spawn`, `--connect` or `--no-viz`.
 const DEFAULT_RRD: &str = "gp-node-sim.rrd";
@@ -254,7 +254,7 @@ fn start_viz(
     target: &VizTarget,
     args: &SimArgs,
     params: &NodeParams,
-    robot: &gp_node::robot::Model,
+    robot: &crate::robot::Model,
 ) -> anyhow::Result<Viz> {
     let urdf = if params.robot.urdf.as_os_str().is_empty() {
         DEFAULT_URDF.to_owned()

@@ -125,8 +125,8 @@ pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
 }
 
 /// The MuJoCo driver (`mujoco_driver/mujoco_driver.py`) for the node of parameter file `params` on
-/// DDS domain `domain`: it runs `duration_s` of simulated time, publishes the reference,
-/// stays on loopback and writes its result to `result` (removed here first).
+/// DDS domain `domain`: it runs `duration_s` of simulated time, publishes the reference
+/// (transient-local), stays on loopback and writes its result to `result` (removed here first).
 pub fn mujoco_driver(
     python: &Path,
     params: &str,
@@ -134,12 +134,34 @@ pub fn mujoco_driver(
     duration_s: &str,
     result: &Path,
 ) -> Command {
+    mujoco_driver_with_reference(
+        python,
+        params,
+        domain,
+        duration_s,
+        result,
+        "transient_local",
+    )
+}
+
+/// [`mujoco_driver`] with the reference writer's durability: `"transient_local"` or
+/// `"volatile"` (ROS 2's default QoS; the driver then waits for a reference reader to match
+/// before the run and stops without one).
+pub fn mujoco_driver_with_reference(
+    python: &Path,
+    params: &str,
+    domain: &str,
+    duration_s: &str,
+    result: &Path,
+    reference_durability: &str,
+) -> Command {
     let _ = std::fs::remove_file(result);
     let mut driver = Command::new(python);
     driver
         .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
         .args(["--params", params, "--domain-id", domain])
         .args(["--duration-s", duration_s, "--publish-reference"])
+        .args(["--reference-durability", reference_durability])
         .args(["--localhost-only", "--command-timeout-s", "10"])
         .arg("--result")
         .arg(result);
