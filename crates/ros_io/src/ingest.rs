@@ -129,11 +129,11 @@ impl IngestSnapshot {
     /// command; the loop counts it.
     pub fn joint_state_refusals(&self) -> [(&'static str, u64); 8] {
         [
-            ("array_lengths", self.rejected_length),
+            ("length", self.rejected_length),
             ("missing_joint", self.rejected_missing_joint),
             ("duplicate_joint", self.rejected_duplicate_joint),
             ("non_finite", self.rejected_non_finite),
-            ("bad_stamp", self.rejected_stamp),
+            ("stamp", self.rejected_stamp),
             ("out_of_order", self.rejected_out_of_order),
             ("implausible_stamp", self.rejected_implausible_stamp),
             ("no_torque", self.rejected_no_torque),
@@ -145,7 +145,7 @@ impl IngestSnapshot {
         [
             ("empty", self.trajectories_refused_empty),
             ("joint_names", self.trajectories_refused_names),
-            ("array_lengths", self.trajectories_refused_length),
+            ("length", self.trajectories_refused_length),
             ("non_finite", self.trajectories_refused_non_finite),
             ("time_not_increasing", self.trajectories_refused_time),
             ("outside_joint_limits", self.trajectories_refused_limits),
@@ -155,7 +155,7 @@ impl IngestSnapshot {
     /// Commands of another controller (learn mode) refused, per reason.
     pub fn command_refusals(&self) -> [(&'static str, u64); 2] {
         [
-            ("array_lengths", self.commands_refused_length),
+            ("length", self.commands_refused_length),
             ("non_finite", self.commands_refused_non_finite),
         ]
     }

@@ -1,0 +1,119 @@
+//! What a ROS 2 robot feeds the node, from a real ROS 2 client (`ros_inputs_peer.py`, rclpy on
+//! rmw_fastrtps): the robot description from `/robot_description` (a transient-local writer
+//! that published before the node started), references from a default (volatile) writer and
+//! from a transient-local one (counted once although both of the node's readers get it), and
+//! every kind of refused joint state and reference counted per reason in `/diagnostics` and
+//! in the `--json` summary.
+#![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
+
+mod ros_support;
+
+use std::time::{Duration, Instant};
+
+use gpn_test_support::repo_root;
+use ros_support::{domain_id, params_file, rclpy_peer, ros_python, scratch, start_node};
+
+#[test]
+fn description_references_and_refusals_from_an_rclpy_robot() {
+    let Some(python) = ros_python("ros_inputs") else {
+        return;
+    };
+    let dir = scratch("ros_inputs");
+    // robot.urdf empty: the node reads the robot_description topic.
+    let params = params_file(&dir, &[]);
+    let text = std::fs::read_to_string(&params).expect("params");
+    let text = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("urdf: ") {
+            Some(_) => format!("{}urdf: \"\"", &l[..l.len() - l.trim_start().len()]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&params, text).expect("params without a URDF file");
+    let domain = domain_id(21).to_string();
+    let urdf = repo_root().join("urdf/panda.urdf");
+    let ready = dir.join("description_published");
+    let _ = std::fs::remove_file(&ready);
+    let peer = rclpy_peer(
+        &python,
+        "ros_inputs_peer.py",
+        &[
+            &domain,
+            urdf.to_str().expect("utf-8"),
+            ready.to_str().expect("utf-8"),
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .expect("start ros_inputs_peer.py");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the peer never published the description"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let node = start_node(&[
+        "--params",
+        params.to_str().expect("utf-8 path"),
+        "--domain-id",
+        &domain,
+        "--nominal",
+        "--json",
+    ]);
+    let out = peer.wait_with_output().expect("peer output");
+    let (summary, log) = ros_support::stop_node_with_log(node);
+    let r = gpn_test_support::json_output(&out, "ros_inputs_peer.py");
+    eprintln!("peer: {r}\nnode: {summary}");
+    assert!(r.get("error").is_none(), "{r}");
+
+    // The description, from the writer's history.
+    assert!(
+        log.contains("waiting for the robot description on /robot_description"),
+        "{log}"
+    );
+    assert!(
+        log.contains("robot description received on /robot_description"),
+        "{log}"
+    );
+    assert_eq!(summary["robot"], "topic robot_description");
+    assert_eq!(r["joints"], 7);
+
+    // Joint states: every kind refused exactly as often as sent, in the summary and in
+    // /diagnostics.
+    let sent = r["sent_states"].as_object().expect("sent states");
+    let refused = summary["refused"]["joint_states"]
+        .as_object()
+        .expect("refusals");
+    let diag = &r["statuses"]["joint states"];
+    for (reason, n) in refused {
+        let want = sent.get(reason).and_then(|v| v.as_u64()).unwrap_or(0);
+        assert_eq!(n.as_u64(), Some(want), "joint states refused for {reason}");
+        assert_eq!(
+            diag[format!("refused: {reason}")],
+            want.to_string(),
+            "/diagnostics joint states, refused: {reason}"
+        );
+    }
+    assert!(sent.keys().all(|k| refused.contains_key(k)), "{sent:?}");
+
+    // References: the latched one once, the volatile one once, each refused kind once.
+    assert_eq!(summary["references_accepted"], 2, "{summary}");
+    let refused = summary["refused"]["reference"]
+        .as_object()
+        .expect("refusals");
+    let control = &r["statuses"]["control"];
+    for reason in r["sent_references_refused"].as_array().expect("kinds") {
+        let reason = reason.as_str().expect("reason");
+        assert_eq!(refused[reason], 1, "reference refused for {reason}");
+        assert_eq!(
+            control[format!("reference refused: {reason}")],
+            "1",
+            "{control}"
+        );
+    }
+    assert_eq!(refused.len(), 6, "{refused:?}");
+    assert_eq!(control["reference trajectories accepted"], "2");
+}
