@@ -30,8 +30,8 @@ mkdir -p "$ws/build"
 # gp_learning_node_plugins builds with $CARGO_TARGET_DIR itself.
 ln -sfn "$target" "$ws/build/gp_learning_node"
 start=$SECONDS
-(cd "$ws" && colcon build --base-paths "$repo" --build-base "$ws/build" --install-base "$ws/install" \
-  --log-base "$ws/log" --event-handlers console_cohesion+ >"$ws/build.log" 2>&1) \
+(cd "$ws" && colcon --log-base "$ws/log" build --base-paths "$repo" --build-base "$ws/build" \
+  --install-base "$ws/install" >"$ws/build.log" 2>&1) \
   || { tail -50 "$ws/build.log" >&2; fail "colcon build failed; the log is $ws/build.log"; }
 grep -E "^(Starting|Finished|Summary)" "$ws/build.log" || true
 echo "colcon build: $((SECONDS - start)) s"
@@ -77,8 +77,11 @@ check_plugins() {
 check_plugins "$exe"
 # With it sourced, as for `ros2 run` (which runs lib/<package>/<executable>).
 (
+  # colcon's setup scripts read unset variables.
+  set +u
   # shellcheck source=/dev/null
   source "$install/setup.bash"
+  set -u
   check_plugins "$exe"
   cd "$elsewhere"
   domain=$(( ($$ % 100) + 100 ))

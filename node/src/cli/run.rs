@@ -32,7 +32,8 @@ pub struct RunArgs {
     domain_id: Option<u16>,
     /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
     /// libgpn_<NAME>.so in the `--plugin-path` directories and `model.plugin_path`, then
-    /// $GPN_PLUGIN_PATH, then beside the executable; a path is refused (put its directory
+    /// $GPN_PLUGIN_PATH, then beside the executable, then the plugin packages of the ament
+    /// index (its own install's, then $AMENT_PREFIX_PATH's); a path is refused (put its directory
     /// on --plugin-path and pass the name).
     #[arg(long)]
     plugin: Option<String>,
