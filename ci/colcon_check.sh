@@ -24,11 +24,13 @@ echo "--- colcon build"
 # colcon-cargo 0.1 crawls the tree: the target folder is not a source of packages.
 touch "$target/COLCON_IGNORE"
 rm -rf "$ws/install" "$ws/log"
+# colcon gives cargo `--target-dir build/gp_learning_node`, a folder of its own: r2r's build
+# script caches its generated code per ROS environment and, taking code from that cache,
+# omits the cfg flags of the message packages, so a target folder built alternately in two
+# environments (the tests' and colcon's, which lists each package's prefix) breaks.
+# gp_learning_node_plugins (no ROS code) builds in $CARGO_TARGET_DIR itself.
+[ -L "$ws/build/gp_learning_node" ] && rm "$ws/build/gp_learning_node"
 mkdir -p "$ws/build"
-# colcon gives cargo `--target-dir build/<package>`: pointing it at the test build's target
-# folder (same profile and features) makes colcon compile only what the tests did not.
-# gp_learning_node_plugins builds with $CARGO_TARGET_DIR itself.
-ln -sfn "$target" "$ws/build/gp_learning_node"
 start=$SECONDS
 (cd "$ws" && colcon --log-base "$ws/log" build --base-paths "$repo" --build-base "$ws/build" \
   --install-base "$ws/install" >"$ws/build.log" 2>&1) \
