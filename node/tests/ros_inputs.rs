@@ -11,7 +11,9 @@ mod ros_support;
 use std::time::{Duration, Instant};
 
 use gpn_test_support::repo_root;
-use ros_support::{domain_id, params_file, rclpy_peer, ros_python, scratch, start_node};
+use ros_support::{
+    domain_id, params_file_with_urdf, rclpy_peer, ros_python, scratch, start_nominal_node,
+};
 
 #[test]
 fn description_references_and_refusals_from_an_rclpy_robot() {
@@ -20,17 +22,7 @@ fn description_references_and_refusals_from_an_rclpy_robot() {
     };
     let dir = scratch("ros_inputs");
     // robot.urdf empty: the node reads the robot_description topic.
-    let params = params_file(&dir, &[]);
-    let text = std::fs::read_to_string(&params).expect("params");
-    let text = text
-        .lines()
-        .map(|l| match l.trim_start().strip_prefix("urdf: ") {
-            Some(_) => format!("{}urdf: \"\"", &l[..l.len() - l.trim_start().len()]),
-            None => l.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(&params, text).expect("params without a URDF file");
+    let params = params_file_with_urdf(&dir, &[], None);
     let domain = domain_id(21).to_string();
     let urdf = repo_root().join("urdf/panda.urdf");
     let ready = dir.join("description_published");
@@ -55,14 +47,7 @@ fn description_references_and_refusals_from_an_rclpy_robot() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let node = start_node(&[
-        "--params",
-        params.to_str().expect("utf-8 path"),
-        "--domain-id",
-        &domain,
-        "--nominal",
-        "--json",
-    ]);
+    let node = start_nominal_node(&params, &domain);
     let out = peer.wait_with_output().expect("peer output");
     let (summary, log) = ros_support::stop_node_with_log(node);
     let r = gpn_test_support::json_output(&out, "ros_inputs_peer.py");

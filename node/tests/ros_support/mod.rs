@@ -24,6 +24,21 @@ pub fn scratch(test: &str) -> PathBuf {
 /// Writes the default parameters (`config/sim_default.yaml`) with `replacements` applied to
 /// the text (each must match) and DDS kept on loopback; returns the file.
 pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
+    // A URDF path relative to the file is resolved against its folder: use the repo's.
+    params_file_with_urdf(
+        dir,
+        replacements,
+        Some(&repo_root().join("urdf/panda.urdf")),
+    )
+}
+
+/// [`params_file`] with `robot.urdf` set to `urdf`, or left empty (the node then reads the
+/// `robot_description` topic).
+pub fn params_file_with_urdf(
+    dir: &Path,
+    replacements: &[(&str, &str)],
+    urdf: Option<&Path>,
+) -> PathBuf {
     let mut text = gp_node::app::DEFAULT_PARAMS_YAML.to_owned();
     for (from, to) in replacements {
         assert!(
@@ -33,13 +48,13 @@ pub fn params_file(dir: &Path, replacements: &[(&str, &str)]) -> PathBuf {
         text = text.replacen(from, to, 1);
     }
     text = text.replacen("localhost_only: false", "localhost_only: true", 1);
-    // A URDF path relative to the file is resolved against its folder: use the repo's.
-    let urdf = repo_root().join("urdf/panda.urdf");
-    text = text.replacen(
-        "urdf: \"\"",
-        &format!("urdf: {:?}", urdf.to_string_lossy()),
-        1,
-    );
+    if let Some(urdf) = urdf {
+        text = text.replacen(
+            "urdf: \"\"",
+            &format!("urdf: {:?}", urdf.to_string_lossy()),
+            1,
+        );
+    }
     let path = dir.join("params.yaml");
     std::fs::write(&path, text).expect("write params");
     path
@@ -79,6 +94,18 @@ pub fn start_node(args: &[&str]) -> RunningNode {
         String::from_utf8_lossy(&bytes).into_owned()
     });
     RunningNode { child, log }
+}
+
+/// `gp-node run` on the nominal law with the parameter file `params` on `domain`, `--json`.
+pub fn start_nominal_node(params: &Path, domain: &str) -> RunningNode {
+    start_node(&[
+        "--params",
+        params.to_str().expect("utf-8 path"),
+        "--domain-id",
+        domain,
+        "--nominal",
+        "--json",
+    ])
 }
 
 /// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary; the log goes to
@@ -192,14 +219,7 @@ pub fn nominal_node_with_peer(
     let python = python(test)?;
     let params = params_file(&scratch(test), replacements);
     let domain = domain_id(salt).to_string();
-    let node = start_node(&[
-        "--params",
-        params.to_str().expect("utf-8 path"),
-        "--domain-id",
-        &domain,
-        "--nominal",
-        "--json",
-    ]);
+    let node = start_nominal_node(&params, &domain);
     let out = Command::new(&python)
         .arg(repo_root().join("node/tests").join(peer))
         .arg(&domain)
