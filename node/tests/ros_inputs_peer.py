@@ -1,7 +1,7 @@
 """What a ROS 2 robot feeds `gp-node run`, from an rclpy peer (ROS 2 Jazzy, rmw_fastrtps), for
 node/tests/ros_inputs.rs:
 
-    ros_inputs_peer.py DOMAIN_ID URDF READY_FILE
+    ros_inputs_peer.py DOMAIN_ID URDF READY_FILE [bad-first]
 
 1. publishes the URDF on /robot_description as robot_state_publisher does (std_msgs/String,
    reliable, transient local, depth 1) and then writes READY_FILE: the test starts the node
@@ -13,6 +13,10 @@ node/tests/ros_inputs.rs:
    and one of each refused kind from the volatile writer;
 4. reads /diagnostics once more and prints a JSON report (what was sent, the key/values of
    the node's statuses) on stdout.
+
+With `bad-first`, step 1 publishes a description that is not a URDF, waits 3 s (the node
+refuses it and keeps waiting), then publishes the URDF, waits for the node's /diagnostics
+and prints {"joints": n}.
 """
 
 import json
@@ -67,11 +71,17 @@ def main():
     node = rclpy.create_node("ros_inputs_peer")
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     description = node.create_publisher(String, "/robot_description", latched)
-    description.publish(String(data=urdf))
+    bad_first = sys.argv[4:] == ["bad-first"]
+    description.publish(String(data="<robot name='half' >" if bad_first else urdf))
     ready.write_text("published\n")
 
     diagnostics = []
     node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics.append, 10)
+    if bad_first:
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        description.publish(String(data=urdf))
     states = node.create_publisher(JointState, "/joint_states", 10)
     reference_latched = node.create_publisher(JointTrajectory, f"{NODE}/reference", latched)
     reference_volatile = node.create_publisher(JointTrajectory, f"{NODE}/reference", 10)
@@ -81,6 +91,9 @@ def main():
         rclpy.spin_once(node, timeout_sec=0.1)
     if not diagnostics:
         print(json.dumps({"error": "no /diagnostics from the node within 60 s"}))
+        return
+    if bad_first:
+        print(json.dumps({"joints": n}))
         return
 
     t = [1.0]
