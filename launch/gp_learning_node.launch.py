@@ -95,9 +95,10 @@ def _node(context):
     #   layer (r2r 0.9) matches a section key exactly: `/**`, the full name or the bare name.
     #   The shipped file's key `gp_learning_node:` stops matching as soon as the node is
     #   renamed, and its values would then be dropped without a word. `run --params FILE` is
-    #   the node's own reader: it takes the `gp_learning_node: ros__parameters:` file whatever
-    #   the node is called, and resolves the file's relative paths (robot.urdf,
-    #   model.plugin_path) against the file's folder, as the other commands do.
+    #   the node's own reader: it takes the file (one top-level key: `gp_learning_node`, `/**`
+    #   or a full node name, then `ros__parameters:`) whatever the node is called, and
+    #   resolves the file's relative paths (robot.urdf, model.plugin_path) against the file's
+    #   folder, as the other commands do.
     # - launch_ros writes a dict to a temporary `--params-file` under the node's full name
     #   when name and namespace are given (as here), e.g. `/robot1/gp_learning_node:`, so the
     #   overrides follow any namespace (launch_ros jazzy, Node._create_params_file_from_dict).

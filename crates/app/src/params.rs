@@ -1,5 +1,5 @@
-//! The node's parameter file: ROS 2 parameter YAML (`gp_learning_node: ros__parameters: …`)
-//! holding the robot, model, control, learning, simulator and run settings. Every section
+//! The node's parameter file: ROS 2 parameter YAML (`gp_learning_node: ros__parameters: …`;
+//! the one top-level key may also be `/**` or a node's full name) holding the robot, model, control, learning, simulator and run settings. Every section
 //! and key is optional; defaults are the main job's default scenario.
 
 use std::path::{Path, PathBuf};
@@ -148,11 +148,10 @@ pub enum ParamsError {
     },
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Wrapper {
-    gp_learning_node: Inner,
-}
+/// The file's one top-level key: `gp_learning_node` (what this project writes), `/**` or a
+/// node's full name (what `ros2 param dump` writes). It is not matched against the node's
+/// name: the file is given to this node (`--params`), whatever the node is called.
+type Wrapper = std::collections::BTreeMap<String, Inner>;
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -192,7 +191,19 @@ impl NodeParams {
     /// ([`super::param_ranges`]).
     pub fn from_yaml(text: &str) -> Result<Self, String> {
         let wrapper: Wrapper = serde_norway::from_str(text).map_err(|e| e.to_string())?;
-        let params = wrapper.gp_learning_node.ros_parameters;
+        if wrapper.len() != 1 {
+            let keys: Vec<&str> = wrapper.keys().map(String::as_str).collect();
+            return Err(format!(
+                "a parameter file holds one node's parameters under one key \
+                 (`gp_learning_node:`, `/**:` or the node's full name, then `ros__parameters:`); \
+                 this one has {} top-level keys {keys:?}",
+                keys.len()
+            ));
+        }
+        let Some(inner) = wrapper.into_values().next() else {
+            return Err("the parameter file is empty".into());
+        };
+        let params = inner.ros_parameters;
         params.check_ranges()?;
         Ok(params)
     }
@@ -207,5 +218,36 @@ impl NodeParams {
     pub fn to_yaml(&self) -> Result<String, String> {
         let value = serde_json::json!({"gp_learning_node": {"ros__parameters": self}});
         serde_norway::to_string(&value).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeParams;
+
+    #[test]
+    fn the_top_level_key_may_be_any_one_node_key() {
+        let default = crate::DEFAULT_PARAMS_YAML;
+        assert!(
+            default.starts_with("gp_learning_node:") || default.contains("\ngp_learning_node:")
+        );
+        let want = NodeParams::from_yaml(default).expect("the default file");
+        for key in ["\"/**\"", "/arm1/arm_learner", "arm_learner"] {
+            let text = default.replacen("gp_learning_node:", &format!("{key}:"), 1);
+            let params = NodeParams::from_yaml(&text).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(params.to_yaml(), want.to_yaml(), "{key}");
+        }
+    }
+
+    #[test]
+    fn two_node_keys_or_none_are_refused() {
+        let two = "a:\n  ros__parameters: {}\nb:\n  ros__parameters: {}\n";
+        let err = NodeParams::from_yaml(two).expect_err("two keys");
+        assert!(err.contains("2 top-level keys"), "{err}");
+        let err = NodeParams::from_yaml("{}").expect_err("no key");
+        assert!(err.contains("0 top-level keys"), "{err}");
+        let err = NodeParams::from_yaml("gp_learning_node:\n  ros__params: {}\n")
+            .expect_err("misspelt ros__parameters");
+        assert!(err.contains("ros__params"), "{err}");
     }
 }
