@@ -105,7 +105,7 @@ fn run_with_description_peer(
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let node = start_nominal_node(&params, &domain);
+    let node = start_nominal_node(&params, &domain, &[]);
     let out = peer.wait_with_output().expect("peer output");
     let (summary, log) = ros_support::stop_node_with_log(node);
     let r = gpn_test_support::json_output(&out, "ros_inputs_peer.py");

@@ -9,28 +9,10 @@
 
 mod ros_support;
 
-use ros_support::{domain_id, params_file, rclpy_peer, ros_python, scratch, start_node, stop_node};
+use ros_support::{
+    domain_id, params_file, rclpy_peer, ros_python, scratch, start_nominal_node, stop_node,
+};
 use serde_json::json;
-
-/// `gp-node run` on the nominal law with `params`, `--json`, on `domain`, and `ros_args`
-/// after `--ros-args`.
-fn start_with_ros_args(
-    params: &std::path::Path,
-    domain: &str,
-    ros_args: &[&str],
-) -> ros_support::RunningNode {
-    let mut args = vec![
-        "--params",
-        params.to_str().expect("utf-8 path"),
-        "--domain-id",
-        domain,
-        "--nominal",
-        "--json",
-        "--ros-args",
-    ];
-    args.extend_from_slice(ros_args);
-    start_node(&args)
-}
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -61,7 +43,7 @@ fn remaps_overrides_and_parameter_services_work_from_rclpy() {
         "arm_learner:\n  ros__parameters:\n    control.effort_limit_fraction: 0.9\n",
     );
     let domain = domain_id(11).to_string();
-    let node = start_with_ros_args(
+    let node = start_nominal_node(
         &params,
         &domain,
         &[
@@ -267,7 +249,7 @@ fn use_sim_time_stamps_with_the_clock_topic() {
         &[("diagnostics_period_s: 1.0", "diagnostics_period_s: 0.5")],
     );
     let domain = domain_id(12).to_string();
-    let node = start_with_ros_args(&params, &domain, &["-p", "use_sim_time:=true"]);
+    let node = start_nominal_node(&params, &domain, &["-p", "use_sim_time:=true"]);
     let out = rclpy_peer(&python, "ros_rcl_peer.py", &["clock", &domain])
         .output()
         .expect("run ros_rcl_peer.py");

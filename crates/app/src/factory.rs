@@ -55,9 +55,10 @@ pub fn check_model_configs(params: &NodeParams) -> Result<(), String> {
 }
 
 /// Loads the robot of a parameter set: the built-in Panda when `robot.urdf` is empty (`gp-node
-/// sim`; `gp-node run` reads the `robot_description` topic then, [`load_robot_description`]). Every movable joint gets an effort limit, from
-/// `control.effort_limits_nm` or else from the URDF; a movable joint without one is an error
-/// naming it ([`Model::from_urdf_file_with_effort_limits`]).
+/// sim`; `gp-node run` reads the `robot_description` topic then, [`load_robot_description`]).
+/// Every movable joint gets an effort limit, from `control.effort_limits_nm` or else from the
+/// URDF; a movable joint without one is an error naming it
+/// ([`Model::from_urdf_file_with_effort_limits`]).
 pub fn load_robot(params: &NodeParams) -> Result<Model, RobotError> {
     if params.robot.urdf.as_os_str().is_empty() {
         load_robot_description(params, super::DEFAULT_URDF, "built-in urdf/panda.urdf")

@@ -1,6 +1,7 @@
 //! The node's parameter file: ROS 2 parameter YAML (`gp_learning_node: ros__parameters: …`;
-//! the one top-level key may also be `/**` or a node's full name) holding the robot, model, control, learning, simulator and run settings. Every section
-//! and key is optional; defaults are the main job's default scenario.
+//! the one top-level key may also be `/**` or a node's full name) holding the robot, model,
+//! control, learning, simulator and run settings. Every section and key is optional;
+//! defaults are the main job's default scenario.
 
 use std::path::{Path, PathBuf};
 
@@ -191,17 +192,15 @@ impl NodeParams {
     /// ([`super::param_ranges`]).
     pub fn from_yaml(text: &str) -> Result<Self, String> {
         let wrapper: Wrapper = serde_norway::from_str(text).map_err(|e| e.to_string())?;
-        if wrapper.len() != 1 {
-            let keys: Vec<&str> = wrapper.keys().map(String::as_str).collect();
+        let keys: Vec<String> = wrapper.keys().cloned().collect();
+        let mut nodes = wrapper.into_values();
+        let (Some(inner), None) = (nodes.next(), nodes.next()) else {
             return Err(format!(
                 "a parameter file holds one node's parameters under one key \
                  (`gp_learning_node:`, `/**:` or the node's full name, then `ros__parameters:`); \
                  this one has {} top-level keys {keys:?}",
                 keys.len()
             ));
-        }
-        let Some(inner) = wrapper.into_values().next() else {
-            return Err("the parameter file is empty".into());
         };
         let params = inner.ros_parameters;
         params.check_ranges()?;

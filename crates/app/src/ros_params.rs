@@ -37,7 +37,8 @@ pub use gpn_control::control_loop::WatchdogAction;
 pub struct TopicNames {
     /// sensor_msgs/JointState in (sensor-data QoS); joints matched by name.
     pub joint_states: String,
-    /// trajectory_msgs/JointTrajectory reference in (reliable, transient local).
+    /// trajectory_msgs/JointTrajectory reference in (reliable; a volatile and a
+    /// transient-local reader, so that writers of either durability match).
     pub reference: String,
     /// std_msgs/Float64MultiArray effort command: published in control mode, read (the
     /// other controller's command) in learn mode. One value per joint, URDF joint order.

@@ -104,14 +104,7 @@ pub struct IngestSnapshot {
 impl IngestSnapshot {
     /// Joint states refused for any reason.
     pub fn rejected(&self) -> u64 {
-        self.rejected_length
-            + self.rejected_missing_joint
-            + self.rejected_duplicate_joint
-            + self.rejected_non_finite
-            + self.rejected_stamp
-            + self.rejected_out_of_order
-            + self.rejected_implausible_stamp
-            + self.rejected_no_torque
+        self.joint_state_refusals().iter().map(|(_, n)| n).sum()
     }
 
     /// Reference trajectories refused for any reason.
@@ -121,7 +114,7 @@ impl IngestSnapshot {
 
     /// Commands of another controller refused for any reason.
     pub fn commands_refused(&self) -> u64 {
-        self.commands_refused_length + self.commands_refused_non_finite
+        self.command_refusals().iter().map(|(_, n)| n).sum()
     }
 
     /// Joint states refused, per reason (the keys of `/diagnostics` and the `--json`

@@ -57,22 +57,6 @@ pub enum Rejection {
     NoTorque,
 }
 
-impl Rejection {
-    /// A short stable key for counters and diagnostics.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Rejection::Length { .. } => "length",
-            Rejection::MissingJoint(_) => "missing_joint",
-            Rejection::DuplicateJoint(_) => "duplicate_joint",
-            Rejection::NonFinite { .. } => "non_finite",
-            Rejection::Stamp(_) => "stamp",
-            Rejection::StampClock(StampRefusal::OutOfOrder { .. }) => "out_of_order",
-            Rejection::StampClock(StampRefusal::Implausible { .. }) => "implausible_stamp",
-            Rejection::NoTorque => "no_torque",
-        }
-    }
-}
-
 /// Matches joint-state messages to the model's joints by name.
 #[derive(Debug, Clone)]
 pub struct JointStateReader {

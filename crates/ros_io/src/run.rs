@@ -235,9 +235,7 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let running = start_threads(&robot, &params, parts, endpoints, transport, &log, &stop)?;
     wait_for_stop(deadline, &stop, &running.control);
     let ended = running.join()?;
-    let mut summary = ended.summary(node_fqn, domain_id, &params, start);
-    summary.robot = robot_source;
-    Ok(summary)
+    Ok(ended.summary(node_fqn, domain_id, robot_source, &params, start))
 }
 
 /// When `--duration` ends the run (from `start`, the robot description's wait included).
@@ -762,6 +760,7 @@ impl Ended {
         &self,
         node: String,
         domain_id: u16,
+        robot: String,
         params: &NodeParams,
         start: Instant,
     ) -> RunSummary {
@@ -769,7 +768,7 @@ impl Ended {
         RunSummary {
             node,
             domain_id,
-            robot: String::new(),
+            robot,
             use_sim_time: params.use_sim_time,
             mode: params.ros.mode,
             plugin: params.model.plugin.clone(),

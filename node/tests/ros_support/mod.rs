@@ -96,16 +96,22 @@ pub fn start_node(args: &[&str]) -> RunningNode {
     RunningNode { child, log }
 }
 
-/// `gp-node run` on the nominal law with the parameter file `params` on `domain`, `--json`.
-pub fn start_nominal_node(params: &Path, domain: &str) -> RunningNode {
-    start_node(&[
+/// `gp-node run` on the nominal law with the parameter file `params` on `domain`, `--json`,
+/// and `ros_args` after `--ros-args` (none: no `--ros-args`).
+pub fn start_nominal_node(params: &Path, domain: &str, ros_args: &[&str]) -> RunningNode {
+    let mut args = vec![
         "--params",
         params.to_str().expect("utf-8 path"),
         "--domain-id",
         domain,
         "--nominal",
         "--json",
-    ])
+    ];
+    if !ros_args.is_empty() {
+        args.push("--ros-args");
+        args.extend_from_slice(ros_args);
+    }
+    start_node(&args)
 }
 
 /// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary; the log goes to
@@ -219,7 +225,7 @@ pub fn nominal_node_with_peer(
     let python = python(test)?;
     let params = params_file(&scratch(test), replacements);
     let domain = domain_id(salt).to_string();
-    let node = start_nominal_node(&params, &domain);
+    let node = start_nominal_node(&params, &domain, &[]);
     let out = Command::new(&python)
         .arg(repo_root().join("node/tests").join(peer))
         .arg(&domain)
