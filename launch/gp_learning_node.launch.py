@@ -2,7 +2,7 @@
 
     ros2 launch gp_learning_node gp_learning_node.launch.py \
         [params_file:=FILE] [plugin:=rcagp] [namespace:=/robot1] [use_sim_time:=true] \
-        [urdf:=/path/robot.urdf] [mode:=learn]
+        [urdf:=/path/robot.urdf] [mode:=learn] [autostart:=true]
 
 Starts one process: the node (`gp_learning_node run`, package gp_learning_node). The robot's
 stack runs everything else: ros2_control, its controllers and its robot_state_publisher.
@@ -29,7 +29,7 @@ The robot must run
 publishes on that topic.)
 
 Arguments (each one left empty leaves the parameter file's value; the shipped file's are
-skygp, control, use_sim_time false and robot.urdf '')
+skygp, control, use_sim_time false, robot.urdf '' and ros.active false)
 - params_file: the node's parameter file (default: the installed config/sim_default.yaml).
 - plugin: the model plugin: skygp, rcagp or vbks (package gp_learning_node_plugins). Given, it sets
   `model.plugin` and resets `model.config` to `{}`, the plugin's own defaults: the file's
@@ -51,6 +51,13 @@ skygp, control, use_sim_time false and robot.urdf '')
   `xacro robot.urdf.xacro > robot.urdf` and pass the result, or leave urdf empty and let the
   node read the description the robot publishes.
 - mode: control (publish the effort command) | learn (estimates only) (`ros.mode`).
+- autostart: true | false (`ros.active`, as the node's `--autostart`): command the robot from
+  the start. Without it (and with the shipped file's `ros.active: false`) the node starts
+  inactive: it reads the joint states and publishes diagnostics, but commands nothing until
+  activated at run time with `ros2 param set /gp_learning_node ros.active true` (the node's
+  full name: `/robot1/gp_learning_node` with namespace:=/robot1). Activated, it starts from
+  the gravity-holding torque at the current pose and holds that pose until a reference
+  arrives; `ros.active false` deactivates it again.
 
 Parameters: the file goes to the node's own reader (`run --params FILE`), the arguments given
 go to rcl as parameter overrides (`parameters=[{...}]`), which the node applies over the file
@@ -120,6 +127,8 @@ def _node(context):
         overrides["ros.mode"] = ParameterValue(LaunchConfiguration("mode"), value_type=str)
     if given("urdf"):
         overrides["robot.urdf"] = _urdf_file(LaunchConfiguration("urdf").perform(context))
+    if given("autostart"):
+        overrides["ros.active"] = ParameterValue(LaunchConfiguration("autostart"), value_type=bool)
     return [
         Node(
             package=PACKAGE,
@@ -170,6 +179,13 @@ def generate_launch_description():
             choices=["", "control", "learn"],
             description="control: publish the effort command | learn: estimates only "
             "(ros.mode); '' = the params file's (shipped: control)",
+        ),
+        DeclareLaunchArgument(
+            "autostart",
+            default_value="",
+            description="true | false: command the robot from the start (ros.active); '' = the "
+            "params file's (shipped: false: the node commands nothing until "
+            "`ros2 param set <node> ros.active true`)",
         ),
         OpaqueFunction(function=_node),
     ])

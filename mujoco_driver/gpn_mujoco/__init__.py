@@ -17,7 +17,8 @@ Modules, one job each:
 - ``sensors``: encoder, velocity and torque-sensor noise, glitches.
 - ``messages``: the ROS 2 message types as cyclonedds IDL classes.
 - ``transport``: DDS participant, topics, QoS, matching, waiting for a command.
-- ``driver``: the lock-step loop and its counters.
+- ``safe_hold``: the robot's own safe torque when commands time out (gravity + damping).
+- ``driver``: the lock-step loop, the command timeout's hold, and the counters.
 - ``report``: the result JSON and the human summary.
 - ``cli``: the command line of ``mujoco_driver/mujoco_driver.py``.
 """

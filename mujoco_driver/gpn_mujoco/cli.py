@@ -1,7 +1,9 @@
 """Command line of ``mujoco_driver/mujoco_driver.py``: parse, run, print one error line, exit code.
 
-Exit codes: 0 the run completed; 1 it stopped (no controller, no reader of a volatile
-reference, a silent controller, a diverging simulation, interrupted); 2 bad input (parameter file, URDF, options).
+Exit codes: 0 the run completed (with ``--on-command-timeout hold`` also when the commands
+timed out: a handled condition, counted in the result); 1 it stopped (no controller, no
+reader of a volatile reference, a silent controller with ``stop``, a diverging simulation,
+interrupted); 2 bad input (parameter file, URDF, options).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ DDS: topics are ROS 2's (`/joint_states` is DDS topic `rt/joint_states`, types
 `sensor_msgs::msg::dds_::JointState_` ...). Cyclone DDS reads CYCLONEDDS_URI as usual;
 with --localhost-only (or ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST / ROS_LOCALHOST_ONLY=1)
 and no CYCLONEDDS_URI, traffic stays on the loopback interface.
-Exit codes: 0 completed, 1 stopped (controller or, with a volatile reference, reference
-reader missing; controller silent; divergence; interrupted), 2 bad input."""
+Exit codes: 0 completed (with --on-command-timeout hold, also after a command timeout),
+1 stopped (controller or, with a volatile reference, reference reader missing; controller
+silent with --on-command-timeout stop; divergence; interrupted), 2 bad input."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -114,8 +117,21 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=2.0,
         metavar="S",
-        help="seconds to wait for the command of a state before republishing it; after "
-        "3 republications the driver stops (default: %(default)s)",
+        help="seconds to wait for the command of a state before republishing it; if 3 "
+        "republications stay unanswered too, the commands timed out: see --on-command-timeout "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--on-command-timeout",
+        choices=("stop", "hold"),  # driver.ON_COMMAND_TIMEOUT (not imported before parsing)
+        default="stop",
+        help="when the commands timed out: stop = end the run, exit 1 (a silent controller "
+        "fails the run); hold = as a robot's driver: keep simulating in real time at the "
+        "scenario's rate_hz with a safe torque, gravity compensation of the true plant plus "
+        "damping (u = g(q) - M(q)·q̇ / T, T = 20 ms or 4 ticks if longer; clamped to the effort "
+        "limits), still publishing states; a command resumes the lock-step; the run completes "
+        "after its duration, exit 0, the result counts command_timeouts and safe_steps "
+        "(default: %(default)s)",
     )
     p.add_argument(
         "--startup-timeout-s",
@@ -187,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         command_timeout_s=args.command_timeout_s,
         startup_timeout_s=args.startup_timeout_s,
         publish_reference=args.publish_reference,
+        on_command_timeout=args.on_command_timeout,
     )
     transport = transport_mod.DriverTransport(
         domain_id, topics, with_reference=args.publish_reference, reference_durability=args.reference_durability

@@ -11,9 +11,20 @@ means "now" in ROS — and run time τ_k = k/rate_hz):
 3. wait for one command (≤ the command timeout). A command of the wrong length or with a
    non-finite entry is refused (logged once per kind, counted) and the wait goes on. On
    timeout the same message (same stamp, same noise) is republished, at most
-   ``max_republish`` times, then the driver stops with :class:`DriverError` naming the
-   topic that stayed silent;
+   ``max_republish`` times; if that stays unanswered too, the commands timed out (counted)
+   and ``on_command_timeout`` decides: ``stop`` (the default) — the driver stops with
+   :class:`DriverError` naming the topic that stayed silent; ``hold`` — see below;
 4. clamp the command to the URDF effort limits (counted), step the plant (all substeps).
+
+Hold (``on_command_timeout="hold"``): a forward command controller keeps the last torque, so
+a robot's driver needs a command timeout. From the unanswered state on, the driver runs the
+robot on its own, paced by the wall clock at the scenario rate like a real robot: each tick it
+measures and publishes the state as above (no stale-command drain), waits for a command until
+the tick's end, and if none came applies the safe torque of :mod:`.safe_hold` (gravity
+compensation of the true plant plus damping, at the measured state, clamped like a command;
+counted as a safe step). The first acceptable command answers the newest state (a
+Float64MultiArray carries no stamp to match it with): it is applied, and the lock-step loop
+resumes with the next state. The run still ends after ``duration_s`` of simulated time.
 
 The run starts at q(t0) = q_d(0), q̇(t0) = q̇_d(0), once a reader of the joint states and a
 writer of commands are matched (≤ the startup timeout) and ``settle_s`` has passed (DDS
@@ -49,6 +60,7 @@ from .messages import (
 )
 from .plant import Plant
 from .reference import SineReference
+from .safe_hold import SafeHold, hold_time_constant
 from .scenario import Scenario
 from .sensors import Sensors
 from .transport import DriverTransport
@@ -61,6 +73,11 @@ T0_NANOS = NANOS_PER_SEC
 
 REFERENCE_PERIOD_NANOS = 10_000_000
 """Spacing of the published reference trajectory's points: 10 ms."""
+
+ON_COMMAND_TIMEOUT = ("stop", "hold")
+"""What the driver does when the commands timed out (:attr:`DriverOptions.on_command_timeout`)."""
+
+HOLD_MESSAGE = "command timeout: holding gravity with damping"
 
 
 class DriverError(Exception):
@@ -76,7 +93,10 @@ class DriverOptions:
     startup_timeout_s: float = 30.0
     publish_reference: bool = False
     max_republish: int = 3
-    """Republications of one state before the driver gives up."""
+    """Republications of one state before the commands count as timed out."""
+    on_command_timeout: str = "stop"
+    """``stop``: raise :class:`DriverError` (the silent controller is a failed run); ``hold``:
+    apply the safe torque in real time until commands come back, complete the run."""
     settle_s: float = 0.2
     """Pause after matching before the first state."""
     record: bool = False
@@ -94,6 +114,12 @@ class Counters:
     clamped_commands: int = 0
     clamped_per_joint: list[int] = field(default_factory=list)
     stale_commands_dropped: int = 0
+    command_timeouts: int = 0
+    """Times the commands timed out (with ``hold``: episodes of holding)."""
+    safe_steps: int = 0
+    """Steps driven by the safe torque instead of a command."""
+    clamped_safe_steps: int = 0
+    """Safe steps whose torque was clamped to the effort limits (the hold may then sag)."""
     glitches: int = 0
     round_trip_ns: list[int] = field(default_factory=list)
     wall_s: float = 0.0
@@ -132,6 +158,10 @@ class Driver:
     def __init__(self, robot: Robot, scenario: Scenario, transport: DriverTransport, options: DriverOptions):
         if not (math.isfinite(options.duration_s) and options.duration_s > 0.0):
             raise ValueError(f"duration {options.duration_s} s must be > 0")
+        if options.on_command_timeout not in ON_COMMAND_TIMEOUT:
+            raise ValueError(
+                f"on_command_timeout {options.on_command_timeout!r} is not one of {', '.join(ON_COMMAND_TIMEOUT)}"
+            )
         self.robot = robot
         self.scenario = scenario
         self.transport = transport
@@ -143,6 +173,10 @@ class Driver:
         self.sensors = Sensors(scenario.sim)
         self.reference = SineReference(scenario.run.reference)
         self.limits = robot.effort_limits
+        self.safe_hold = SafeHold(self.plant.model, self.plant.map, hold_time_constant(self.rate_hz))
+        self._holding = False
+        self._hold_deadline = 0.0
+        self._safe_steps_at_hold_start = 0
         nv = len(self.names)
         self.counters = Counters(clamped_per_joint=[0] * nv)
         self._err_sq = np.zeros(nv)
@@ -232,13 +266,15 @@ class Driver:
                 velocity=measured.v.tolist(),
                 effort=measured.tau.tolist(),
             )
-            command = self._exchange(k, msg)
-            tau = np.clip(command, -self.limits, self.limits)
-            clamped = tau != command
-            if clamped.any():
-                self.counters.clamped_commands += 1
-                for j in np.flatnonzero(clamped):
-                    self.counters.clamped_per_joint[j] += 1
+            command = self._exchange_holding(msg) if self._holding else self._exchange(k, msg)
+            if command is None:
+                if not self._holding:
+                    self._start_hold(k)
+                tau = self._safe_torque(measured.q, measured.v)
+            else:
+                if self._holding:
+                    self._end_hold(k)
+                tau = self._clamp_command(command)
             self.plant.step(tau)
             tau_prev = tau
             self.counters.steps += 1
@@ -247,8 +283,66 @@ class Driver:
                 self.true_v.append(self.plant.v())
                 self.applied.append(tau.copy())
 
-    def _exchange(self, k: int, msg: JointState_) -> np.ndarray:
-        """Publishes state k and returns the first acceptable command for it."""
+    def _clamp_command(self, command: np.ndarray) -> np.ndarray:
+        tau = np.clip(command, -self.limits, self.limits)
+        clamped = tau != command
+        if clamped.any():
+            self.counters.clamped_commands += 1
+            for j in np.flatnonzero(clamped):
+                self.counters.clamped_per_joint[j] += 1
+        return tau
+
+    def _safe_torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The hold's torque at the measured state, clamped as a command would be."""
+        u = self.safe_hold.torque(q, v)
+        tau = np.clip(u, -self.limits, self.limits)
+        if np.any(tau != u):
+            self.counters.clamped_safe_steps += 1
+        self.counters.safe_steps += 1
+        return tau
+
+    def _start_hold(self, k: int) -> None:
+        self._holding = True
+        self._safe_steps_at_hold_start = self.counters.safe_steps
+        # The unanswered state's safe step acts now; the following ticks are paced from here.
+        self._hold_deadline = time.monotonic()
+        LOG.warning(
+            "%s: %s; states go on at %g Hz in real time, a command resumes the lock-step",
+            HOLD_MESSAGE,
+            self._silence_message(k, self.options.max_republish + 1),
+            self.rate_hz,
+        )
+
+    def _end_hold(self, k: int) -> None:
+        self._holding = False
+        LOG.info(
+            "commands resumed at step %d after %d safe steps; lock-step again",
+            k,
+            self.counters.safe_steps - self._safe_steps_at_hold_start,
+        )
+
+    def _exchange_holding(self, msg: JointState_) -> np.ndarray | None:
+        """While holding: publishes the state and returns the first acceptable command that
+        arrives before the tick ends, or ``None``."""
+        # No stale drain: whatever a (re)started controller sends is the newest news there is,
+        # and one slower than a tick must still be able to take over.
+        self.transport.publish_state(msg)
+        published_ns = time.perf_counter_ns()
+        # Real time at rate_hz: a tick that starts late only polls, and the ticks after it are
+        # paced from now rather than run back to back to catch up.
+        self._hold_deadline = max(self._hold_deadline + 1.0 / self.rate_hz, time.monotonic())
+        while True:
+            command = self.transport.take_command(self._hold_deadline)
+            if command is None:
+                return None
+            values = self._accept(command)
+            if values is not None:
+                self.counters.round_trip_ns.append(time.perf_counter_ns() - published_ns)
+                return values
+
+    def _exchange(self, k: int, msg: JointState_) -> np.ndarray | None:
+        """Publishes state k and returns the first acceptable command for it; when the
+        commands timed out, ``None`` (hold) or :class:`DriverError` (stop)."""
         transport = self.transport
         self.counters.stale_commands_dropped += transport.drain_commands()
         transport.publish_state(msg)
@@ -259,7 +353,10 @@ class Driver:
             command = transport.take_command(deadline)
             if command is None:
                 if publications > self.options.max_republish:
-                    raise DriverError(self._silence_message(k, publications))
+                    self.counters.command_timeouts += 1
+                    if self.options.on_command_timeout == "stop":
+                        raise DriverError(self._silence_message(k, publications))
+                    return None
                 transport.publish_state(msg)
                 published_ns = time.perf_counter_ns()
                 deadline = time.monotonic() + self.options.command_timeout_s

@@ -4,13 +4,17 @@ in joint order) and the short human summary printed to stderr.
 Keys: ``completed`` (bool), ``error`` (message or null), ``joints``, ``duration_s``,
 ``rate_hz``, ``steps`` (done), ``steps_planned``, ``rms_tracking_error_rad`` and
 ``max_tracking_error_rad`` (true q − q_d per joint over the second half; null without
-``--publish-reference``), ``republished_states``, ``refused_commands`` (total),
-``refused_wrong_length``, ``refused_non_finite``, ``clamped_commands`` (commands with at
-least one entry clamped), ``clamped_commands_per_joint``, ``stale_commands_dropped``,
-``glitches``, ``round_trip_us`` {``p50``, ``p99``, ``max``} (state published → command
-taken, as the driver measured it; null before the first step), ``wall_s``, ``domain_id``,
-``topics`` (ROS names), ``reference_durability`` (``transient_local`` or ``volatile``; null
-without ``--publish-reference``), ``payload_switched``.
+``--publish-reference``), ``republished_states``, ``on_command_timeout`` (``stop`` or
+``hold``), ``command_timeouts`` (times a state stayed unanswered after its republications:
+with ``hold``, episodes of holding; > 0 says the commands timed out), ``safe_steps`` (steps
+driven by the hold's gravity compensation with damping), ``clamped_safe_steps``,
+``refused_commands`` (total), ``refused_wrong_length``, ``refused_non_finite``,
+``clamped_commands`` (commands with at least one entry clamped),
+``clamped_commands_per_joint``, ``stale_commands_dropped``, ``glitches``, ``round_trip_us``
+{``p50``, ``p99``, ``max``} (state published → command taken, as the driver measured it;
+null before the first step), ``wall_s``, ``domain_id``, ``topics`` (ROS names),
+``reference_durability`` (``transient_local`` or ``volatile``; null without
+``--publish-reference``), ``payload_switched``.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ RESULT_KEYS = (
     "rms_tracking_error_rad",
     "max_tracking_error_rad",
     "republished_states",
+    "on_command_timeout",
+    "command_timeouts",
+    "safe_steps",
+    "clamped_safe_steps",
     "refused_commands",
     "refused_wrong_length",
     "refused_non_finite",
@@ -76,6 +84,10 @@ def result(driver: Driver, domain_id: int, error: str | None = None) -> dict[str
         "rms_tracking_error_rad": tracking[0] if tracking else None,
         "max_tracking_error_rad": tracking[1] if tracking else None,
         "republished_states": c.republished_states,
+        "on_command_timeout": driver.options.on_command_timeout,
+        "command_timeouts": c.command_timeouts,
+        "safe_steps": c.safe_steps,
+        "clamped_safe_steps": c.clamped_safe_steps,
         "refused_commands": c.refused_wrong_length + c.refused_non_finite,
         "refused_wrong_length": c.refused_wrong_length,
         "refused_non_finite": c.refused_non_finite,
@@ -102,6 +114,12 @@ def summary(res: dict[str, Any]) -> str:
         f"{res['refused_non_finite']} non-finite), {res['clamped_commands']} clamped, "
         f"{res['stale_commands_dropped']} stale dropped; states republished: {res['republished_states']}",
     ]
+    if res["command_timeouts"]:
+        lines.append(
+            f"  commands timed out {res['command_timeouts']} time(s) ({res['on_command_timeout']}): "
+            f"{res['safe_steps']} steps held with gravity compensation and damping "
+            f"({res['clamped_safe_steps']} clamped)"
+        )
     rt = res["round_trip_us"]
     if rt:
         lines.append(f"  round trip state→command: p50 {rt['p50']:.0f} µs, p99 {rt['p99']:.0f} µs, max {rt['max']:.0f} µs")

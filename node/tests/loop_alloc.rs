@@ -55,13 +55,15 @@ fn the_loop_over_the_ros_plant_allocates_nothing_once_warm() {
     // Simulated time: the loop waits for the model's fits, so it is active when counting.
     let mut clock = SimulatedClock;
     let tick = Tick::new(&robot, &params.control, clock.budget()).expect("tick");
-    let decision = CommandDecision::with_watchdog(
-        Watchdog::new(
-            std::time::Duration::from_secs(3600),
-            std::time::Instant::now(),
-        ),
-        WatchdogAction::HoldGravity,
-    );
+    let decision = CommandDecision::new(&robot, &params.control)
+        .expect("decision")
+        .with_watchdog(
+            Watchdog::new(
+                std::time::Duration::from_secs(3600),
+                std::time::Instant::now(),
+            ),
+            WatchdogAction::HoldGravity,
+        );
     let mut control = ControlLoop::new(tick, learner, TopicReference::new(nv), decision, true);
     let (mut plant, mut queue, receive, publish) = channels(nv, 16, true);
 

@@ -210,8 +210,9 @@ fn setup() -> (Model, NodeParams) {
 fn make_loop(robot: &Model, p: &NodeParams, t0: Instant) -> ControlLoop<FixedReference> {
     let tick = Tick::new(robot, &p.control, BudgetClock::Simulated).expect("tick");
     let learner = Learner::new(robot, p.learn.clone(), None, no_model()).expect("learner");
-    let decision =
-        CommandDecision::with_watchdog(Watchdog::new(TIMEOUT, t0), WatchdogAction::HoldGravity);
+    let decision = CommandDecision::new(robot, &p.control)
+        .expect("decision")
+        .with_watchdog(Watchdog::new(TIMEOUT, t0), WatchdogAction::HoldGravity);
     ControlLoop::new(tick, learner, FixedReference, decision, true)
 }
 

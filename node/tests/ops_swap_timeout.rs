@@ -80,10 +80,12 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
     let learner =
         Learner::new(&robot, params.learn.clone(), Some(hyper()), factory).expect("learner");
     let tick = Tick::new(&robot, &params.control, BudgetClock::Wall).expect("tick");
-    let decision = CommandDecision::with_watchdog(
-        Watchdog::new(Duration::from_secs(3600), Instant::now()),
-        WatchdogAction::HoldGravity,
-    );
+    let decision = CommandDecision::new(&robot, &params.control)
+        .expect("decision")
+        .with_watchdog(
+            Watchdog::new(Duration::from_secs(3600), Instant::now()),
+            WatchdogAction::HoldGravity,
+        );
     let mut control = ControlLoop::new(tick, learner, TopicReference::new(nv), decision, true);
     let (command_tx, command_rx) = sync_channel::<ControlCommand>(8);
     let (reply_tx, reply_rx) = sync_channel::<ControlReply>(32);

@@ -39,7 +39,7 @@ NODE = "/gp_learning_node"
 # Refused joint states sent, by the node's reason key (each between valid states).
 BAD_STATES = {"missing_joint": 2, "duplicate_joint": 1, "length": 3, "non_finite": 4, "stamp": 1, "out_of_order": 2}
 # Refused references sent, by reason key.
-BAD_REFERENCES = ["empty", "joint_names", "length", "non_finite", "time_not_increasing", "outside_joint_limits"]
+BAD_REFERENCES = ["empty", "joint_names", "length", "non_finite", "time_not_increasing", "beyond_limits"]
 
 
 def movable_joints(urdf_text):

@@ -67,8 +67,9 @@ fn loop_with<R: ReferenceSource>(
     let tick = Tick::new(robot, &p.control, BudgetClock::Wall).expect("tick");
     let learner = Learner::new(robot, p.learn.clone(), Some(serde_json::json!({})), factory)
         .expect("learner");
-    let decision =
-        CommandDecision::with_watchdog(Watchdog::new(TIMEOUT, t0), WatchdogAction::HoldGravity);
+    let decision = CommandDecision::new(robot, &p.control)
+        .expect("decision")
+        .with_watchdog(Watchdog::new(TIMEOUT, t0), WatchdogAction::HoldGravity);
     ControlLoop::new(tick, learner, reference, decision, commands)
 }
 
@@ -138,7 +139,11 @@ fn closed_loop(
     let mut control = loop_with(&robot, p, reference, true, factory, t0);
     let start = 1.0;
     let traj = sine_trajectory(&robot, p, start, duration);
-    let traj = Trajectory::from_msg(&traj, robot.joint_names(), robot.limits()).expect("valid");
+    let limits = CommandDecision::new(&robot, &p.control)
+        .expect("decision")
+        .reference_limits()
+        .clone();
+    let traj = Trajectory::from_msg(&traj, robot.joint_names(), &limits).expect("valid");
     let mut sim = Simulator::new(&robot, &p.sim).expect("sim");
     let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
     p.run.reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
@@ -606,12 +611,17 @@ fn a_new_reference_is_continuous_with_the_held_pose() {
             time_from_start: RosDuration::from_secs_f64(2.0),
         }],
     };
-    let lim = vec![gp_node::robot::JointLimits {
+    let joint = gp_node::robot::JointLimits {
         position_lower: -1.0,
         position_upper: 1.0,
         velocity: 1.0,
         effort: 1.0,
-    }];
+    };
+    let lim = gp_node::control_loop::ReferenceLimits::new(
+        &[joint],
+        &[1.0],
+        &gp_node::control::PlausibilityParams::default(),
+    );
     r.switch(Box::new(
         Trajectory::from_msg(&msg, &["j".into()], &lim).expect("valid"),
     ));

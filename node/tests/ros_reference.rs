@@ -1,6 +1,8 @@
 //! ROS-node issue: the reference trajectory — spline segments meet their end conditions, a
 //! densely sampled sine is reproduced, switching is continuous, bad trajectories are refused.
 
+use gp_node::control::PlausibilityParams;
+use gp_node::control_loop::ReferenceLimits;
 use gp_node::robot::JointLimits;
 use gp_node::ros::{Reference, Trajectory, TrajectoryError};
 use gpn_msgs::builtin_interfaces::{Duration, Time};
@@ -11,16 +13,18 @@ fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("j{i}")).collect()
 }
 
-fn free_limits(n: usize) -> Vec<JointLimits> {
-    vec![
-        JointLimits {
-            position_lower: -3.0,
-            position_upper: 3.0,
-            velocity: 10.0,
-            effort: 100.0,
-        };
-        n
-    ]
+fn free_limits(n: usize) -> ReferenceLimits {
+    let joint = JointLimits {
+        position_lower: -3.0,
+        position_upper: 3.0,
+        velocity: 10.0,
+        effort: 100.0,
+    };
+    ReferenceLimits::new(
+        &vec![joint; n],
+        &vec![100.0; n],
+        &PlausibilityParams::default(),
+    )
 }
 
 fn point(t: f64, q: &[f64], qd: &[f64], qdd: &[f64]) -> JointTrajectoryPoint {

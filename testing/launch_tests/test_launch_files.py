@@ -18,6 +18,7 @@ command lines ros2 launch would run (launch_ros Jazzy's Node composition). Three
 GPN_INSTALL unset: those tests are skipped, or fail when CI is set (CI must test the tree).
 """
 
+import ast
 import json
 import os
 import queue
@@ -65,12 +66,15 @@ NODE_ARGS = {
     "use_sim_time": "",
     "urdf": "",
     "mode": "",
+    "autostart": "",
 }
 SIM_ARGS = {
     "python": "python3",
     "params_file": "the installed config/sim_default.yaml",
     "plugin": "",
     "urdf": "the installed urdf/panda.urdf",
+    "autostart": "true",
+    "on_command_timeout": "",
 }
 
 
@@ -267,6 +271,81 @@ def test_use_sim_time_must_be_a_boolean(fake_tree, tmp_path):
         resolved(fake_tree, NODE_LAUNCH, {"use_sim_time": "maybe"}, tmp_path)
 
 
+def overrides_of(r):
+    """The launch-set parameters of the resolved node ({} when launch passes none)."""
+    node = r.process(PACKAGE)
+    if not node.parameter_arguments:
+        return {}
+    _, content = params_file_of(node)
+    return next(iter(content.values()))["ros__parameters"]
+
+
+def test_autostart_sets_ros_active_and_empty_leaves_the_file(fake_tree, tmp_path):
+    for given, value in [("true", True), ("True", True), ("1", True), ("false", False)]:
+        overrides = overrides_of(resolved(fake_tree, NODE_LAUNCH, {"autostart": given}, tmp_path))
+        assert overrides == {"ros.active": value}, given
+        assert type(overrides["ros.active"]) is bool, "a bool, as the node declares it"
+    # Empty (the default): no override, the file's ros.active (shipped: false) decides.
+    for args in ({}, {"autostart": ""}):
+        r = resolved(fake_tree, NODE_LAUNCH, args, tmp_path)
+        assert r.process(PACKAGE).parameter_arguments == [], args
+    with pytest.raises(ValueError, match="maybe"):
+        resolved(fake_tree, NODE_LAUNCH, {"autostart": "maybe"}, tmp_path)
+
+
+def test_mujoco_sim_node_is_active_by_default(fake_tree, tmp_path):
+    """The simulated robot is commanded from the start (the shipped file's ros.active is
+    false); autostart:=false makes it inactive, autostart:='' leaves the file's."""
+    shipped = yaml.safe_load((REPO / "config/sim_default.yaml").read_text())
+    assert shipped["gp_learning_node"]["ros__parameters"]["ros"]["active"] is False
+    overrides = overrides_of(resolved(fake_tree, SIM_LAUNCH, {}, tmp_path))
+    assert overrides["ros.active"] is True
+    overrides = overrides_of(resolved(fake_tree, SIM_LAUNCH, {"autostart": "false"}, tmp_path))
+    assert overrides["ros.active"] is False
+    overrides = overrides_of(resolved(fake_tree, SIM_LAUNCH, {"autostart": ""}, tmp_path))
+    assert "ros.active" not in overrides
+    assert overrides["ros.mode"] == "control", "the rest stays"
+
+
+def test_on_command_timeout_reaches_the_driver_only_when_given(fake_tree, tmp_path):
+    default = resolved(fake_tree, SIM_LAUNCH, {}, tmp_path).process("mujoco_driver").cmd
+    assert "--on-command-timeout" not in default, "'' passes nothing: the driver's default"
+    empty = resolved(fake_tree, SIM_LAUNCH, {"on_command_timeout": ""}, tmp_path)
+    assert empty.process("mujoco_driver").cmd == default
+    for value in ("hold", "stop"):
+        r = resolved(fake_tree, SIM_LAUNCH, {"on_command_timeout": value}, tmp_path)
+        assert r.process("mujoco_driver").cmd == default + ["--on-command-timeout", value]
+        assert [type(a).__name__ for a in r.process("mujoco_driver").on_exit] == ["Shutdown"]
+    with pytest.raises(RuntimeError, match='"on_command_timeout" provided value "pause"'):
+        resolved(fake_tree, SIM_LAUNCH, {"on_command_timeout": "pause"}, tmp_path)
+
+
+def driver_cli_choices(option):
+    """The `choices` of `option` in mujoco_driver's argparse parser, read from the source
+    (importing the driver needs mujoco)."""
+    tree = ast.parse((REPO / "mujoco_driver/gpn_mujoco/cli.py").read_text())
+    for call in ast.walk(tree):
+        if (
+            isinstance(call, ast.Call)
+            and getattr(call.func, "attr", None) == "add_argument"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == option
+        ):
+            for kw in call.keywords:
+                if kw.arg == "choices":
+                    return list(ast.literal_eval(kw.value))
+    raise LookupError(f"{option} with choices is not in mujoco_driver/gpn_mujoco/cli.py")
+
+
+def test_on_command_timeout_choices_are_the_drivers():
+    declared = declared_arguments(load_launch_file(REPO / "launch" / SIM_LAUNCH))
+    choices = declared["on_command_timeout"].choices
+    assert choices[0] == "" and sorted(choices[1:]) == sorted(
+        driver_cli_choices("--on-command-timeout")
+    )
+
+
 def test_plugin_comes_with_its_default_configuration(fake_tree, tmp_path):
     for launch_name in (NODE_LAUNCH, SIM_LAUNCH):
         r = resolved(fake_tree, launch_name, {"plugin": "1"}, tmp_path)
@@ -308,6 +387,7 @@ def test_node_launch_custom(tree, tmp_path):
         "use_sim_time": "true",
         "urdf": str(urdf),
         "mode": "learn",
+        "autostart": "true",
     }
     r = resolved(tree, NODE_LAUNCH, args, tmp_path)
     node = r.process(PACKAGE)
@@ -322,6 +402,7 @@ def test_node_launch_custom(tree, tmp_path):
                 "model.config": "{}",
                 "ros.mode": "learn",
                 "robot.urdf": str(urdf),
+                "ros.active": True,
             }
         }
     }
@@ -371,6 +452,7 @@ def test_mujoco_sim_defaults(tree, tmp_path):
                 "use_sim_time": False,
                 "ros.mode": "control",
                 "robot.urdf": str(urdf),
+                "ros.active": True,
             }
         }
     }
@@ -381,14 +463,23 @@ def test_mujoco_sim_defaults(tree, tmp_path):
 
 def test_mujoco_sim_custom(tree, tmp_path):
     urdf = tree.share / "urdf/two_link_arm.urdf"
-    args = {"python": "/opt/venv/bin/python", "plugin": "vbks", "urdf": str(urdf)}
+    args = {
+        "python": "/opt/venv/bin/python",
+        "plugin": "vbks",
+        "urdf": str(urdf),
+        "autostart": "false",
+        "on_command_timeout": "hold",
+    }
     r = resolved(tree, SIM_LAUNCH, args, tmp_path)
     driver = r.process("mujoco_driver")
     assert driver.cmd[0] == "/opt/venv/bin/python"
     assert driver.cmd[driver.cmd.index("--urdf") + 1] == str(urdf)
+    assert driver.cmd[-2:] == ["--on-command-timeout", "hold"]
     _, content = params_file_of(r.process(PACKAGE))
     overrides = content["/gp_learning_node"]["ros__parameters"]
     assert (overrides["model.plugin"], overrides["robot.urdf"]) == ("vbks", str(urdf))
+    assert overrides["ros.active"] is False
+    assert_files_in_tree(tree, driver)
 
 
 def assert_files_in_tree(tree, process):
@@ -437,6 +528,7 @@ def test_launch_set_parameters_are_parameters_of_the_node(tree, tmp_path):
         "plugin": "rcagp",
         "use_sim_time": "true",
         "mode": "learn",
+        "autostart": "true",
     }
     keys = set()
     for launch_name, a in [(NODE_LAUNCH, args), (SIM_LAUNCH, {"plugin": "vbks"})]:
@@ -444,7 +536,9 @@ def test_launch_set_parameters_are_parameters_of_the_node(tree, tmp_path):
             for path, _ in p.parameter_arguments:
                 content = yaml.safe_load(Path(path).read_text())
                 keys |= set(next(iter(content.values()))["ros__parameters"])
-    assert keys == {"use_sim_time", "model.plugin", "model.config", "ros.mode", "robot.urdf"}
+    assert keys == {
+        "use_sim_time", "model.plugin", "model.config", "ros.mode", "robot.urdf", "ros.active"
+    }
     assert keys <= known, keys - known
     if tree.kind == "install":
         env = install_environment(tree)
@@ -475,8 +569,10 @@ RCLPY_PEER = textwrap.dedent(
 @pytest.mark.parametrize(
     ("args", "fqn"),
     [
-        ({"use_sim_time": "false", "plugin": "skygp", "mode": "control"}, "/gp_learning_node"),
-        ({"namespace": "/robot1", "use_sim_time": "true", "plugin": "rcagp", "mode": "learn"},
+        ({"use_sim_time": "false", "plugin": "skygp", "mode": "control", "autostart": "true"},
+         "/gp_learning_node"),
+        ({"namespace": "/robot1", "use_sim_time": "true", "plugin": "rcagp", "mode": "learn",
+          "autostart": "false"},
          "/robot1/gp_learning_node"),
     ],
 )
@@ -502,6 +598,7 @@ def test_rcl_reads_the_launch_parameters_for_the_launched_node(fake_tree, tmp_pa
     assert p["model.plugin"] == ["STRING", args["plugin"]]
     assert p["model.config"] == ["STRING", "{}"]
     assert p["ros.mode"] == ["STRING", args["mode"]]
+    assert p["ros.active"] == ["BOOL", args["autostart"] == "true"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,6 +110,8 @@ pub enum Apply {
     AdmitEvery,
     /// The joint-state watchdog, from the next tick.
     Watchdog,
+    /// Activation (command the robot or not), from the next state.
+    Activation,
     /// Publishing rate of `~/residual`.
     Publishing,
 }
@@ -124,7 +126,8 @@ impl Apply {
             | Apply::Supervisor
             | Apply::Gate
             | Apply::AdmitEvery
-            | Apply::Watchdog => "next tick",
+            | Apply::Watchdog
+            | Apply::Activation => "next tick",
             Apply::Publishing => "next message",
         }
     }
@@ -186,6 +189,18 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("control.supervisor.budget_micros", K::Double, "µs", "model work per tick before its answer is discarded", C::Positive, A::Supervisor),
     spec("control.supervisor.max_consecutive_faults", K::Integer, "", "faults in a row before the model is quarantined", C::AtLeast(1.0), A::Supervisor),
     spec("control.supervisor.quarantine_ticks", K::Integer, "ticks", "length of a quarantine", C::AtLeast(0.0), A::Supervisor),
+    spec("control.command_convention", K::String, "", "what the command includes: full (gravity too) or gravity_compensated_by_robot (the robot adds g(q): libfranka)", C::OneOf(&["full", "gravity_compensated_by_robot"]), A::ReadOnly),
+    spec("control.effort_convention", K::String, "", "what the measured effort includes (same choices)", C::OneOf(&["full", "gravity_compensated_by_robot"]), A::ReadOnly),
+    spec("control.handover_s", K::Double, "s", "blend time of every switch between laws or models", C::AtLeast(0.0), A::ReadOnly),
+    spec("control.torque_rate_limits_nm_per_s", K::JointDoubles, "N·m/s", "largest command change per second (empty: 50 × the effort limit)", C::PositiveOrEmpty, A::ReadOnly),
+    spec("control.fallback.tracking_ratio", K::Double, "", "learned law falls back when its tracking error exceeds this multiple of the nominal law's (+ floor)", C::AtLeast(1.0), A::ReadOnly),
+    spec("control.fallback.tracking_floor_rad", K::Double, "rad", "tracking errors below this never count as worse", C::AtLeast(0.0), A::ReadOnly),
+    spec("control.fallback.velocity_fraction", K::Double, "", "learned law falls back above this fraction of the URDF velocity limit", C::Positive, A::ReadOnly),
+    spec("control.fallback.saturation_ticks", K::Integer, "ticks", "learned law falls back after this many saturated ticks in a row", C::AtLeast(1.0), A::ReadOnly),
+    spec("control.fallback.probation_s", K::Double, "s", "shadow time before a model that fell back is re-adopted (doubles per fallback)", C::AtLeast(0.0), A::ReadOnly),
+    spec("control.plausibility.position_margin_rad", K::Double, "rad", "a joint state this far beyond its limits gets the safe output", C::AtLeast(0.0), A::ReadOnly),
+    spec("control.plausibility.velocity_factor", K::Double, "", "a joint state faster than this multiple of its velocity limit gets the safe output", C::AtLeast(1.0), A::ReadOnly),
+    spec("control.plausibility.reference_accel_rad_s2", K::Double, "rad/s²", "largest reference acceleration accepted", C::Positive, A::ReadOnly),
     spec("learn.admit_every", K::Integer, "", "learn every n-th sample that passes the gate", C::AtLeast(1.0), A::AdmitEvery),
     spec("learn.gate.position_margin_rad", K::Double, "rad", "allowed excursion beyond the URDF position limits", C::AtLeast(0.0), A::Gate),
     spec("learn.gate.velocity_factor", K::Double, "", "velocities up to this multiple of the URDF limit pass", C::Positive, A::Gate),
@@ -203,6 +218,7 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.domain_id", K::Integer, "", "DDS domain (negative: $ROS_DOMAIN_ID)", C::None, A::ReadOnly),
     spec("ros.localhost_only", K::Bool, "", "keep DDS traffic on 127.0.0.1", C::None, A::ReadOnly),
     spec("ros.mode", K::String, "", "control or learn", C::OneOf(&["control", "learn"]), A::ReadOnly),
+    spec("ros.active", K::Bool, "", "command the robot (false: inactive, commanding nothing; --autostart sets it); activation holds the current pose, bumpless", C::None, A::Activation),
     spec("ros.topics.joint_states", K::String, "", "sensor_msgs/JointState in", C::None, A::ReadOnly),
     spec("ros.topics.reference", K::String, "", "trajectory_msgs/JointTrajectory in", C::None, A::ReadOnly),
     spec("ros.topics.command", K::String, "", "std_msgs/Float64MultiArray out (control) or in (learn)", C::None, A::ReadOnly),

@@ -76,6 +76,12 @@ pub struct RosParams {
     pub localhost_only: bool,
     /// `control` or `learn`.
     pub mode: Mode,
+    /// Whether the node commands the robot (control mode). False (the default): it starts
+    /// inactive — reading states, publishing diagnostics, commanding nothing — until set true
+    /// (`ros2 param set <node> ros.active true`, or `--autostart`); activation starts from
+    /// the torque that holds the arm at its current pose and holds that pose until a
+    /// reference arrives. Setting it false stops commanding after one safe output.
+    pub active: bool,
     /// Topic names.
     pub topics: TopicNames,
     /// Source of the learning torque.
@@ -105,6 +111,7 @@ impl Default for RosParams {
             domain_id: -1,
             localhost_only: false,
             mode: Mode::Control,
+            active: false,
             topics: TopicNames::default(),
             torque_source: TorqueSource::Measured,
             watchdog_timeout_s: 0.1,

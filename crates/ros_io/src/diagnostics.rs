@@ -3,7 +3,7 @@
 //! about once a second (ROS convention), never from the control thread.
 
 use gpn_app::ros_params::{Mode, WatchdogAction};
-use gpn_control::control_loop::LoopCounters;
+use gpn_control::control_loop::{LoopCounters, StateFault};
 use gpn_control::learn::LearnPhase;
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
@@ -45,6 +45,8 @@ pub struct DiagnosticsInput<'a> {
     pub stamp: Time,
     /// Coverage below which drift is suspected.
     pub coverage_alarm: f64,
+    /// Joint names (model order).
+    pub joints: &'a [String],
 }
 
 fn kv(key: &str, value: impl ToString) -> KeyValue {
@@ -219,7 +221,34 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
     let (i, ip) = (input.ingest, input.ingest_previous);
     let refused_now = (i.trajectories_refused() + i.commands_refused())
         .saturating_sub(ip.trajectories_refused() + ip.commands_refused());
-    let verdict = if refused_now > 0 {
+    let d = c.decision;
+    let dp = input.previous.decision;
+    let fallbacks_now = d.total_fallbacks().saturating_sub(dp.total_fallbacks());
+    let safe_now = d.safe_ticks.saturating_sub(dp.safe_ticks);
+    let verdict = if safe_now > 0 {
+        let why = d
+            .last_implausible
+            .map_or("unusable state".to_owned(), |(fault, joint)| {
+                format!("{} on joint {:?}", fault.name(), joint_name(input, joint))
+            });
+        (
+            DiagnosticStatus::ERROR,
+            format!("{safe_now} states answered by the safe output since the last report: {why}"),
+        )
+    } else if fallbacks_now > 0 {
+        let why = d.last_fallback.map_or(String::new(), |(reason, joint)| {
+            format!(": {} (joint {:?})", reason.name(), joint_name(input, joint))
+        });
+        (
+            DiagnosticStatus::WARN,
+            format!("the learned law fell back to the nominal law{why}; the model is on probation"),
+        )
+    } else if mode == "control" && !c.active {
+        (
+            DiagnosticStatus::OK,
+            "inactive: commanding nothing (set ros.active true to command)".into(),
+        )
+    } else if refused_now > 0 {
         (
             DiagnosticStatus::WARN,
             format!(
@@ -243,13 +272,50 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
     let (latency, tick) = (input.latency, input.tick_time);
     let mut values = vec![
         kv("mode", mode),
+        kv("active", c.active),
+        kv("commanding law", c.law.name()),
+        kv("ticks on the nominal law", d.nominal_ticks),
+        kv("ticks on the safe output", d.safe_ticks),
+        kv("states while inactive", d.inactive_ticks),
+        kv("activations", d.activations),
+        kv("re-adoptions after probation", d.readoptions),
+        kv("hand-overs blended", d.handovers),
+        kv("commands rate-limited", d.rate_limited),
+        kv(
+            "largest command step (N·m)",
+            format!("{:.3}", d.max_command_step_nm),
+        ),
+    ];
+    for reason in gpn_control::control_loop::FallbackReason::ALL {
+        values.push(kv(
+            &format!("fallback: {}", reason.name()),
+            d.fallbacks[reason.index()],
+        ));
+    }
+    for fault in [
+        StateFault::PositionLimit,
+        StateFault::VelocityLimit,
+        StateFault::Jump,
+    ] {
+        values.push(kv(
+            &format!("implausible state: {}", fault.name()),
+            d.implausible_states[fault as usize],
+        ));
+    }
+    for fault in gpn_control::control_loop::ReferenceFault::ALL {
+        values.push(kv(
+            &format!("reference refused in the loop: {}", fault.name()),
+            d.references_refused[fault.index()],
+        ));
+    }
+    values.extend([
         kv("ticks", c.ticks),
         kv("ticks on the learned law", c.learned_ticks),
         kv("bad input ticks", c.bad_input),
         kv("saturated ticks", c.saturated_ticks),
         kv("reference", reference),
         kv("reference trajectories accepted", i.trajectories_accepted),
-    ];
+    ]);
     for (reason, n) in i.reference_refusals() {
         values.push(kv(&format!("reference refused: {reason}"), n));
     }
@@ -272,6 +338,11 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
         kv("tick p99 (us)", format!("{:.1}", tick.quantile(0.99))),
     ]);
     status(input, "control", verdict, values)
+}
+
+fn joint_name<'a>(input: &DiagnosticsInput<'a>, joint: usize) -> &'a str {
+    // (a joint index from the decision, model order)
+    input.joints.get(joint).map_or("?", String::as_str)
 }
 
 /// "dynamics": low coverage of ±η_cal (drift), then a change since the last report.
@@ -343,6 +414,7 @@ mod tests {
             tick_time: &latency,
             stamp: Time::default(),
             coverage_alarm: 0.9,
+            joints: &[],
         };
         diagnostics(&input)
             .status

@@ -141,7 +141,7 @@ impl IngestSnapshot {
             ("length", self.trajectories_refused_length),
             ("non_finite", self.trajectories_refused_non_finite),
             ("time_not_increasing", self.trajectories_refused_time),
-            ("outside_joint_limits", self.trajectories_refused_limits),
+            ("beyond_limits", self.trajectories_refused_limits),
         ]
     }
 

@@ -473,6 +473,7 @@ impl Ops {
                     action: new.ros.watchdog_action,
                 })?;
             }
+            Apply::Activation => self.send(ControlCommand::Activate(new.ros.active))?,
             Apply::Publishing => self
                 .shared
                 .residual_every

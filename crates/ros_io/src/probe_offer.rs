@@ -76,6 +76,8 @@ fn duration(secs: f64) -> Duration {
 mod tests {
     use super::*;
     use crate::trajectory::{Reference, Trajectory};
+    use gpn_control::control::PlausibilityParams;
+    use gpn_control::control_loop::ReferenceLimits;
     use gpn_control::learn::ProbeRefusal;
     use gpn_dynamics::JointLimits;
 
@@ -96,16 +98,14 @@ mod tests {
         }
     }
 
-    fn limits() -> Vec<JointLimits> {
-        vec![
-            JointLimits {
-                position_lower: -3.0,
-                position_upper: 3.0,
-                velocity: 2.0,
-                effort: 87.0,
-            };
-            7
-        ]
+    fn limits() -> ReferenceLimits {
+        let joint = JointLimits {
+            position_lower: -3.0,
+            position_upper: 3.0,
+            velocity: 2.0,
+            effort: 87.0,
+        };
+        ReferenceLimits::new(&[joint; 7], &[87.0; 7], &PlausibilityParams::default())
     }
 
     #[test]

@@ -189,6 +189,7 @@ impl Publisher_ {
                         tick_time: &published.tick_time,
                         stamp: self.now(),
                         coverage_alarm: self.coverage_alarm,
+                        joints: &self.joints,
                     });
                     let _ = self.diagnostics.publish(&msg);
                     previous = latest;

@@ -27,7 +27,8 @@ const SAME_DELIVERY: std::time::Duration = std::time::Duration::from_secs(1);
 pub(super) struct Receiver_ {
     pub(super) reader: JointStateReader,
     pub(super) joints: Vec<String>,
-    pub(super) limits: Vec<gpn_dynamics::JointLimits>,
+    /// The reference validator (the command decision's).
+    pub(super) limits: gpn_control::control_loop::ReferenceLimits,
     pub(super) ingest: Arc<IngestCounters>,
     pub(super) last_rejection: Arc<Mutex<Option<String>>>,
     pub(super) free: Receiver<StateFrame>,

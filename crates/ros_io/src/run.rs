@@ -127,6 +127,57 @@ pub struct RunSummary {
     pub latency_us: LatencySummary,
     /// Tick execution time, µs.
     pub tick_us: LatencySummary,
+    /// Who commanded: the command decision's summary.
+    pub law: LawCounts,
+}
+
+/// The command decision over a run (`gp-node run --json`: `law`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LawCounts {
+    /// Whether the node was commanding at the end (`ros.active`).
+    pub active: bool,
+    /// States answered per mode.
+    pub learned_ticks: u64,
+    /// On the nominal law.
+    pub nominal_ticks: u64,
+    /// By the safe output (implausible or unusable states).
+    pub safe_ticks: u64,
+    /// While inactive.
+    pub inactive_ticks: u64,
+    /// Activations.
+    pub activations: u64,
+    /// Fallbacks of the learned law, per reason.
+    pub fallbacks: std::collections::BTreeMap<&'static str, u64>,
+    /// Re-adoptions after probation.
+    pub readoptions: u64,
+    /// Sampled references the loop's validator refused.
+    pub references_refused_in_loop: u64,
+    /// Commands the rate limit changed.
+    pub rate_limited: u64,
+    /// Largest change between two commands, N·m.
+    pub max_command_step_nm: f64,
+}
+
+impl LawCounts {
+    fn of(counters: &LoopCounters) -> Self {
+        let d = counters.decision;
+        Self {
+            active: counters.active,
+            learned_ticks: d.learned_ticks,
+            nominal_ticks: d.nominal_ticks,
+            safe_ticks: d.safe_ticks,
+            inactive_ticks: d.inactive_ticks,
+            activations: d.activations,
+            fallbacks: gpn_control::control_loop::FallbackReason::ALL
+                .iter()
+                .map(|r| (r.name(), d.fallbacks[r.index()]))
+                .collect(),
+            readoptions: d.readoptions,
+            references_refused_in_loop: d.references_refused.iter().sum(),
+            rate_limited: d.rate_limited,
+            max_command_step_nm: d.max_command_step_nm,
+        }
+    }
 }
 
 /// Refused messages per input, each per reason.
@@ -309,10 +360,14 @@ impl LoopParts {
         let ros = &params.ros;
         let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
             .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
-        let decision = CommandDecision::with_watchdog(
-            Watchdog::new(timeout, Instant::now()),
-            ros.watchdog_action,
-        );
+        let decision = CommandDecision::new(robot, &params.control)
+            .map_err(|e| RosError::Param(e.to_string()))?
+            .with_watchdog(Watchdog::new(timeout, Instant::now()), ros.watchdog_action);
+        let decision = if ros.active {
+            decision
+        } else {
+            decision.inactive()
+        };
         Ok(Self {
             search,
             control: ControlParts {
@@ -492,7 +547,7 @@ fn start_threads(
     let receiver = Receiver_ {
         reader: JointStateReader::new(&joints, ros.torque_source, ros.mode == Mode::Learn),
         joints: joints.clone(),
-        limits: robot.limits().to_vec(),
+        limits: parts.control.decision.reference_limits().clone(),
         ingest: ingest.clone(),
         last_rejection: last_rejection.clone(),
         free: receive_end.free_states,
@@ -793,6 +848,7 @@ impl Ended {
             probes_refused: self.probes.refused.load(Ordering::Relaxed),
             latency_us: LatencySummary::of(&self.published.latency),
             tick_us: LatencySummary::of(&self.published.tick_time),
+            law: LawCounts::of(counters),
         }
     }
 }

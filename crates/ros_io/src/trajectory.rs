@@ -11,8 +11,9 @@
 
 use std::sync::mpsc::{Receiver, SyncSender};
 
-use gpn_control::control_loop::{Desired, ReferenceSource, StateFrame};
-use gpn_dynamics::JointLimits;
+use gpn_control::control_loop::{
+    Desired, ReferenceLimits, ReferenceRefusal, ReferenceSource, StateFrame,
+};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 /// Why a trajectory was refused (the previous reference stays in force).
@@ -57,19 +58,21 @@ pub enum TrajectoryError {
         /// Its time.
         secs: f64,
     },
-    /// A position is outside the URDF limits.
-    #[error("reference point {point}: joint {joint:?} at {position} is outside [{lower}, {upper}]")]
+    /// A point breaks a limit of the reference validator: a position outside the URDF
+    /// limits, a velocity or acceleration above its limit, or a mean velocity from the
+    /// previous point above the velocity limit (no interpolation could follow it).
+    #[error("reference point {point}: joint {joint:?}: {what}: {value} against the limit {limit}")]
     Limit {
         /// Point index.
         point: usize,
         /// The joint.
         joint: String,
-        /// The position.
-        position: f64,
-        /// Lower limit.
-        lower: f64,
-        /// Upper limit.
-        upper: f64,
+        /// Which limit.
+        what: &'static str,
+        /// The value.
+        value: f64,
+        /// The limit.
+        limit: f64,
     },
 }
 
@@ -101,11 +104,12 @@ pub struct Trajectory {
 }
 
 impl Trajectory {
-    /// Checks `msg` against the model's `joints` (model order) and `limits`.
+    /// Checks `msg` against the model's `joints` (model order) and the reference validator
+    /// `limits`: each point's values, and the mean velocity between consecutive points.
     pub fn from_msg(
         msg: &JointTrajectory,
         joints: &[String],
-        limits: &[JointLimits],
+        limits: &ReferenceLimits,
     ) -> Result<Self, TrajectoryError> {
         if msg.points.is_empty() {
             return Err(TrajectoryError::Empty);
@@ -177,16 +181,22 @@ impl Trajectory {
                 point.q[j] = value("positions", &p.positions)?;
                 point.qd[j] = value("velocities", &p.velocities)?;
                 point.qdd[j] = value("accelerations", &p.accelerations)?;
-                let lim = &limits[j];
-                if point.q[j] < lim.position_lower || point.q[j] > lim.position_upper {
-                    return Err(TrajectoryError::Limit {
-                        point: i,
-                        joint: joints[j].clone(),
-                        position: point.q[j],
-                        lower: lim.position_lower,
-                        upper: lim.position_upper,
-                    });
-                }
+            }
+            let refused = |r: ReferenceRefusal| TrajectoryError::Limit {
+                point: i,
+                joint: joints[r.joint].clone(),
+                what: r.fault.name(),
+                value: r.value,
+                limit: r.limit,
+            };
+            limits
+                .check(&point.q, &point.qd, &point.qdd)
+                .map_err(refused)?;
+            if let Some(before) = points.last() {
+                let before: &Point = before;
+                limits
+                    .check_step(&before.q, &point.q, point.t_secs - before.t_secs)
+                    .map_err(refused)?;
             }
             points.push(point);
         }
@@ -349,6 +359,13 @@ impl Reference {
         self.trajectory.replace(next)
     }
 
+    /// Drops the trajectory (returned, to be dropped off the control thread) and holds the
+    /// pose measured at the next sample. Real-time.
+    pub fn hold_next_pose(&mut self) -> Option<Box<Trajectory>> {
+        self.holding_set = false;
+        self.trajectory.take()
+    }
+
     /// The reference at `t_secs`; `q_now` is the measured position (taken as the held pose
     /// on the first call). Real-time: no allocation.
     pub fn sample(&mut self, t_secs: f64, q_now: &[f64]) -> (&[f64], &[f64], &[f64]) {
@@ -415,11 +432,8 @@ impl TopicReference {
 impl ReferenceSource for TopicReference {
     fn sample(&mut self, frame: &StateFrame, _qdd_estimate: &[f64], desired: Desired<'_>) {
         while let Some(next) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
-            if let Some(old) = self.switch(next)
-                && let Some(trash) = self.trash.as_ref()
-            {
-                // Dropped on the publish thread; if its bin is full, here (rare).
-                let _ = trash.try_send(old);
+            if let Some(old) = self.switch(next) {
+                self.discard(old);
             }
         }
         self.shift_secs = frame.shift_secs();
@@ -431,5 +445,33 @@ impl ReferenceSource for TopicReference {
 
     fn has_trajectory(&self) -> bool {
         self.reference.has_trajectory()
+    }
+
+    /// The validator refused the trajectory's sample: hold where the arm is.
+    fn refuse(&mut self) {
+        self.hold_here();
+    }
+
+    /// Activation: trajectories that arrived while inactive are dropped; hold where the arm is.
+    fn restart(&mut self) {
+        while let Some(stale) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            self.discard(stale);
+        }
+        self.hold_here();
+    }
+}
+
+impl TopicReference {
+    fn hold_here(&mut self) {
+        if let Some(old) = self.reference.hold_next_pose() {
+            self.discard(old);
+        }
+    }
+
+    /// Drops `old` on the publish thread; if its bin is full, here (rare).
+    fn discard(&self, old: Box<Trajectory>) {
+        if let Some(trash) = self.trash.as_ref() {
+            let _ = trash.try_send(old);
+        }
     }
 }

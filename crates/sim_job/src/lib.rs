@@ -21,7 +21,7 @@ mod swaps;
 pub use probing::ProbeRecord;
 pub use record::Recorder;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};
-pub use runner::{RunLog, run, run_with_factory, run_with_viz};
+pub use runner::{LawEvent, RunLog, run, run_with_factory, run_with_viz};
 pub use scenario::Scenario;
 pub use swaps::SwapRecord;
 

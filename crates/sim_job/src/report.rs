@@ -76,6 +76,80 @@ pub struct SimReport {
     pub probes: Vec<super::probing::ProbeRecord>,
     /// Recovery after a step change of the dynamics (scenario `payload-step`).
     pub after_step: Option<AfterStep>,
+    /// Who commanded the learned run, and how it ended against the nominal run.
+    pub law: LawSummary,
+}
+
+/// Who commanded the learned run: the command decision's counters, the fallbacks and
+/// re-adoptions, and the verdict against the nominal run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LawSummary {
+    /// "learned law better", "learned law worse than the nominal law", "model never
+    /// adopted".
+    pub verdict: &'static str,
+    /// Whether the learned run tracked worse than the nominal one (RMS over joints, last
+    /// half): `gp-node sim` then exits non-zero.
+    pub learned_worse: bool,
+    /// RMS tracking error over all joints (last half): nominal run, learned run, rad.
+    pub pooled_rms_rad: [f64; 2],
+    /// Fraction of the learned run's ticks commanded by the learned law.
+    pub learned_tick_fraction: f64,
+    /// Fallbacks of the learned law, per reason.
+    pub fallbacks: std::collections::BTreeMap<&'static str, u64>,
+    /// Re-adoptions after probation.
+    pub readoptions: u64,
+    /// Fallbacks and re-adoptions in order (time s, event).
+    pub events: Vec<(f64, super::runner::LawEvent)>,
+    /// Ticks answered by the safe output (implausible or unusable states).
+    pub safe_ticks: u64,
+    /// Sampled references the validator refused.
+    pub references_refused: u64,
+    /// Blends between laws or models.
+    pub handovers: u64,
+    /// Commands the torque-rate limit changed.
+    pub rate_limited_ticks: u64,
+    /// Largest change between two commands, N·m.
+    pub max_command_step_nm: f64,
+    /// Largest true speed as a fraction of the URDF velocity limit.
+    pub max_speed_fraction: f64,
+    /// Largest true excursion beyond the URDF position limits, rad.
+    pub position_limit_excess_rad: f64,
+}
+
+impl LawSummary {
+    fn new(nominal_rms: &[f64], learned_rms: &[f64], learned: &RunLog) -> Self {
+        let pooled =
+            |rms: &[f64]| (rms.iter().map(|r| r * r).sum::<f64>() / rms.len().max(1) as f64).sqrt();
+        let pooled_rms_rad = [pooled(nominal_rms), pooled(learned_rms)];
+        let d = &learned.decision;
+        let learned_worse = pooled_rms_rad[1] > pooled_rms_rad[0];
+        let ticks = learned.t_secs.len().max(1) as f64;
+        Self {
+            verdict: if learned.model_adopted_at_secs.is_none() {
+                "model never adopted"
+            } else if learned_worse {
+                "learned law worse than the nominal law"
+            } else {
+                "learned law better"
+            },
+            learned_worse,
+            pooled_rms_rad,
+            learned_tick_fraction: d.learned_ticks as f64 / ticks,
+            fallbacks: gpn_control::control_loop::FallbackReason::ALL
+                .iter()
+                .map(|r| (r.name(), d.fallbacks[r.index()]))
+                .collect(),
+            readoptions: d.readoptions,
+            events: learned.law_events.clone(),
+            safe_ticks: d.safe_ticks,
+            references_refused: d.references_refused.iter().sum(),
+            handovers: d.handovers,
+            rate_limited_ticks: d.rate_limited,
+            max_command_step_nm: d.max_command_step_nm,
+            max_speed_fraction: learned.max_speed_fraction,
+            position_limit_excess_rad: learned.position_limit_excess_rad,
+        }
+    }
 }
 
 /// How the learned law recovers from a step change at `step_s`.
@@ -269,6 +343,7 @@ impl SimReport {
     ) -> Self {
         let (nominal_rms_rad, nominal_max_rad, nominal_windows_rad) = tracking(nominal);
         let (learned_rms_rad, learned_max_rad, learned_windows_rad) = tracking(learned);
+        let (nominal_rms, learned_rms) = (nominal_rms_rad.clone(), learned_rms_rad.clone());
         let (nv, n) = (learned.nv, learned.t_secs.len());
         let half = n / 2;
         let err =
@@ -317,6 +392,7 @@ impl SimReport {
             reidentified_mass_kg: learned.reidentified_mass_kg,
             probes: learned.probes.clone(),
             after_step: None,
+            law: LawSummary::new(&nominal_rms, &learned_rms, learned),
         }
     }
 
@@ -333,6 +409,7 @@ impl SimReport {
     pub fn to_json(&self) -> serde_json::Value {
         let mut value = self.base_json();
         value["changes"] = json!(self.changes);
+        value["law"] = json!(self.law);
         value["probes"] = json!(self.probes);
         value["reidentified_mass_kg"] = json!(
             self.reidentified_mass_kg
@@ -404,8 +481,43 @@ impl SimReport {
         self.write_changes_and_probes(&mut s);
         self.write_after_step(&mut s);
         self.write_swaps(&mut s);
+        self.write_law(&mut s);
         let _ = writeln!(s, "wall time              {:.2} s (both runs)", self.wall_s);
         s
+    }
+
+    /// Who commanded the learned run, and the verdict.
+    fn write_law(&self, s: &mut String) {
+        use std::fmt::Write as _;
+        let law = &self.law;
+        let fallbacks: Vec<String> = law
+            .events
+            .iter()
+            .map(|(t, event)| match event {
+                super::runner::LawEvent::Fallback { reason, joint } => format!(
+                    "fell back at {t:.3} s ({}, {})",
+                    reason.name(),
+                    self.joints.get(*joint).map_or("?", String::as_str)
+                ),
+                super::runner::LawEvent::Readopted => format!("re-adopted at {t:.3} s"),
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "law                    {}; learned law on {:.1} % of ticks{}",
+            law.verdict,
+            100.0 * law.learned_tick_fraction,
+            if fallbacks.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", fallbacks.join(", "))
+            }
+        );
+        let _ = writeln!(
+            s,
+            "commands               largest step {:.3} N·m, {} rate-limited, {} blends; top speed {:.2} of the limits",
+            law.max_command_step_nm, law.rate_limited_ticks, law.handovers, law.max_speed_fraction
+        );
     }
 
     /// The per-joint tracking and residual table, with its two header lines.

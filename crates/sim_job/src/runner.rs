@@ -20,10 +20,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use gpn_app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
-use gpn_control::control::{BudgetClock, Tick, TickOutput, TickResult};
+use gpn_control::control::{BudgetClock, Tick, TickOutput, TickResult, TickStatus};
 use gpn_control::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
-    SimulatedClock,
+    SimulatedClock, Verdict,
 };
 use gpn_control::learn::{Learner, ModelFactory};
 use gpn_dynamics::Model;
@@ -91,6 +91,31 @@ pub struct RunLog {
     pub probes: Vec<super::probing::ProbeRecord>,
     /// The payload mass change the last re-identification found, kg (NaN without one).
     pub reidentified_mass_kg: f64,
+    /// The command decision's counters at the end.
+    pub decision: gpn_control::control_loop::DecisionCounts,
+    /// Fallbacks of the learned law and re-adoptions, in order: (time s, what).
+    pub law_events: Vec<(f64, LawEvent)>,
+    /// The command sent at each tick, N·m (`[tick * nv + j]`).
+    pub command_nm: Vec<f64>,
+    /// Largest true |q̇| over the run as a fraction of the joint's URDF velocity limit.
+    pub max_speed_fraction: f64,
+    /// Largest true excursion beyond a joint's URDF position limits, rad (0: none).
+    pub position_limit_excess_rad: f64,
+}
+
+/// A change of the commanding law the monitor decided.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LawEvent {
+    /// The learned law fell back to the nominal one.
+    Fallback {
+        /// Why.
+        reason: gpn_control::control_loop::FallbackReason,
+        /// The joint (index) that showed it.
+        joint: usize,
+    },
+    /// The model passed its probation and commands again.
+    Readopted,
 }
 
 /// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law.
@@ -154,7 +179,11 @@ fn run_inner(
     let ticks = (params.run.duration_s / dt).round() as usize;
     let (mut q0, mut v0, mut a0) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
     reference.sample(0.0, &mut q0, &mut v0, &mut a0);
-    let mut plant = SimPlant::new(robot, &params.sim, &q0, &v0, ticks)?;
+    let conventions = (
+        params.control.command_convention,
+        params.control.effort_convention,
+    );
+    let mut plant = SimPlant::new(robot, &params.sim, conventions, &q0, &v0, ticks)?;
     let mut clock: Box<dyn Clock> = if params.run.realtime {
         Box::new(PacedClock::new(Duration::from_secs_f64(dt)))
     } else {
@@ -163,7 +192,7 @@ fn run_inner(
     let (mut control_loop, mut ops) =
         assemble_loop(robot, params, learning, factory, ticks, clock.budget())?;
 
-    let mut log = RunLogger::new(nv, dt, ticks);
+    let mut log = RunLogger::new(robot.limits(), dt, ticks);
     let mut progress = Progress::new(ticks, progress);
     let mut record = match recorder {
         Some(rec) => Some(RecordListener {
@@ -228,14 +257,47 @@ fn assemble_loop<'p>(
     let learner = Learner::new(robot, learn_params, hyper, factory)?;
     let ops = sim_operations(robot.nv(), params, learning, ticks);
     let probing = ProbingReference::new(robot, &params.run.reference, &params.learn.probe);
-    let control_loop = ControlLoop::new(
-        tick,
-        learner,
-        probing,
-        CommandDecision::without_watchdog(),
-        true,
-    );
+    // The simulated robot is never silent (no watchdog) and is commanded from the start.
+    let decision = CommandDecision::new(robot, &control)?;
+    check_reference(robot, params, decision.reference_limits(), ticks)?;
+    let control_loop = ControlLoop::new(tick, learner, probing, decision, true);
     Ok((control_loop, ops))
+}
+
+/// The task's reference, sampled at every tick of the run, through the one reference
+/// validator (limits and the torque it needs): an infeasible task is a parameter error
+/// before the run, not a robot saturating for its whole duration.
+fn check_reference(
+    robot: &Model,
+    params: &NodeParams,
+    limits: &gpn_control::control_loop::ReferenceLimits,
+    ticks: usize,
+) -> Result<(), SimulateError> {
+    let nv = robot.nv();
+    let dt = params.sim.dt_secs();
+    let (mut q, mut qd, mut qdd) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
+    let mut data = gpn_dynamics::Data::new(robot);
+    let joint = |j: usize| robot.joint_names()[j].clone();
+    for k in 0..ticks {
+        let t = k as f64 * dt;
+        params.run.reference.sample(t, &mut q, &mut qd, &mut qdd);
+        let tau = gpn_dynamics::rnea(robot, &mut data, &q, &qd, &qdd)?;
+        if let Err(refusal) = limits
+            .check(&q, &qd, &qdd)
+            .and_then(|()| limits.check_effort(tau))
+        {
+            return Err(SimulateError::Param(format!(
+                "run.reference is not feasible at t = {t:.3} s: joint {:?}: {} ({:.4} against \
+                 the limit {:.4}); change run.reference (center_rad, amplitude_rad, \
+                 frequencies_hz) or the limits",
+                joint(refusal.joint),
+                refusal.fault.name(),
+                refusal.value,
+                refusal.limit
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The run's operations: the swap schedule (learning runs with `run.swap_every_s`) and the
@@ -311,10 +373,12 @@ fn finish_log(
 /// Collects the run's series from the loop's outputs.
 struct RunLogger {
     log: RunLog,
+    limits: Vec<gpn_dynamics::JointLimits>,
 }
 
 impl RunLogger {
-    fn new(nv: usize, dt: f64, ticks: usize) -> Self {
+    fn new(limits: &[gpn_dynamics::JointLimits], dt: f64, ticks: usize) -> Self {
+        let nv = limits.len();
         let mut log = RunLog {
             nv,
             dt_secs: dt,
@@ -328,23 +392,48 @@ impl RunLogger {
             &mut log.mu_nm,
             &mut log.eta_cal_nm,
             &mut log.eta_thm_nm,
+            &mut log.command_nm,
         ] {
             series.reserve(per_joint);
         }
         log.learned.reserve(ticks);
         log.changes.reserve(64);
+        log.law_events.reserve(64);
         log.tick_micros.reserve(ticks);
-        Self { log }
+        Self {
+            log,
+            limits: limits.to_vec(),
+        }
     }
 }
 
 impl OutputListener for RunLogger {
     fn on_output(&mut self, out: &LoopOutput) {
-        let Some(status) = out.status.filter(|_| out.kind == OutKind::Tick) else {
+        if out.kind != OutKind::Tick {
             return;
-        };
+        }
         let log = &mut self.log;
         let t = out.t_secs;
+        log.decision = out.counters.decision;
+        let event = match out.verdict {
+            Verdict::FallBack(reason, joint) => Some(LawEvent::Fallback { reason, joint }),
+            Verdict::Readopt => Some(LawEvent::Readopted),
+            Verdict::Keep => None,
+        };
+        if let Some(event) = event
+            && log.law_events.len() < log.law_events.capacity()
+        {
+            log.law_events.push((t, event));
+        }
+        // A state the law did not answer (the safe output) is logged as a nominal tick.
+        let status = out.status.unwrap_or(TickStatus {
+            result: TickResult::BadInput,
+            exec_micros: 0.0,
+            model_micros: 0.0,
+            period_secs: 0.0,
+            saturated: 0,
+            adopted_model: false,
+        });
         for notice in out.changes() {
             if log.changes.len() < log.changes.capacity() {
                 log.changes.push(*notice);
@@ -354,7 +443,12 @@ impl OutputListener for RunLogger {
             log.model_adopted_at_secs = Some(t);
         }
         log.t_secs.push(t);
-        for j in 0..log.nv {
+        for (j, limit) in self.limits.iter().enumerate() {
+            let (q, v) = (out.truth.q[j], out.truth.v[j]);
+            log.max_speed_fraction = log.max_speed_fraction.max(v.abs() / limit.velocity);
+            let excess = (limit.position_lower - q).max(q - limit.position_upper);
+            log.position_limit_excess_rad = log.position_limit_excess_rad.max(excess);
+            log.command_nm.push(out.u[j]);
             log.error_rad.push(out.truth.q[j] - out.q_d[j]);
             log.true_residual_nm.push(out.truth.residual[j]);
             log.mu_nm.push(out.mu[j]);

@@ -41,6 +41,10 @@ pub struct RunArgs {
     /// (repeatable; each value may be a ':'-separated list).
     #[arg(long = "plugin-path", value_name = "DIR")]
     plugin_path: Vec<std::path::PathBuf>,
+    /// Command the robot from the start (sets `ros.active`; without it the node starts
+    /// inactive and commands nothing until `ros.active` is set true).
+    #[arg(long)]
+    autostart: bool,
     /// Run the nominal computed-torque law only (no learned residual in the law; the
     /// baseline of a comparison).
     #[arg(long)]
@@ -96,6 +100,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.nominal {
         params.control.use_model = false;
     }
+    if args.autostart {
+        params.ros.active = true;
+    }
     if let Some(d) = args.duration {
         crate::app::param_ranges::check_value("run.duration_s", d)
             .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
@@ -139,7 +146,9 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
          ticks: {} ({} on the learned law), {} commands published, {} watchdog trips\n\
          model: {} samples learned, {} models adopted, {} probes offered, {} refused\n\
          state in -> command out: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({} commands)\n\
-         tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n",
+         tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n\
+         law: {}; states on the learned law {}, nominal {}, safe output {}, inactive {}; \
+         {} fallbacks, {} re-adoptions\n",
         s.node,
         s.domain_id,
         s.wall_s,
@@ -163,5 +172,16 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
         s.tick_us.p50,
         s.tick_us.p99,
         s.tick_us.max,
+        if s.law.active {
+            "active"
+        } else {
+            "inactive (ros.active false: nothing commanded)"
+        },
+        s.law.learned_ticks,
+        s.law.nominal_ticks,
+        s.law.safe_ticks,
+        s.law.inactive_ticks,
+        s.law.fallbacks.values().sum::<u64>(),
+        s.law.readoptions,
     )
 }

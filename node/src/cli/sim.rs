@@ -140,6 +140,9 @@ fn parse_swap_target(spec: &str) -> anyhow::Result<app::SwapTarget> {
     })
 }
 
+/// Exit status of a run whose learned law tracked worse than the nominal law.
+const LEARNED_WORSE: u8 = 3;
+
 /// Runs `gp-node sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let viz_target = viz_target(&args);
@@ -202,6 +205,14 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
     }
     print_report(&report, &args)?;
+    if report.law.learned_worse && !args.learned_only {
+        eprintln!(
+            "gp-node sim: the learned run tracked worse than the nominal run (RMS {:.4} rad \
+             against {:.4} rad): exit status 3",
+            report.law.pooled_rms_rad[1], report.law.pooled_rms_rad[0]
+        );
+        return Ok(ExitCode::from(LEARNED_WORSE));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

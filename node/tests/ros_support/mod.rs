@@ -48,6 +48,13 @@ pub fn params_file_with_urdf(
         text = text.replacen(from, to, 1);
     }
     text = text.replacen("localhost_only: false", "localhost_only: true", 1);
+    // The test nodes command from the start unless a test says otherwise.
+    if !replacements
+        .iter()
+        .any(|(from, _)| from.contains("active:"))
+    {
+        text = text.replacen("active: false", "active: true", 1);
+    }
     if let Some(urdf) = urdf {
         text = text.replacen(
             "urdf: \"\"",

@@ -90,6 +90,28 @@ impl ControlLaw {
         })
     }
 
+    /// The effort limits the command saturates at (URDF limit × fraction), per joint.
+    pub fn effort_limits(&self) -> &[f64] {
+        &self.effort_limit
+    }
+
+    /// g(q), unsaturated, into `g`.
+    pub fn gravity(&mut self, robot: &Model, q: &[f64], g: &mut [f64]) -> Result<(), ControlError> {
+        g.copy_from_slice(crate::robot::gravity(robot, &mut self.data, q)?);
+        Ok(())
+    }
+
+    /// τ = M(q)q̈ + C(q, q̇)q̇ + g(q), into `tau`.
+    pub fn inverse_dynamics(
+        &mut self,
+        robot: &Model,
+        (q, v, a): (&[f64], &[f64], &[f64]),
+        tau: &mut [f64],
+    ) -> Result<(), ControlError> {
+        tau.copy_from_slice(rnea(robot, &mut self.data, q, v, a)?);
+        Ok(())
+    }
+
     /// The gains in use.
     pub fn gains(&self) -> &Gains {
         &self.gains

@@ -34,7 +34,10 @@ pub use bounds::TheoremBound;
 pub use budget_clock::BudgetClock;
 pub use law::{ControlLaw, Gains};
 pub use lyapunov::JointLyapunov;
-pub use params::{BoundParams, ControlParams, SupervisorParams};
+pub use params::{
+    BoundParams, ControlParams, FallbackParams, PlausibilityParams, SupervisorParams,
+    TorqueConvention,
+};
 pub use supervisor::{Fallback, Supervisor, SupervisorCounts};
 pub use tick::{Tick, TickInput, TickOutput, TickResult, TickStatus};
 

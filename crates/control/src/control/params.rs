@@ -57,6 +57,100 @@ impl Default for SupervisorParams {
     }
 }
 
+/// What a joint torque value includes: the robot's interface convention, for the command the
+/// node sends and for the `effort` it measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TorqueConvention {
+    /// The whole joint torque, gravity included: the node compensates gravity (the embedded
+    /// simulator, MuJoCo and Gazebo effort interfaces, most ros2_control effort joints).
+    #[default]
+    Full,
+    /// The torque on top of the gravity compensation the robot adds itself (libfranka's
+    /// torque interface, and other arms whose controllers compensate gravity): the node sends
+    /// u − g(q), and a measured effort of this kind is τ − g(q).
+    GravityCompensatedByRobot,
+}
+
+/// When the learned law gives way to the nominal one, and when it may come back
+/// (`CommandDecision`). Checked every tick on which the learned law ran.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FallbackParams {
+    /// Fall back when a joint's recent RMS tracking error exceeds this multiple of what the
+    /// nominal law had on it (plus `tracking_floor_rad`).
+    pub tracking_ratio: f64,
+    /// Added to the threshold: tracking errors below it never count as worse, rad.
+    pub tracking_floor_rad: f64,
+    /// The same for the velocity error ė (checked the same way: a divergence shows in ė
+    /// first), rad/s.
+    pub tracking_floor_rad_s: f64,
+    /// Averaging time of the learned law's recent tracking error, s.
+    pub tracking_window_s: f64,
+    /// Averaging time of the nominal law's tracking error (the baseline), s.
+    pub baseline_window_s: f64,
+    /// A residual is implausible (fall back) when even |μ| − η_cal exceeds this fraction of
+    /// the joint's effort limit: the model claims more than the actuator can produce.
+    pub mu_effort_fraction: f64,
+    /// Fall back after this many consecutive ticks in which the learned law saturated a joint.
+    pub saturation_ticks: u32,
+    /// Fall back when a joint moves faster than this fraction of its URDF velocity limit.
+    pub velocity_fraction: f64,
+    /// After a fallback the model runs in shadow (predicting, not commanding) at least this
+    /// long, doubled at each further fallback (up to 64×), and is re-adopted only if its
+    /// residuals stayed plausible throughout and its bound coverage is ≥ `readopt_coverage`, s.
+    pub probation_s: f64,
+    /// Coverage of ±η_cal over the learner's recent samples needed to re-adopt.
+    pub readopt_coverage: f64,
+}
+
+impl Default for FallbackParams {
+    fn default() -> Self {
+        Self {
+            tracking_ratio: 3.0,
+            tracking_floor_rad: 0.02,
+            tracking_floor_rad_s: 0.2,
+            tracking_window_s: 0.01,
+            baseline_window_s: 2.0,
+            mu_effort_fraction: 1.0,
+            saturation_ticks: 100,
+            velocity_fraction: 1.0,
+            probation_s: 2.0,
+            readopt_coverage: 0.8,
+        }
+    }
+}
+
+/// What the node believes of a joint state or a reference (`CommandDecision`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlausibilityParams {
+    /// A measured position this far beyond its URDF limits is implausible: the safe output,
+    /// rad (m for prismatic joints).
+    pub position_margin_rad: f64,
+    /// A measured speed above this multiple of the URDF velocity limit is implausible.
+    pub velocity_factor: f64,
+    /// A position change between two states larger than the velocity limit allows over
+    /// their interval (times `velocity_factor`) plus this is an impossible jump, rad.
+    pub jump_tolerance_rad: f64,
+    /// Plausible states in a row that end a safe episode.
+    pub resume_ticks: u32,
+    /// The largest reference acceleration accepted, rad/s² (the URDF has none).
+    pub reference_accel_rad_s2: f64,
+}
+
+impl Default for PlausibilityParams {
+    fn default() -> Self {
+        Self {
+            position_margin_rad: 0.1,
+            velocity_factor: 1.5,
+            jump_tolerance_rad: 0.05,
+            resume_ticks: 3,
+            reference_accel_rad_s2: 100.0,
+        }
+    }
+}
+
 /// Everything the control law needs besides the robot model.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -84,6 +178,20 @@ pub struct ControlParams {
     pub bound: BoundParams,
     /// Supervisor.
     pub supervisor: SupervisorParams,
+    /// What the command includes: `full` (gravity too) or `gravity_compensated_by_robot`.
+    pub command_convention: TorqueConvention,
+    /// What the measured `effort` includes (same choices).
+    pub effort_convention: TorqueConvention,
+    /// Every switch between laws or models (and activation) blends from the last command to
+    /// the new law over this time, s.
+    pub handover_s: f64,
+    /// Largest command change per second, N·m/s: one value or one per joint. Empty: 50 × the
+    /// effort limit (the full range in 20 ms).
+    pub torque_rate_limits_nm_per_s: JointValues,
+    /// When the learned law gives way to the nominal one.
+    pub fallback: FallbackParams,
+    /// Plausibility of joint states and references.
+    pub plausibility: PlausibilityParams,
 }
 
 impl ControlParams {
@@ -110,6 +218,12 @@ impl Default for ControlParams {
             effort_limits_nm: JointValues::Each(Vec::new()),
             bound: BoundParams::default(),
             supervisor: SupervisorParams::default(),
+            command_convention: TorqueConvention::Full,
+            effort_convention: TorqueConvention::Full,
+            handover_s: 0.1,
+            torque_rate_limits_nm_per_s: JointValues::Each(Vec::new()),
+            fallback: FallbackParams::default(),
+            plausibility: PlausibilityParams::default(),
         }
     }
 }

@@ -23,6 +23,12 @@ pub enum Fallback {
     Overrun,
     /// The model is quarantined after repeated faults.
     Quarantined,
+    /// Some |μ| exceeded what the effort limits make plausible
+    /// (`control.fallback.mu_effort_fraction`); the whole tick used μ = 0.
+    Implausible,
+    /// The learned law fell back and the model is on probation: it predicts (μ is reported)
+    /// but the nominal law commands.
+    Probation,
 }
 
 /// Counters of the supervisor's decisions.

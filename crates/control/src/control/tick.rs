@@ -133,6 +133,11 @@ pub struct Tick {
     budget_clock: BudgetClock,
     use_model: bool,
     apply_residual: bool,
+    /// The model predicts but the nominal law commands (probation after a fallback).
+    shadow: bool,
+    /// |μ| above this (fraction × effort limit) is implausible, per joint.
+    mu_limit: Vec<f64>,
+    mu_effort_fraction: f64,
     /// μ = 0, for a tick that does not apply the residual.
     zeros: Vec<f64>,
     last_t: Option<f64>,
@@ -151,6 +156,14 @@ impl Tick {
     ) -> Result<Self, ControlError> {
         let law = ControlLaw::new(robot, params)?;
         let bound = TheoremBound::new(robot, &params.bound, law.gains().tracking_factor())?;
+        let fraction = params.fallback.mu_effort_fraction;
+        if !(fraction.is_finite() && fraction > 0.0) {
+            return Err(ControlError::Param {
+                key: "fallback.mu_effort_fraction",
+                reason: format!("must be > 0, found {fraction}"),
+            });
+        }
+        let mu_limit = law.effort_limits().iter().map(|l| l * fraction).collect();
         Ok(Self {
             robot: robot.clone(),
             law,
@@ -159,6 +172,9 @@ impl Tick {
             budget_clock,
             use_model: params.use_model,
             apply_residual: params.apply_residual,
+            shadow: false,
+            mu_limit,
+            mu_effort_fraction: fraction,
             zeros: vec![0.0; robot.nv()],
             last_t: None,
             last_good_q: vec![0.0; robot.nv()],
@@ -187,6 +203,41 @@ impl Tick {
         std::mem::swap(&mut self.law, law);
         self.bound
             .set_tracking_factor(self.law.gains().tracking_factor());
+        for (m, l) in self.mu_limit.iter_mut().zip(self.law.effort_limits()) {
+            *m = l * self.mu_effort_fraction;
+        }
+    }
+
+    /// Predicts without commanding the residual (true: the model is on probation), from the
+    /// next tick. Real-time.
+    pub fn set_shadow(&mut self, shadow: bool) {
+        self.shadow = shadow;
+    }
+
+    /// The nominal robot model.
+    pub fn robot(&self) -> &Model {
+        &self.robot
+    }
+
+    /// g(q) (unsaturated) into `g`; zeros if q is not a valid state. Real-time.
+    pub fn gravity(&mut self, q: &[f64], g: &mut [f64]) {
+        if self.law.gravity(&self.robot, q, g).is_err() || !g.iter().all(|x| x.is_finite()) {
+            g.fill(0.0);
+        }
+    }
+
+    /// The torque that holds the arm at `q`: g(q), saturated (zeros if q is not a valid
+    /// state). Real-time.
+    pub fn holding_torque(&mut self, q: &[f64], u: &mut [f64]) {
+        if self.law.hold(&self.robot, q, u).is_err() || !u.iter().all(|x| x.is_finite()) {
+            u.fill(0.0);
+        }
+    }
+
+    /// Inverse dynamics τ(q, q̇, q̈) into `tau`; false if it is not finite. Real-time.
+    pub fn inverse_dynamics(&mut self, qva: (&[f64], &[f64], &[f64]), tau: &mut [f64]) -> bool {
+        self.law.inverse_dynamics(&self.robot, qva, tau).is_ok()
+            && tau.iter().all(|x| x.is_finite())
     }
 
     /// Uses the learned residual in the law, or not (the nominal law). Real-time.
@@ -318,8 +369,28 @@ impl Tick {
             }
         };
         status.model_micros = model_start.elapsed().as_secs_f64() * 1e6;
+        // Implausible: even the bound's most favourable reading, |μ| − η (η_cal, or 3σ before
+        // the calibration), exceeds what the actuator can produce (a fraction of the effort
+        // limit).
+        let implausible = matches!(verdict, None | Some(Fallback::NonFinite))
+            && (0..nv).any(|j| {
+                if !out.var[j].is_finite() {
+                    return false;
+                }
+                let sigma = out.var[j].max(0.0).sqrt();
+                let eta = learner
+                    .calibrated_bound(j, sigma)
+                    .filter(|e| e.is_finite())
+                    .unwrap_or(3.0 * sigma);
+                out.mu[j].abs() - eta.max(0.0) > self.mu_limit[j]
+            });
+        let verdict = match verdict {
+            _ if implausible => Some(Fallback::Implausible),
+            None | Some(Fallback::NonFinite) if self.shadow => Some(Fallback::Probation),
+            other => other,
+        };
         match verdict {
-            None | Some(Fallback::NonFinite) => {}
+            None | Some(Fallback::NonFinite) | Some(Fallback::Probation) => {}
             Some(_) => {
                 out.mu.fill(0.0);
                 out.var.fill(f64::NAN);
@@ -349,7 +420,7 @@ impl Tick {
             &out.qdd_cmd,
             &out.e,
             &out.ed,
-            if self.apply_residual {
+            if self.apply_residual && verdict != Some(Fallback::Probation) {
                 &out.mu
             } else {
                 &self.zeros

@@ -17,12 +17,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::clock::Clock;
-use super::decision::{CommandDecision, WatchdogAction};
+use super::decision::{CommandDecision, Mode, TickView, Verdict, WatchdogAction};
 use super::operations::{ControlCommand, ControlReply, LoopView, Operations};
 use super::output::{CHANGES_PER_TICK, LoopCounters, LoopOutput, OutKind, OutputListener};
 use super::plant::{Command, Plant, Read, StateFrame, Timing, TorqueOrigin};
 use super::reference::{Desired, ReferenceSource};
-use crate::control::{Fallback, Tick, TickInput, TickOutput, TickResult, TickStatus};
+use crate::control::{
+    Fallback, Tick, TickInput, TickOutput, TickResult, TickStatus, TorqueConvention,
+};
 use crate::learn::{Learner, ModelSnapshot};
 
 /// What happened to a state.
@@ -30,8 +32,18 @@ use crate::learn::{Learner, ModelSnapshot};
 pub enum Handled {
     /// Ticked; the output holds the result.
     Ticked(TickStatus),
+    /// Answered without the law: the safe output (an implausible state) or, while inactive,
+    /// nothing (`Mode::Inactive`: no command is written).
+    Held(Mode),
     /// Same stamp as the last tick: the output repeats the last command.
     Repeated,
+}
+
+impl Handled {
+    /// Whether a command answers this state.
+    pub fn commands(self) -> bool {
+        !matches!(self, Handled::Held(Mode::Inactive))
+    }
 }
 
 /// What a finished run leaves of the model (read after the loop, off the tick).
@@ -65,8 +77,19 @@ pub struct ControlLoop<R> {
     q_d: Vec<f64>,
     qd_d: Vec<f64>,
     qdd_d: Vec<f64>,
+    /// The last command sent (the command convention).
     last_u: Vec<f64>,
+    /// The last command in full torque (what acted, for learning from our own command).
+    last_u_full: Vec<f64>,
+    /// g(q) at the current state (the torque conventions).
+    gravity: Vec<f64>,
     last_t: Option<f64>,
+    /// The command being decided (the command convention).
+    command: Vec<f64>,
+    /// A safe output's target.
+    target: Vec<f64>,
+    /// Inverse-dynamics scratch (the reference's torque).
+    scratch: Vec<f64>,
     /// The stamp clock's shift at the last state (sender's stamps → node time).
     shift_secs: f64,
     qdd_estimate: Vec<f64>,
@@ -97,7 +120,12 @@ impl<R: ReferenceSource> ControlLoop<R> {
             qd_d: z(),
             qdd_d: z(),
             last_u: z(),
+            last_u_full: z(),
+            gravity: z(),
             last_t: None,
+            command: z(),
+            target: z(),
+            scratch: z(),
             shift_secs: 0.0,
             qdd_estimate: z(),
             counters: LoopCounters::default(),
@@ -141,6 +169,9 @@ impl<R: ReferenceSource> ControlLoop<R> {
             c.stale = w.is_stale();
         }
         c.tracking_trajectory = self.reference.has_trajectory();
+        c.decision = self.decision.counts();
+        c.active = self.decision.is_active();
+        c.law = self.decision.mode();
         c.coverage = self.learner.coverage();
         c.changes = self.learner.changes();
         c
@@ -195,13 +226,15 @@ impl<R: ReferenceSource> ControlLoop<R> {
                     let handled = self.on_state(&frame, clock.now(), &mut out);
                     out.superseded = more_queued;
                     // A repeat computed nothing new: no truth, no model-change results.
-                    if let Handled::Ticked(_) = handled {
+                    if handled != Handled::Repeated {
                         out.has_truth = plant.truth(&out.qdd_cmd, &mut out.truth)?;
+                    }
+                    if let Handled::Ticked(_) = handled {
                         for event in self.learner.take_events() {
                             ops.on_event(out.tick, event);
                         }
                     }
-                    if self.commands && !more_queued {
+                    if self.commands && !more_queued && handled.commands() {
                         plant.write(Command {
                             u: &out.u,
                             answers: Some(frame.received),
@@ -251,15 +284,109 @@ impl<R: ReferenceSource> ControlLoop<R> {
             self.counters.repeated += 1;
             self.fill_common(frame, out);
             out.kind = OutKind::Republish;
+            out.mode = self.decision.mode();
             out.u.copy_from_slice(&self.last_u);
             return Handled::Repeated;
         }
         self.shift_secs = frame.shift_secs();
         self.decision.on_state(now);
-        match frame.tau_origin {
-            TorqueOrigin::Given => self.tau.copy_from_slice(&frame.tau),
-            TorqueOrigin::OwnCommand => self.tau.copy_from_slice(&self.last_u),
+        let elapsed = self.last_t.map_or(0.0, |t| frame.t_secs - t);
+        self.last_t = Some(frame.t_secs);
+        if self.needs_gravity() {
+            self.tick.gravity(&frame.q, &mut self.gravity);
         }
+        if !self.commands || !self.decision.is_active() {
+            if !self.commands {
+                // Observe-only: the tick estimates, nothing is commanded.
+                return self.run_tick(frame, elapsed, now, out);
+            }
+            self.decision.idle();
+            return self.held(frame, Mode::Inactive, out);
+        }
+        let plausible = self
+            .decision
+            .check_state(frame.t_secs, &frame.q, &frame.v)
+            .is_ok();
+        if plausible && self.decision.take_start() {
+            // Bumpless: from the torque that holds the arm here, towards holding this pose.
+            self.reference.restart();
+            if self.decision.command_convention() == TorqueConvention::Full {
+                self.tick.holding_torque(&frame.q, &mut self.target);
+            } else {
+                self.target.fill(0.0);
+            }
+            self.decision.start_from(&self.target);
+        }
+        if !plausible {
+            let action = match self.decision.action() {
+                // A state is here: holding gravity is the safest thing to command.
+                WatchdogAction::StopPublishing => WatchdogAction::HoldGravity,
+                action => action,
+            };
+            self.safe_target(action);
+            self.command.copy_from_slice(&self.target);
+            self.send(Mode::Safe, false, elapsed, now);
+            return self.held(frame, Mode::Safe, out);
+        }
+        self.run_tick(frame, elapsed, now, out)
+    }
+
+    fn needs_gravity(&self) -> bool {
+        self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot
+            || self.decision.effort_convention() == TorqueConvention::GravityCompensatedByRobot
+    }
+
+    /// The torque that acted over the last interval, in full torque, into `tau`.
+    fn acted_torque(&mut self, frame: &StateFrame) {
+        match frame.tau_origin {
+            TorqueOrigin::Given => {
+                self.tau.copy_from_slice(&frame.tau);
+                if self.decision.effort_convention() == TorqueConvention::GravityCompensatedByRobot
+                {
+                    for (t, g) in self.tau.iter_mut().zip(&self.gravity) {
+                        *t += g;
+                    }
+                }
+            }
+            TorqueOrigin::OwnCommand => self.tau.copy_from_slice(&self.last_u_full),
+        }
+    }
+
+    /// The safe output of `action` in the command convention, into `target`.
+    fn safe_target(&mut self, action: WatchdogAction) {
+        let robot_holds =
+            self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot;
+        match action {
+            WatchdogAction::HoldGravity if !robot_holds => {
+                self.tick.hold_gravity(&mut self.out);
+                self.target.copy_from_slice(&self.out.u);
+            }
+            _ => self.target.fill(0.0),
+        }
+    }
+
+    /// Hands `command` (the law's, in the command convention) to the decision for the
+    /// hand-over and the rate limit; it becomes the last command sent.
+    fn send(&mut self, mode: Mode, switched: bool, elapsed: f64, now: Instant) {
+        self.decision
+            .finish(mode, switched, &mut self.command, elapsed, now);
+        self.remember_sent();
+    }
+
+    fn remember_sent(&mut self) {
+        self.last_u.copy_from_slice(&self.command);
+        self.last_u_full.copy_from_slice(&self.command);
+        if self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot {
+            for (u, g) in self.last_u_full.iter_mut().zip(&self.gravity) {
+                *u += g;
+            }
+        }
+    }
+
+    /// The reference for `frame`, validated: a refused sample makes the source fall back to
+    /// holding position; if that is refused too, the measured pose (clamped into the limits)
+    /// is held at rest.
+    fn sample_reference(&mut self, frame: &StateFrame) {
         self.reference.sample(
             frame,
             &self.qdd_estimate,
@@ -269,6 +396,67 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 qdd: &mut self.qdd_d,
             },
         );
+        if !self.commands {
+            return;
+        }
+        if let Err(refusal) = self.check_reference() {
+            self.decision.count_reference_refusal(refusal);
+            self.reference.refuse();
+            self.reference.sample(
+                frame,
+                &self.qdd_estimate,
+                Desired {
+                    q: &mut self.q_d,
+                    qd: &mut self.qd_d,
+                    qdd: &mut self.qdd_d,
+                },
+            );
+            if self.check_reference().is_err() {
+                self.q_d.copy_from_slice(&frame.q);
+                self.qd_d.fill(0.0);
+                self.qdd_d.fill(0.0);
+                self.decision
+                    .reference_limits()
+                    .clamp_position(&mut self.q_d);
+            }
+        }
+    }
+
+    /// The validator on the sampled reference: a held pose is clamped into the position
+    /// limits (the arm may rest a little beyond them) and needs no effort check; a trajectory
+    /// is checked in full.
+    fn check_reference(&mut self) -> Result<(), super::decision::ReferenceRefusal> {
+        let trajectory = self.reference.has_trajectory();
+        if !trajectory {
+            self.decision
+                .reference_limits()
+                .clamp_position(&mut self.q_d);
+        }
+        self.decision
+            .reference_limits()
+            .check(&self.q_d, &self.qd_d, &self.qdd_d)?;
+        if trajectory {
+            let qva = (&self.q_d[..], &self.qd_d[..], &self.qdd_d[..]);
+            if self.tick.inverse_dynamics(qva, &mut self.scratch) {
+                self.decision
+                    .reference_limits()
+                    .check_effort(&self.scratch)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The law's tick for a plausible state.
+    fn run_tick(
+        &mut self,
+        frame: &StateFrame,
+        elapsed: f64,
+        now: Instant,
+        out: &mut LoopOutput,
+    ) -> Handled {
+        self.acted_torque(frame);
+        self.sample_reference(frame);
+        self.tick.set_shadow(self.decision.shadow());
         let input = TickInput {
             t_secs: frame.t_secs,
             q: &frame.q,
@@ -287,7 +475,6 @@ impl<R: ReferenceSource> ControlLoop<R> {
             out.sample_y.copy_from_slice(y);
             out.has_sample = true;
         }
-        self.last_t = Some(frame.t_secs);
         self.counters.ticks += 1;
         match status.result {
             TickResult::Learned => self.counters.learned_ticks += 1,
@@ -300,13 +487,45 @@ impl<R: ReferenceSource> ControlLoop<R> {
         if status.saturated > 0 {
             self.counters.saturated_ticks += 1;
         }
+        let mode = match status.result {
+            TickResult::Learned | TickResult::Nominal(Fallback::NonFinite) => Mode::Learned,
+            TickResult::Nominal(_) => Mode::Nominal,
+            TickResult::BadInput => Mode::Safe,
+        };
+        if status.result != TickResult::BadInput && self.commands {
+            let verdict = self.decision.after_tick(&TickView {
+                result: status.result,
+                e: &self.out.e,
+                ed: &self.out.ed,
+                v: &frame.v,
+                saturated: status.saturated,
+                dt_secs: elapsed,
+                coverage: self.learner.coverage(),
+            });
+            out.verdict = verdict;
+        } else {
+            out.verdict = Verdict::Keep;
+        }
         if self.commands {
-            self.last_u.copy_from_slice(&self.out.u);
+            self.command.copy_from_slice(&self.out.u);
+            if self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot
+                && mode != Mode::Safe
+            {
+                for (u, g) in self.command.iter_mut().zip(&self.gravity) {
+                    *u -= g;
+                }
+            } else if mode == Mode::Safe {
+                // Bad input: the tick's hold, as the safe output of the command convention.
+                self.safe_target(WatchdogAction::HoldGravity);
+                self.command.copy_from_slice(&self.target);
+            }
+            self.send(mode, status.adopted_model, elapsed, now);
         }
         self.fill_common(frame, out);
         out.kind = OutKind::Tick;
+        out.mode = if self.commands { mode } else { Mode::Inactive };
         out.q_d.copy_from_slice(&self.q_d);
-        out.u.copy_from_slice(&self.out.u);
+        out.u.copy_from_slice(&self.command);
         out.tau_rbd.copy_from_slice(&self.out.tau_rbd);
         out.qdd_cmd.copy_from_slice(&self.out.qdd_cmd);
         out.mu.copy_from_slice(&self.out.mu);
@@ -338,6 +557,33 @@ impl<R: ReferenceSource> ControlLoop<R> {
         Handled::Ticked(status)
     }
 
+    /// The output of a state answered without the law (`Mode::Safe`: the command is in
+    /// `command`; `Mode::Inactive`: none).
+    fn held(&mut self, frame: &StateFrame, mode: Mode, out: &mut LoopOutput) -> Handled {
+        self.counters.ticks += 1;
+        self.fill_common(frame, out);
+        out.kind = OutKind::Tick;
+        out.mode = mode;
+        out.has_sample = false;
+        out.verdict = Verdict::Keep;
+        out.q_d.copy_from_slice(&self.q_d);
+        if mode == Mode::Inactive {
+            out.u.fill(0.0);
+        } else {
+            out.u.copy_from_slice(&self.command);
+        }
+        out.qdd_cmd.fill(0.0);
+        out.tau_rbd.fill(0.0);
+        out.mu.fill(0.0);
+        out.sigma.fill(f64::NAN);
+        out.eta.fill(f64::NAN);
+        out.eta_thm.fill(f64::NAN);
+        out.fallback.fill(true);
+        out.stats = self.learner.model_stats();
+        out.counters = self.counters();
+        Handled::Held(mode)
+    }
+
     fn fill_common(&self, frame: &StateFrame, out: &mut LoopOutput) {
         out.change = None;
         out.changes = [None; CHANGES_PER_TICK];
@@ -349,19 +595,23 @@ impl<R: ReferenceSource> ControlLoop<R> {
     }
 
     /// No state arrived before the deadline: asks the command decision at `now` and, when
-    /// the watchdog trips, writes the safe output into `out` and returns true (command it).
+    /// the watchdog trips (or the safe output is still ramping to its target), writes the
+    /// safe output into `out` and returns true (command it).
     pub fn on_silence(&mut self, now: Instant, out: &mut LoopOutput) -> bool {
         let Some(action) = self.decision.on_silence(now) else {
             return false;
         };
-        match action {
-            WatchdogAction::HoldGravity => self.tick.hold_gravity(&mut self.out),
-            WatchdogAction::ZeroTorque | WatchdogAction::StopPublishing => self.out.u.fill(0.0),
-        }
+        self.safe_target(action);
         if self.commands && action != WatchdogAction::StopPublishing {
-            self.last_u.copy_from_slice(&self.out.u);
+            self.decision
+                .ramp_safe(&self.target, &mut self.command, now);
+            self.remember_sent();
+        } else {
+            self.command.copy_from_slice(&self.target);
         }
         out.kind = OutKind::Safe;
+        out.mode = Mode::Safe;
+        out.verdict = Verdict::Keep;
         out.tick = self.counters.ticks;
         out.superseded = false;
         out.has_truth = false;
@@ -371,7 +621,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
         out.t_secs = self.last_t.unwrap_or(0.0);
         out.stamp_secs = out.t_secs + self.shift_secs;
         out.received = now;
-        out.u.copy_from_slice(&self.out.u);
+        out.u.copy_from_slice(&self.command);
         out.status = None;
         out.counters = self.counters();
         true
@@ -434,6 +684,10 @@ impl<R: ReferenceSource> ControlLoop<R> {
             }
             ControlCommand::FreezeCalibration => {
                 self.learner.freeze_calibration();
+                None
+            }
+            ControlCommand::Activate(active) => {
+                self.decision.set_active(active);
                 None
             }
             ControlCommand::Watchdog { timeout, action } => {

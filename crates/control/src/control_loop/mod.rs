@@ -26,7 +26,10 @@ mod reference;
 mod watchdog;
 
 pub use clock::{Clock, PacedClock, SimulatedClock, WallClock};
-pub use decision::{CommandDecision, WatchdogAction};
+pub use decision::{
+    CommandDecision, DecisionCounts, FallbackReason, Mode, ReferenceFault, ReferenceLimits,
+    ReferenceRefusal, SafeReason, StateFault, Verdict, WatchdogAction,
+};
 pub use driver::{ControlLoop, Handled, ModelReport};
 pub use operations::{ControlCommand, ControlReply, LoopView, NoOperations, Operations};
 pub use output::{CHANGES_PER_TICK, LoopCounters, LoopOutput, OutKind, OutputListener};

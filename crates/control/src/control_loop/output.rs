@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use gpn_gp_core::model::ModelStats;
 
+use super::decision::{DecisionCounts, Mode, Verdict};
 use super::plant::Truth;
 use crate::control::{SupervisorCounts, TickStatus};
 use crate::learn::{ChangeNotice, LearnCounts, LearnPhase};
@@ -46,6 +47,12 @@ pub struct LoopCounters {
     pub saturated_ticks: u64,
     /// Supervisor counters.
     pub supervisor: SupervisorCounts,
+    /// The command decision's counters.
+    pub decision: DecisionCounts,
+    /// Whether the node commands (activated).
+    pub active: bool,
+    /// Who commanded the last output.
+    pub law: Mode,
     /// Learner counters.
     pub learn: LearnCounts,
     /// Learner phase.
@@ -67,6 +74,11 @@ pub const CHANGES_PER_TICK: usize = 4;
 pub struct LoopOutput {
     /// What it answers.
     pub kind: OutKind,
+    /// Who commanded: the safe output, nobody (inactive), the nominal or the learned law.
+    pub mode: Mode,
+    /// What the learned-law monitor decided at this tick (a fallback or re-adoption takes
+    /// effect at the next one).
+    pub verdict: Verdict,
     /// Ticks run before this one (the tick's index for `Tick` outputs).
     pub tick: u64,
     /// Newer states were already queued: this tick's command was superseded and not
@@ -79,7 +91,8 @@ pub struct LoopOutput {
     pub stamp_secs: f64,
     /// When that state was received (in → out latency).
     pub received: Instant,
-    /// Command, N·m (model joint order).
+    /// Command as sent, N·m (model joint order; the command convention: with
+    /// `gravity_compensated_by_robot`, without g(q)).
     pub u: Vec<f64>,
     /// τ_RBD(q, q̇, q̈_cmd), N·m.
     pub tau_rbd: Vec<f64>,
@@ -130,6 +143,8 @@ impl LoopOutput {
         let z = || vec![0.0; nv];
         Self {
             kind: OutKind::Tick,
+            mode: Mode::Inactive,
+            verdict: Verdict::Keep,
             tick: 0,
             superseded: false,
             t_secs: 0.0,
@@ -167,6 +182,8 @@ impl LoopOutput {
     /// Copies `other` in (same joint count). Real-time: no allocation.
     pub fn copy_from(&mut self, other: &LoopOutput) {
         self.kind = other.kind;
+        self.mode = other.mode;
+        self.verdict = other.verdict;
         self.tick = other.tick;
         self.superseded = other.superseded;
         self.t_secs = other.t_secs;

@@ -31,6 +31,13 @@ pub trait ReferenceSource {
     fn has_trajectory(&self) -> bool {
         false
     }
+
+    /// The validator refused the last sample: drop what is being followed and hold position
+    /// (the default does nothing; the loop then holds the measured pose).
+    fn refuse(&mut self) {}
+
+    /// The node was activated: hold the pose of the next state until told otherwise.
+    fn restart(&mut self) {}
 }
 
 /// The reference of an observe-only plant: the measured state, with q̈ the latest estimate,
@@ -57,5 +64,13 @@ impl<R: ReferenceSource + ?Sized> ReferenceSource for Box<R> {
 
     fn has_trajectory(&self) -> bool {
         (**self).has_trajectory()
+    }
+
+    fn refuse(&mut self) {
+        (**self).refuse();
+    }
+
+    fn restart(&mut self) {
+        (**self).restart();
     }
 }

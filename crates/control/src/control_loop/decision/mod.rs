@@ -1,0 +1,457 @@
+//! The command decision: what reaches the motors, decided in one place. A state machine with
+//! the priority **safe output > inactive > nominal law > learned law**:
+//!
+//! | mode | when | command |
+//! |---|---|---|
+//! | safe | joint states silent beyond the watchdog's timeout; a state that is not finite, beyond the position limits by more than the margin, faster than the velocity limit allows or that jumped (until `resume_ticks` plausible states in a row) | the watchdog's action: gravity compensation at the last plausible pose (default), zero torque, or nothing |
+//! | inactive | not activated (`--autostart`, `ros.active`) | nothing |
+//! | nominal | no model yet; a model fault (error, overrun, non-finite, quarantine: the supervisor inside the tick); `control.use_model` false; probation after a fallback | the computed-torque law with μ = 0 |
+//! | learned | otherwise | the law with the learned residual μ |
+//!
+//! Transitions: learned → nominal when the learned law makes things worse ([`monitor`]:
+//! tracking error beyond what the nominal law had, speed beyond the limit, implausible μ,
+//! saturation streaks) — at the next tick, with an event and a counter; nominal → learned
+//! only after the model passed its probation in shadow. A repeated stamp repeats the last
+//! command.
+//!
+//! Every switch to the learned law or to a new model (adoption, swap, re-adoption,
+//! activation, the end of a safe episode) blends over `control.handover_s`; a switch towards
+//! safety (learned → nominal, anything → safe) does not wait for a blend. Every command —
+//! safe outputs included — is bounded by the torque-rate limit ([`handover`]), by default
+//! the full effort range in 20 ms. Activation
+//! starts from the gravity-holding torque at the current pose (bumpless for an arm at rest
+//! that its driver holds) and holds that pose until a reference arrives.
+//!
+//! Torque convention (`control.command_convention`, `control.effort_convention`): the law
+//! works in full torque; with `gravity_compensated_by_robot` the command sent is u − g(q)
+//! and a measured effort τ_m is taken as τ_m + g(q), so the learning target and the bounds
+//! are the same whichever the robot's interface.
+
+mod handover;
+pub mod monitor;
+pub mod plausibility;
+
+use std::time::{Duration, Instant};
+
+use super::watchdog::{Watchdog, WatchdogVerdict};
+use crate::control::{ControlError, ControlParams, TorqueConvention};
+use crate::robot::Model;
+
+pub use handover::Handover;
+pub use monitor::{FallbackReason, LearnedLawMonitor, TickView, Verdict};
+pub use plausibility::{ReferenceFault, ReferenceLimits, ReferenceRefusal, StateCheck, StateFault};
+
+/// The safe output published when joint states stop (and for implausible states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogAction {
+    /// Gravity compensation g(q) at the last good position, no feedback terms: the arm holds
+    /// its weight and does not chase a reference it can no longer see (the default). With
+    /// `gravity_compensated_by_robot` this is a zero command.
+    HoldGravity,
+    /// Zero command (only for arms whose brakes or hardware hold them).
+    ZeroTorque,
+    /// Publish nothing more (the effort controller keeps the last command it received).
+    StopPublishing,
+}
+
+/// Why the safe output is commanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SafeReason {
+    /// No valid joint state within the watchdog's timeout.
+    Silence,
+    /// A state the tick could not use (non-finite, or a command that overflowed).
+    BadInput,
+    /// An implausible state.
+    State(StateFault),
+}
+
+impl SafeReason {
+    /// Short name (diagnostics, reports).
+    pub fn name(self) -> &'static str {
+        match self {
+            SafeReason::Silence => "joint states silent",
+            SafeReason::BadInput => "unusable state",
+            SafeReason::State(fault) => fault.name(),
+        }
+    }
+}
+
+/// The mode of an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// The safe output.
+    Safe,
+    /// Not commanding.
+    #[default]
+    Inactive,
+    /// The nominal law.
+    Nominal,
+    /// The learned law.
+    Learned,
+}
+
+impl Mode {
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Safe => "safe",
+            Mode::Inactive => "inactive",
+            Mode::Nominal => "nominal",
+            Mode::Learned => "learned",
+        }
+    }
+}
+
+/// The decision's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DecisionCounts {
+    /// States answered by the learned law.
+    pub learned_ticks: u64,
+    /// States answered by the nominal law.
+    pub nominal_ticks: u64,
+    /// States while inactive.
+    pub inactive_ticks: u64,
+    /// States answered by the safe output.
+    pub safe_ticks: u64,
+    /// Implausible states, per [`StateFault`] (position, velocity, jump).
+    pub implausible_states: [u64; 3],
+    /// Safe episodes (entries into the safe mode from a state).
+    pub safe_episodes: u64,
+    /// Activations.
+    pub activations: u64,
+    /// Fallbacks of the learned law, per [`FallbackReason::index`].
+    pub fallbacks: [u64; 4],
+    /// Re-adoptions after probation.
+    pub readoptions: u64,
+    /// The last fallback (reason, joint).
+    pub last_fallback: Option<(FallbackReason, usize)>,
+    /// The last implausible state (fault, joint).
+    pub last_implausible: Option<(StateFault, usize)>,
+    /// Sampled references refused in the loop, per [`ReferenceFault::index`].
+    pub references_refused: [u64; 5],
+    /// The last refused reference.
+    pub last_reference_refusal: Option<ReferenceRefusal>,
+    /// Blends started.
+    pub handovers: u64,
+    /// Commands the rate limit changed.
+    pub rate_limited: u64,
+    /// Largest change between two commands sent, N·m.
+    pub max_command_step_nm: f64,
+}
+
+impl DecisionCounts {
+    /// All fallbacks.
+    pub fn total_fallbacks(&self) -> u64 {
+        self.fallbacks.iter().sum()
+    }
+}
+
+/// The longest the loop waits for a state before it checks the watchdog again.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Per second, as a multiple of the effort limit: the default rate limit (the full range in
+/// 20 ms).
+const DEFAULT_RATE_PER_EFFORT: f64 = 50.0;
+
+/// The decision's rules and state.
+#[derive(Debug, Clone)]
+pub struct CommandDecision {
+    watchdog: Option<Watchdog>,
+    action: WatchdogAction,
+    active: bool,
+    /// Activated since the last state: start from the holding torque.
+    starting: bool,
+    state_check: StateCheck,
+    resume_ticks: u32,
+    safe: Option<SafeReason>,
+    plausible_streak: u32,
+    reference: ReferenceLimits,
+    monitor: LearnedLawMonitor,
+    handover: Handover,
+    command_convention: TorqueConvention,
+    effort_convention: TorqueConvention,
+    mode: Mode,
+    /// The safe output still ramping towards its target during a silence.
+    ramping: bool,
+    last_command_at: Option<Instant>,
+    counts: DecisionCounts,
+}
+
+impl CommandDecision {
+    /// The decision for `robot` with these parameters: active, without a watchdog (a
+    /// simulated plant, which is never silent).
+    pub fn new(robot: &Model, params: &ControlParams) -> Result<Self, ControlError> {
+        let nv = robot.nv();
+        let limits = robot.limits();
+        let fraction = params.effort_limit_fraction;
+        let effort: Vec<f64> = limits.iter().map(|l| l.effort * fraction).collect();
+        let rate = match &params.torque_rate_limits_nm_per_s {
+            crate::robot::JointValues::Each(v) if v.is_empty() => {
+                effort.iter().map(|e| e * DEFAULT_RATE_PER_EFFORT).collect()
+            }
+            given => given.expand("torque_rate_limits_nm_per_s", nv)?,
+        };
+        if let Some(bad) = rate.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            return Err(ControlError::Param {
+                key: "torque_rate_limits_nm_per_s",
+                reason: format!("must be finite and > 0, found {bad}"),
+            });
+        }
+        if !(params.handover_s.is_finite() && params.handover_s >= 0.0) {
+            return Err(ControlError::Param {
+                key: "handover_s",
+                reason: format!("must be ≥ 0, found {}", params.handover_s),
+            });
+        }
+        Ok(Self {
+            watchdog: None,
+            action: WatchdogAction::HoldGravity,
+            active: true,
+            starting: true,
+            state_check: StateCheck::new(limits, &params.plausibility),
+            resume_ticks: params.plausibility.resume_ticks.max(1),
+            safe: None,
+            plausible_streak: 0,
+            reference: ReferenceLimits::new(limits, &effort, &params.plausibility),
+            monitor: LearnedLawMonitor::new(limits, &params.fallback),
+            handover: Handover::new(rate, params.handover_s),
+            command_convention: params.command_convention,
+            effort_convention: params.effort_convention,
+            mode: Mode::Nominal,
+            ramping: false,
+            last_command_at: None,
+            counts: DecisionCounts::default(),
+        })
+    }
+
+    /// With a watchdog and its safe output (a robot).
+    pub fn with_watchdog(mut self, watchdog: Watchdog, action: WatchdogAction) -> Self {
+        self.watchdog = Some(watchdog);
+        self.action = action;
+        self
+    }
+
+    /// Starts inactive (commanding nothing until activated).
+    pub fn inactive(mut self) -> Self {
+        self.active = false;
+        self.mode = Mode::Inactive;
+        self
+    }
+
+    /// Whether the node commands.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// Activates (from the next state: the holding torque at the current pose, then the
+    /// law, blended) or deactivates. Returns true if the state changed.
+    pub fn set_active(&mut self, active: bool) -> bool {
+        if active == self.active {
+            return false;
+        }
+        self.active = active;
+        if active {
+            self.starting = true;
+            self.counts.activations += 1;
+        } else {
+            self.mode = Mode::Inactive;
+        }
+        true
+    }
+
+    /// Whether the next state is the first after activation (the caller starts the
+    /// hand-over from the holding torque and holds the pose).
+    pub fn take_start(&mut self) -> bool {
+        std::mem::take(&mut self.starting)
+    }
+
+    /// The mode of the last output.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Counters.
+    pub fn counts(&self) -> DecisionCounts {
+        let mut c = self.counts;
+        c.handovers = self.handover.blends;
+        c.rate_limited = self.handover.rate_limited;
+        c.max_command_step_nm = self.handover.max_step_nm;
+        c
+    }
+
+    /// The command convention.
+    pub fn command_convention(&self) -> TorqueConvention {
+        self.command_convention
+    }
+
+    /// The measured effort's convention.
+    pub fn effort_convention(&self) -> TorqueConvention {
+        self.effort_convention
+    }
+
+    /// The reference validator.
+    pub fn reference_limits(&self) -> &ReferenceLimits {
+        &self.reference
+    }
+
+    /// Whether the model is on probation (predicts in shadow; the nominal law commands).
+    pub fn shadow(&self) -> bool {
+        self.monitor.on_probation()
+    }
+
+    /// A valid new state arrived at `now`.
+    pub fn on_state(&mut self, now: Instant) {
+        if let Some(w) = self.watchdog.as_mut() {
+            w.feed(now);
+        }
+        self.ramping = false;
+    }
+
+    /// Judges the state (q, q̇) at `t_secs`: Err while the safe output must answer (an
+    /// implausible state, and until `resume_ticks` plausible ones follow it).
+    pub fn check_state(&mut self, t_secs: f64, q: &[f64], v: &[f64]) -> Result<(), SafeReason> {
+        match self.state_check.check(t_secs, q, v) {
+            Err((fault, joint)) => {
+                self.counts.implausible_states[fault as usize] += 1;
+                self.counts.last_implausible = Some((fault, joint));
+                self.plausible_streak = 0;
+                let reason = SafeReason::State(fault);
+                if self.safe.is_none() {
+                    self.counts.safe_episodes += 1;
+                }
+                self.safe = Some(reason);
+                Err(reason)
+            }
+            Ok(()) => match self.safe {
+                Some(reason) => {
+                    self.plausible_streak += 1;
+                    if self.plausible_streak >= self.resume_ticks {
+                        self.safe = None;
+                        Ok(())
+                    } else {
+                        Err(reason)
+                    }
+                }
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Counts a sampled reference the validator refused.
+    pub fn count_reference_refusal(&mut self, refusal: ReferenceRefusal) {
+        self.counts.references_refused[refusal.fault.index()] += 1;
+        self.counts.last_reference_refusal = Some(refusal);
+    }
+
+    /// After a tick that ran the law: the monitor judges it (a fallback or re-adoption takes
+    /// effect at the next tick). Returns the verdict.
+    pub fn after_tick(&mut self, view: &TickView<'_>) -> Verdict {
+        let verdict = self.monitor.on_tick(view);
+        match verdict {
+            Verdict::FallBack(reason, joint) => {
+                self.counts.fallbacks[reason.index()] += 1;
+                self.counts.last_fallback = Some((reason, joint));
+            }
+            Verdict::Readopt => self.counts.readoptions += 1,
+            Verdict::Keep => {}
+        }
+        verdict
+    }
+
+    /// Starts the hand-over history from `u` (activation: the holding torque, as sent).
+    pub fn start_from(&mut self, u: &[f64]) {
+        self.handover.start_from(u);
+    }
+
+    /// The command to send in `mode` for the law's `u` (sent convention, changed in place),
+    /// `elapsed_s` after the previous state; `switched` says a new model was adopted.
+    pub fn finish(
+        &mut self,
+        mode: Mode,
+        switched: bool,
+        u: &mut [f64],
+        elapsed_s: f64,
+        now: Instant,
+    ) {
+        match mode {
+            // Towards safety no blend holds the old command: only the rate limit.
+            Mode::Safe => self.handover.cancel_blend(),
+            Mode::Nominal if self.mode == Mode::Learned => self.handover.cancel_blend(),
+            _ if mode != self.mode || switched => self.handover.begin_blend(u),
+            _ => {}
+        }
+        self.handover.apply(u, elapsed_s);
+        match mode {
+            Mode::Learned => self.counts.learned_ticks += 1,
+            Mode::Nominal => self.counts.nominal_ticks += 1,
+            Mode::Safe => self.counts.safe_ticks += 1,
+            Mode::Inactive => self.counts.inactive_ticks += 1,
+        }
+        self.mode = mode;
+        self.last_command_at = Some(now);
+    }
+
+    /// A state while inactive.
+    pub fn idle(&mut self) {
+        self.counts.inactive_ticks += 1;
+        self.mode = Mode::Inactive;
+    }
+
+    /// Nothing arrived until `now`: the safe output to command, if the watchdog trips or the
+    /// last one is still ramping to its target (see [`CommandDecision::ramp_safe`]).
+    pub fn on_silence(&mut self, now: Instant) -> Option<WatchdogAction> {
+        if !self.active {
+            return None;
+        }
+        let w = self.watchdog.as_mut()?;
+        let trip = w.check(now) == WatchdogVerdict::Trip;
+        (trip || self.ramping).then_some(self.action)
+    }
+
+    /// The safe output `target` (sent convention) during a silence, rate-limited from the
+    /// last command, into `u`; keeps ramping at the tick period until it is reached.
+    pub fn ramp_safe(&mut self, target: &[f64], u: &mut [f64], now: Instant) {
+        u.copy_from_slice(target);
+        let elapsed = self
+            .last_command_at
+            .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        self.handover.cancel_blend();
+        self.handover.apply(u, elapsed);
+        self.ramping = !self.handover.reached(target);
+        self.mode = Mode::Safe;
+        self.last_command_at = Some(now);
+    }
+
+    /// How long the loop may wait for the next state.
+    pub fn deadline(&self, now: Instant) -> Duration {
+        let watchdog = self
+            .watchdog
+            .as_ref()
+            .map_or(MAX_WAIT, |w| w.next_deadline(now));
+        let ramp = if self.ramping {
+            Duration::from_millis(1)
+        } else {
+            MAX_WAIT
+        };
+        watchdog.min(ramp).min(MAX_WAIT)
+    }
+
+    /// New watchdog timeout and action (a robot's; ignored without a watchdog).
+    pub fn set_watchdog(&mut self, timeout: Duration, action: WatchdogAction) {
+        if let Some(w) = self.watchdog.as_mut() {
+            w.set_timeout(timeout);
+            self.action = action;
+        }
+    }
+
+    /// The safe output.
+    pub fn action(&self) -> WatchdogAction {
+        self.action
+    }
+
+    /// The watchdog, if the plant can fall silent.
+    pub fn watchdog(&self) -> Option<&Watchdog> {
+        self.watchdog.as_ref()
+    }
+}
