@@ -50,7 +50,15 @@ impl OutputListener for ArmAt {
 #[test]
 fn the_loop_over_the_ros_plant_allocates_nothing_once_warm() {
     let (warm, counted) = (3000u64, 2000u64);
-    let (params, robot, learner) = alloc_support::fixed_hyper_setup(|_| {});
+    // The states are a script, not the robot's answer to the commands: the learned law would
+    // look worse than the nominal one and fall back (`command_decision.rs` tests that); here
+    // it must keep running, so the monitor's thresholds are out of reach.
+    let (params, robot, learner) = alloc_support::fixed_hyper_setup(|p| {
+        p.control.fallback.tracking_ratio = 1e3;
+        p.control.fallback.saturation_ticks = u32::MAX;
+        p.control.fallback.velocity_fraction = 10.0;
+        p.control.fallback.mu_effort_fraction = 10.0;
+    });
     let nv = robot.nv();
     // Simulated time: the loop waits for the model's fits, so it is active when counting.
     let mut clock = SimulatedClock;

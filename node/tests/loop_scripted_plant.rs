@@ -203,6 +203,10 @@ fn no_model() -> ModelFactory {
 fn setup() -> (Model, NodeParams) {
     let mut p = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
     p.control.use_model = false;
+    // The routing rules, compared with an independent tick: no blend or rate limit between
+    // them (`command_decision.rs` tests those).
+    p.control.handover_s = 0.0;
+    p.control.torque_rate_limits_nm_per_s = gp_node::robot::JointValues::All(1e12);
     let robot = app::load_robot(&p).expect("robot");
     (robot, p)
 }

@@ -362,7 +362,8 @@ impl LoopParts {
             .map_err(|e| RosError::Param(format!("ros.watchdog_timeout_s: {e}")))?;
         let decision = CommandDecision::new(robot, &params.control)
             .map_err(|e| RosError::Param(e.to_string()))?
-            .with_watchdog(Watchdog::new(timeout, Instant::now()), ros.watchdog_action);
+            .with_watchdog(Watchdog::new(timeout, Instant::now()), ros.watchdog_action)
+            .bumpless_start();
         let decision = if ros.active {
             decision
         } else {

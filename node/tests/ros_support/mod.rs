@@ -121,6 +121,16 @@ pub fn start_nominal_node(params: &Path, domain: &str, ros_args: &[&str]) -> Run
     start_node(&args)
 }
 
+impl RunningNode {
+    /// Kills the node with SIGKILL (a crash: nothing of it runs any more); returns its log.
+    pub fn kill(self) -> String {
+        let RunningNode { mut child, log } = self;
+        let _ = child.kill();
+        let _ = child.wait();
+        log.join().expect("log reader")
+    }
+}
+
 /// Stops the node with SIGINT (as Ctrl-C) and returns its JSON summary; the log goes to
 /// the test's stderr.
 pub fn stop_node(node: RunningNode) -> serde_json::Value {

@@ -115,7 +115,7 @@ impl Default for FallbackParams {
             mu_effort_fraction: 1.0,
             saturation_ticks: 100,
             velocity_fraction: 1.0,
-            probation_s: 2.0,
+            probation_s: 0.5,
             readopt_coverage: 0.8,
         }
     }

@@ -307,9 +307,16 @@ impl<R: ReferenceSource> ControlLoop<R> {
             .decision
             .check_state(frame.t_secs, &frame.q, &frame.v)
             .is_ok();
-        if plausible && self.decision.take_start() {
-            // Bumpless: from the torque that holds the arm here, towards holding this pose.
+        let (start, restart) = if plausible {
+            self.decision.take_start()
+        } else {
+            (false, false)
+        };
+        if restart {
             self.reference.restart();
+        }
+        if start {
+            // Bumpless: from the torque that holds the arm here.
             if self.decision.command_convention() == TorqueConvention::Full {
                 self.tick.holding_torque(&frame.q, &mut self.target);
             } else {

@@ -100,10 +100,13 @@ impl Handover {
         let mut step_max: f64 = 0.0;
         for ((u, last), rate) in u.iter_mut().zip(&self.last).zip(&self.rate_nm_per_s) {
             let bound = rate * dt;
-            let step = (*u - last).clamp(-bound, bound);
-            limited |= step != *u - last;
-            *u = last + step;
-            step_max = step_max.max(step.abs());
+            let step = *u - last;
+            if step.abs() > bound {
+                // (Within the bound `u` stays as it is, so a target is reached exactly.)
+                *u = last + bound.copysign(step);
+                limited = true;
+            }
+            step_max = step_max.max(step.abs().min(bound));
         }
         self.rate_limited += u64::from(limited);
         self.max_step_nm = self.max_step_nm.max(step_max);

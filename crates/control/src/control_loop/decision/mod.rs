@@ -162,6 +162,9 @@ pub struct CommandDecision {
     active: bool,
     /// Activated since the last state: start from the holding torque.
     starting: bool,
+    /// Activated at run time (not from the start): what the reference source queued while
+    /// inactive is dropped, and the pose is held.
+    restarting: bool,
     state_check: StateCheck,
     resume_ticks: u32,
     safe: Option<SafeReason>,
@@ -190,6 +193,8 @@ impl CommandDecision {
             crate::robot::JointValues::Each(v) if v.is_empty() => {
                 effort.iter().map(|e| e * DEFAULT_RATE_PER_EFFORT).collect()
             }
+            // One value in a list: every joint's, as for the effort limits.
+            crate::robot::JointValues::Each(v) if v.len() == 1 => vec![v[0]; nv],
             given => given.expand("torque_rate_limits_nm_per_s", nv)?,
         };
         if let Some(bad) = rate.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
@@ -208,7 +213,8 @@ impl CommandDecision {
             watchdog: None,
             action: WatchdogAction::HoldGravity,
             active: true,
-            starting: true,
+            starting: false,
+            restarting: false,
             state_check: StateCheck::new(limits, &params.plausibility),
             resume_ticks: params.plausibility.resume_ticks.max(1),
             safe: None,
@@ -229,6 +235,14 @@ impl CommandDecision {
     pub fn with_watchdog(mut self, watchdog: Watchdog, action: WatchdogAction) -> Self {
         self.watchdog = Some(watchdog);
         self.action = action;
+        self
+    }
+
+    /// The first state (when active from the start) begins from the torque that holds the
+    /// arm at its pose, as an activation does: a robot, whose driver holds it until then. (A
+    /// simulated robot starts from nothing: its first command is the law's.)
+    pub fn bumpless_start(mut self) -> Self {
+        self.starting = true;
         self
     }
 
@@ -253,6 +267,7 @@ impl CommandDecision {
         self.active = active;
         if active {
             self.starting = true;
+            self.restarting = true;
             self.counts.activations += 1;
         } else {
             self.mode = Mode::Inactive;
@@ -261,9 +276,15 @@ impl CommandDecision {
     }
 
     /// Whether the next state is the first after activation (the caller starts the
-    /// hand-over from the holding torque and holds the pose).
-    pub fn take_start(&mut self) -> bool {
-        std::mem::take(&mut self.starting)
+    /// hand-over from the holding torque), and whether it was an activation at run time (the
+    /// caller also drops what the reference source queued while inactive and holds the
+    /// pose; a node active from the start follows what was sent to it before its first
+    /// state, e.g. a latched reference).
+    pub fn take_start(&mut self) -> (bool, bool) {
+        (
+            std::mem::take(&mut self.starting),
+            std::mem::take(&mut self.restarting),
+        )
     }
 
     /// The mode of the last output.

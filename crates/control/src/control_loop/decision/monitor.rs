@@ -252,7 +252,11 @@ mod tests {
             };
             2
         ];
-        LearnedLawMonitor::new(&limits, &FallbackParams::default())
+        let params = FallbackParams {
+            probation_s: 2.0,
+            ..FallbackParams::default()
+        };
+        LearnedLawMonitor::new(&limits, &params)
     }
 
     fn view(result: TickResult, e: &[f64; 2]) -> TickView<'_> {
