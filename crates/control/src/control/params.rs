@@ -220,7 +220,7 @@ impl Default for ControlParams {
             supervisor: SupervisorParams::default(),
             command_convention: TorqueConvention::Full,
             effort_convention: TorqueConvention::Full,
-            handover_s: 0.1,
+            handover_s: 0.05,
             torque_rate_limits_nm_per_s: JointValues::Each(Vec::new()),
             fallback: FallbackParams::default(),
             plausibility: PlausibilityParams::default(),

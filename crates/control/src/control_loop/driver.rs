@@ -394,30 +394,14 @@ impl<R: ReferenceSource> ControlLoop<R> {
     /// holding position; if that is refused too, the measured pose (clamped into the limits)
     /// is held at rest.
     fn sample_reference(&mut self, frame: &StateFrame) {
-        self.reference.sample(
-            frame,
-            &self.qdd_estimate,
-            Desired {
-                q: &mut self.q_d,
-                qd: &mut self.qd_d,
-                qdd: &mut self.qdd_d,
-            },
-        );
+        self.sample_source(frame);
         if !self.commands {
             return;
         }
         if let Err(refusal) = self.check_reference() {
             self.decision.count_reference_refusal(refusal);
             self.reference.refuse();
-            self.reference.sample(
-                frame,
-                &self.qdd_estimate,
-                Desired {
-                    q: &mut self.q_d,
-                    qd: &mut self.qd_d,
-                    qdd: &mut self.qdd_d,
-                },
-            );
+            self.sample_source(frame);
             if self.check_reference().is_err() {
                 self.q_d.copy_from_slice(&frame.q);
                 self.qd_d.fill(0.0);
@@ -427,6 +411,19 @@ impl<R: ReferenceSource> ControlLoop<R> {
                     .clamp_position(&mut self.q_d);
             }
         }
+    }
+
+    /// The source's reference for `frame` into `q_d`, `qd_d`, `qdd_d`.
+    fn sample_source(&mut self, frame: &StateFrame) {
+        self.reference.sample(
+            frame,
+            &self.qdd_estimate,
+            Desired {
+                q: &mut self.q_d,
+                qd: &mut self.qd_d,
+                qdd: &mut self.qdd_d,
+            },
+        );
     }
 
     /// The validator on the sampled reference: a held pose is clamped into the position
