@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpn_app::ros_params::RosParams;
-use gpn_control::control_loop::{LoopCounters, LoopOutput, OutKind};
+use gpn_control::control_loop::{LoopCounters, LoopOutput, OutKind, Verdict};
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
@@ -230,6 +230,23 @@ impl Publisher_ {
         }
     }
 
+    /// A fallback of the learned law or a re-adoption, to the log (/rosout): what an operator
+    /// must see without reading counters.
+    fn log_law_change(&self, frame: &LoopOutput) {
+        match frame.verdict {
+            Verdict::FallBack(reason, joint) => self.log.warn(&format!(
+                "the learned law fell back to the nominal law: {} (joint {}); the model is on \
+                 probation (predicting, not commanding)",
+                reason.name(),
+                self.joints.get(joint).map_or("?", String::as_str)
+            )),
+            Verdict::Readopt => self
+                .log
+                .info("the model passed its probation: the learned law commands again"),
+            Verdict::Keep => {}
+        }
+    }
+
     fn publish_output(&self, frame: &LoopOutput, published: &mut Published, ticks: &mut u64) {
         if let Some(change) = frame.change {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
@@ -237,6 +254,7 @@ impl Publisher_ {
             self.log.warn(&gpn_control::learn::describe_change(&change));
             let _ = self.events.publish(&change_event(&change, &self.joints));
         }
+        self.log_law_change(frame);
         if frame.kind != OutKind::Tick {
             return;
         }
