@@ -389,7 +389,9 @@ fn the_node_starts_inactive_and_activation_is_bumpless() {
     let q0 = home(&params);
     let g0 = gravity(&robot, &q0);
     let zeros = vec![0.0; 7];
-    // The reference is elsewhere: activation must hold the current pose, not chase it.
+    // The reference is elsewhere (this source keeps it on activation; the topic's holds the
+    // pose: `ros_arming.rs`): the first command is still the holding torque, the law's pull
+    // towards the reference comes in at the rate limit.
     let mut away = q0.clone();
     away[1] += 0.3;
     let mut control = nominal_loop(&robot, &params, Hold(away), false);
@@ -422,6 +424,35 @@ fn the_node_starts_inactive_and_activation_is_bumpless() {
         );
     }
     assert_eq!(control.counters().decision.activations, 1);
+    // Deactivated: the safe output (gravity at the pose) is commanded, then nothing.
+    for k in 3..50 {
+        let f = frame(7, 0.001 * k as f64, &q0, &zeros, &zeros);
+        control.on_state(&f, now, &mut out);
+    }
+    assert!(control.command(ControlCommand::Activate(false)).is_none());
+    let mut written = Vec::new();
+    let mut last_handled = Handled::Repeated;
+    for k in 50..150 {
+        let f = frame(7, 0.001 * k as f64, &q0, &zeros, &zeros);
+        last_handled = control.on_state(&f, now, &mut out);
+        if last_handled.commands() {
+            written.push(out.u.clone());
+        }
+    }
+    // Rate-limited from the law's last command (it was pulling towards the reference).
+    let last = written.last().expect("the safe output is commanded");
+    assert!(
+        written.len() < 100,
+        "then nothing: {} commands",
+        written.len()
+    );
+    assert_eq!(last_handled, Handled::Held(Mode::Inactive));
+    for j in 0..7 {
+        assert!(
+            (last[j] - g0[j]).abs() <= 1e-9 * (1.0 + g0[j].abs()),
+            "joint {j}"
+        );
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Command-decision issue, arming over ROS 2: `gp-node run` without `--autostart` commands
 //! nothing while an rclpy robot streams joint states; `ros2 param set … ros.active true`
 //! (the peer's set_parameters call) activates it, and its first command is the torque that
-//! holds the arm where it stands (g(q), within one rate-limited step), then it holds the pose.
+//! holds the arm where it stands (g(q), within one rate-limited step), then it holds the pose;
+//! set back to false, it ends with the safe output (gravity at the pose) and goes quiet.
 #![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod ros_support;
@@ -80,6 +81,21 @@ fn the_node_commands_only_once_activated_starting_from_the_holding_torque() {
         assert!(
             (u - g).abs() <= 1e-6 * (1.0 + g.abs()),
             "joint {j}: holding with {u}, g(q) {g}"
+        );
+    }
+    // Deactivated: the last command is the safe output, then none.
+    assert_eq!(r["deactivation_accepted"], true, "{r}");
+    assert_eq!(r["commands_once_inactive"], 0, "{r}");
+    let safe: Vec<f64> = r["command_after_deactivation"]
+        .as_array()
+        .expect("a command")
+        .iter()
+        .map(|v| v.as_f64().expect("number"))
+        .collect();
+    for (j, (u, g)) in safe.iter().zip(&g).enumerate() {
+        assert!(
+            (u - g).abs() <= 1e-6 * (1.0 + g.abs()),
+            "joint {j}: safe output {u}, g(q) {g}"
         );
     }
 }

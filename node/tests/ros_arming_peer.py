@@ -7,7 +7,8 @@ Streams joint states of a robot at rest at a fixed pose (100 Hz, stamped, no eff
 1. for 1.5 s while the node is inactive (it was started without --autostart): counts commands;
 2. sets the parameter ros.active to true through /gp_learning_node/set_parameters;
 3. streams 1.5 s more: counts commands and keeps the first one;
-4. prints a JSON report on stdout.
+4. sets ros.active back to false, streams 1 s, then counts the commands of 1 s more;
+5. prints a JSON report on stdout.
 """
 
 import json
@@ -61,6 +62,16 @@ def main():
     report["first_command"] = commands[before] if len(commands) > before else None
     report["last_command"] = commands[-1] if commands else None
     report["pose"] = POSE
+    value = ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=False)
+    future = client.call_async(SetParameters.Request(parameters=[Parameter(name="ros.active", value=value)]))
+    rclpy.spin_until_future_complete(node, future, timeout_sec=30.0)
+    result = future.result()
+    report["deactivation_accepted"] = bool(result and result.results[0].successful)
+    stream(1.0)
+    report["command_after_deactivation"] = commands[-1] if commands else None
+    before = len(commands)
+    stream(1.0)
+    report["commands_once_inactive"] = len(commands) - before
     print(json.dumps(report))
     node.destroy_node()
     rclpy.shutdown()

@@ -80,7 +80,7 @@ pub struct RosParams {
     /// inactive — reading states, publishing diagnostics, commanding nothing — until set true
     /// (`ros2 param set <node> ros.active true`, or `--autostart`); activation starts from
     /// the torque that holds the arm at its current pose and holds that pose until a
-    /// reference arrives. Setting it false stops commanding after one safe output.
+    /// reference arrives. Setting it false commands the safe output (rate-limited) and then nothing.
     pub active: bool,
     /// Topic names.
     pub topics: TopicNames,

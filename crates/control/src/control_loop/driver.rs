@@ -300,6 +300,14 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 // Observe-only: the tick estimates, nothing is commanded.
                 return self.run_tick(frame, elapsed, now, out);
             }
+            if self.decision.ramping() {
+                // Just deactivated: the safe output, rate-limited, before going quiet.
+                self.safe_target(self.decision.action());
+                self.decision
+                    .ramp_safe(&self.target, &mut self.command, now);
+                self.remember_sent();
+                return self.held(frame, Mode::Safe, out);
+            }
             self.decision.idle();
             return self.held(frame, Mode::Inactive, out);
         }

@@ -4,7 +4,7 @@
 //! | mode | when | command |
 //! |---|---|---|
 //! | safe | joint states silent beyond the watchdog's timeout; a state that is not finite, beyond the position limits by more than the margin, faster than the velocity limit allows or that jumped (until `resume_ticks` plausible states in a row) | the watchdog's action: gravity compensation at the last plausible pose (default), zero torque, or nothing |
-//! | inactive | not activated (`--autostart`, `ros.active`) | nothing |
+//! | inactive | not activated (`--autostart`, `ros.active`) | nothing (after a deactivation: the safe output first, rate-limited) |
 //! | nominal | no model yet; a model fault (error, overrun, non-finite, quarantine: the supervisor inside the tick); `control.use_model` false; probation after a fallback | the computed-torque law with μ = 0 |
 //! | learned | otherwise | the law with the learned residual μ |
 //!
@@ -270,9 +270,19 @@ impl CommandDecision {
             self.restarting = true;
             self.counts.activations += 1;
         } else {
+            // A forward command controller keeps the last command: end with the safe output
+            // (rate-limited), then command nothing.
             self.mode = Mode::Inactive;
+            self.ramping =
+                self.last_command_at.is_some() && self.action != WatchdogAction::StopPublishing;
         }
         true
+    }
+
+    /// Whether the safe output is still ramping to its target (a silence, or a
+    /// deactivation): the caller commands the next step of it.
+    pub fn ramping(&self) -> bool {
+        self.ramping
     }
 
     /// Whether the next state is the first after activation (the caller starts the
@@ -326,7 +336,10 @@ impl CommandDecision {
         if let Some(w) = self.watchdog.as_mut() {
             w.feed(now);
         }
-        self.ramping = false;
+        // The law answers the state (a deactivation's ramp goes on).
+        if self.active {
+            self.ramping = false;
+        }
     }
 
     /// Judges the state (q, q̇) at `t_secs`: Err while the safe output must answer (an
@@ -423,7 +436,7 @@ impl CommandDecision {
     /// last one is still ramping to its target (see [`CommandDecision::ramp_safe`]).
     pub fn on_silence(&mut self, now: Instant) -> Option<WatchdogAction> {
         if !self.active {
-            return None;
+            return self.ramping.then_some(self.action);
         }
         let w = self.watchdog.as_mut()?;
         let trip = w.check(now) == WatchdogVerdict::Trip;
@@ -440,7 +453,11 @@ impl CommandDecision {
         self.handover.cancel_blend();
         self.handover.apply(u, elapsed);
         self.ramping = !self.handover.reached(target);
-        self.mode = Mode::Safe;
+        self.mode = if self.active || self.ramping {
+            Mode::Safe
+        } else {
+            Mode::Inactive
+        };
         self.last_command_at = Some(now);
     }
 
