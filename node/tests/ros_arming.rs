@@ -10,6 +10,16 @@ mod ros_support;
 use gp_node::robot::{Data, gravity};
 use ros_support::{domain_id, params_file, rclpy_peer, scratch, start_nominal_node, stop_node};
 
+/// The numbers of a JSON array (`what` names it in the panic).
+fn floats(value: &serde_json::Value, what: &str) -> Vec<f64> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: {value}"))
+        .iter()
+        .map(|v| v.as_f64().expect("number"))
+        .collect()
+}
+
 #[test]
 fn the_node_commands_only_once_activated_starting_from_the_holding_torque() {
     let Some(python) = gpn_test_support::ros_python("ros_arming") else {
@@ -48,21 +58,11 @@ fn the_node_commands_only_once_activated_starting_from_the_holding_torque() {
     let robot =
         gp_node::app::load_robot(&gp_node::app::NodeParams::from_file(&params).expect("params"))
             .expect("robot");
-    let pose: Vec<f64> = r["pose"]
-        .as_array()
-        .expect("pose")
-        .iter()
-        .map(|v| v.as_f64().expect("number"))
-        .collect();
+    let pose = floats(&r["pose"], "pose");
     let g = gravity(&robot, &mut Data::new(&robot), &pose)
         .expect("g")
         .to_vec();
-    let first: Vec<f64> = r["first_command"]
-        .as_array()
-        .expect("a first command")
-        .iter()
-        .map(|v| v.as_f64().expect("number"))
-        .collect();
+    let first = floats(&r["first_command"], "a first command");
     for (j, (u, g)) in first.iter().zip(&g).enumerate() {
         let step = 50.0 * robot.limits()[j].effort * 0.02;
         assert!(
@@ -71,12 +71,7 @@ fn the_node_commands_only_once_activated_starting_from_the_holding_torque() {
         );
     }
     // Holding the pose at rest: the law's command stays g(q).
-    let last: Vec<f64> = r["last_command"]
-        .as_array()
-        .expect("a last command")
-        .iter()
-        .map(|v| v.as_f64().expect("number"))
-        .collect();
+    let last = floats(&r["last_command"], "a last command");
     for (j, (u, g)) in last.iter().zip(&g).enumerate() {
         assert!(
             (u - g).abs() <= 1e-6 * (1.0 + g.abs()),
@@ -86,12 +81,7 @@ fn the_node_commands_only_once_activated_starting_from_the_holding_torque() {
     // Deactivated: the last command is the safe output, then none.
     assert_eq!(r["deactivation_accepted"], true, "{r}");
     assert_eq!(r["commands_once_inactive"], 0, "{r}");
-    let safe: Vec<f64> = r["command_after_deactivation"]
-        .as_array()
-        .expect("a command")
-        .iter()
-        .map(|v| v.as_f64().expect("number"))
-        .collect();
+    let safe = floats(&r["command_after_deactivation"], "a command");
     for (j, (u, g)) in safe.iter().zip(&g).enumerate() {
         assert!(
             (u - g).abs() <= 1e-6 * (1.0 + g.abs()),
