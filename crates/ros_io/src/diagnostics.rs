@@ -3,7 +3,7 @@
 //! about once a second (ROS convention), never from the control thread.
 
 use gpn_app::ros_params::{Mode, WatchdogAction};
-use gpn_control::control_loop::{LoopCounters, StateFault};
+use gpn_control::control_loop::LoopCounters;
 use gpn_control::learn::LearnPhase;
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
@@ -236,9 +236,14 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
             format!("{safe_now} states answered by the safe output since the last report: {why}"),
         )
     } else if fallbacks_now > 0 {
-        let why = d.last_fallback.map_or(String::new(), |(reason, joint)| {
-            format!(": {} (joint {:?})", reason.name(), joint_name(input, joint))
-        });
+        let why = d
+            .last_fallback
+            .map_or(String::new(), |(reason, joint)| match joint {
+                Some(joint) => {
+                    format!(": {} (joint {:?})", reason.name(), joint_name(input, joint))
+                }
+                None => format!(": {}", reason.name()),
+            });
         (
             DiagnosticStatus::WARN,
             format!("the learned law fell back to the nominal law{why}; the model is on probation"),
@@ -286,27 +291,21 @@ fn control_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
             format!("{:.3}", d.max_command_step_nm),
         ),
     ];
-    for reason in gpn_control::control_loop::FallbackReason::ALL {
-        values.push(kv(
-            &format!("fallback: {}", reason.name()),
-            d.fallbacks[reason.index()],
-        ));
-    }
-    for fault in [
-        StateFault::PositionLimit,
-        StateFault::VelocityLimit,
-        StateFault::Jump,
-    ] {
-        values.push(kv(
-            &format!("implausible state: {}", fault.name()),
-            d.implausible_states[fault as usize],
-        ));
-    }
-    for fault in gpn_control::control_loop::ReferenceFault::ALL {
-        values.push(kv(
-            &format!("reference refused in the loop: {}", fault.name()),
-            d.references_refused[fault.index()],
-        ));
+    let counted = [
+        ("fallback", d.fallbacks_by_reason().collect::<Vec<_>>()),
+        (
+            "implausible state",
+            d.implausible_states_by_fault().collect(),
+        ),
+        (
+            "reference refused in the loop",
+            d.references_refused_by_fault().collect(),
+        ),
+    ];
+    for (what, per_reason) in counted {
+        for (reason, n) in per_reason {
+            values.push(kv(&format!("{what}: {reason}"), n));
+        }
     }
     values.extend([
         kv("ticks", c.ticks),

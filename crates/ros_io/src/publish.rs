@@ -235,10 +235,12 @@ impl Publisher_ {
     fn log_law_change(&self, frame: &LoopOutput) {
         match frame.verdict {
             Verdict::FallBack(reason, joint) => self.log.warn(&format!(
-                "the learned law fell back to the nominal law: {} (joint {}); the model is on \
+                "the learned law fell back to the nominal law: {}{}; the model is on \
                  probation (predicting, not commanding)",
                 reason.name(),
-                self.joints.get(joint).map_or("?", String::as_str)
+                joint
+                    .and_then(|j| self.joints.get(j))
+                    .map_or(String::new(), |name| format!(" (joint {name})"))
             )),
             Verdict::Readopt => self
                 .log

@@ -168,10 +168,7 @@ impl LawCounts {
             safe_ticks: d.safe_ticks,
             inactive_ticks: d.inactive_ticks,
             activations: d.activations,
-            fallbacks: gpn_control::control_loop::FallbackReason::ALL
-                .iter()
-                .map(|r| (r.name(), d.fallbacks[r.index()]))
-                .collect(),
+            fallbacks: d.fallbacks_by_reason().collect(),
             readoptions: d.readoptions,
             references_refused_in_loop: d.references_refused.iter().sum(),
             rate_limited: d.rate_limited,

@@ -57,8 +57,10 @@ impl SimPlant {
         ticks: usize,
     ) -> Result<Self, SimError> {
         let sim = Simulator::new(robot, params)?;
-        let compensates = |c| c == TorqueConvention::GravityCompensatedByRobot;
-        let (command, effort) = (compensates(conventions.0), compensates(conventions.1));
+        let (command, effort) = (
+            conventions.0.without_gravity(),
+            conventions.1.without_gravity(),
+        );
         let nv = robot.nv();
         let compensation = (command || effort).then(|| GravityCompensation {
             model: robot.clone(),

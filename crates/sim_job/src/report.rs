@@ -135,10 +135,7 @@ impl LawSummary {
             learned_worse,
             pooled_rms_rad,
             learned_tick_fraction: d.learned_ticks as f64 / ticks,
-            fallbacks: gpn_control::control_loop::FallbackReason::ALL
-                .iter()
-                .map(|r| (r.name(), d.fallbacks[r.index()]))
-                .collect(),
+            fallbacks: d.fallbacks_by_reason().collect(),
             readoptions: d.readoptions,
             events: learned.law_events.clone(),
             safe_ticks: d.safe_ticks,
@@ -495,9 +492,11 @@ impl SimReport {
             .iter()
             .map(|(t, event)| match event {
                 super::runner::LawEvent::Fallback { reason, joint } => format!(
-                    "fell back at {t:.3} s ({}, {})",
+                    "fell back at {t:.3} s ({}{})",
                     reason.name(),
-                    self.joints.get(*joint).map_or("?", String::as_str)
+                    joint
+                        .and_then(|j| self.joints.get(j))
+                        .map_or(String::new(), |name| format!(", {name}"))
                 ),
                 super::runner::LawEvent::Readopted => format!("re-adopted at {t:.3} s"),
             })

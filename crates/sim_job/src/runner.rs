@@ -111,8 +111,8 @@ pub enum LawEvent {
     Fallback {
         /// Why.
         reason: gpn_control::control_loop::FallbackReason,
-        /// The joint (index) that showed it.
-        joint: usize,
+        /// The joint (index) that showed it, if one did.
+        joint: Option<usize>,
     },
     /// The model passed its probation and commands again.
     Readopted,
@@ -425,7 +425,7 @@ impl OutputListener for RunLogger {
         {
             log.law_events.push((t, event));
         }
-        // A state the law did not answer (the safe output) is logged as a nominal tick.
+        // A state the law did not answer (the safe output): not learned, no timing.
         let status = out.status.unwrap_or(TickStatus {
             result: TickResult::BadInput,
             exec_micros: 0.0,
@@ -433,6 +433,7 @@ impl OutputListener for RunLogger {
             period_secs: 0.0,
             saturated: 0,
             adopted_model: false,
+            implausible_joint: None,
         });
         for notice in out.changes() {
             if log.changes.len() < log.changes.capacity() {

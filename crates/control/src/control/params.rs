@@ -72,6 +72,13 @@ pub enum TorqueConvention {
     GravityCompensatedByRobot,
 }
 
+impl TorqueConvention {
+    /// Whether g(q) is left out (the robot adds it).
+    pub fn without_gravity(self) -> bool {
+        self == TorqueConvention::GravityCompensatedByRobot
+    }
+}
+
 /// When the learned law gives way to the nominal one, and when it may come back
 /// (`CommandDecision`). Checked every tick on which the learned law ran.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -122,6 +122,8 @@ pub struct TickStatus {
     pub saturated: usize,
     /// A new model was adopted at this tick.
     pub adopted_model: bool,
+    /// The first joint whose residual was implausible ([`Fallback::Implausible`]).
+    pub implausible_joint: Option<usize>,
 }
 
 /// The tick: the law, the bounds, the supervisor, and the nominal robot model.
@@ -298,6 +300,7 @@ impl Tick {
             period_secs,
             saturated: 0,
             adopted_model: false,
+            implausible_joint: None,
         };
         if !self.input_ok(input) {
             self.hold(out);
@@ -369,37 +372,6 @@ impl Tick {
             }
         };
         status.model_micros = model_start.elapsed().as_secs_f64() * 1e6;
-        // Implausible: even the bound's most favourable reading, |μ| − η (η_cal, or 3σ before
-        // the calibration), exceeds what the actuator can produce (a fraction of the effort
-        // limit).
-        let implausible = matches!(verdict, None | Some(Fallback::NonFinite))
-            && (0..nv).any(|j| {
-                if !out.var[j].is_finite() {
-                    return false;
-                }
-                let sigma = out.var[j].max(0.0).sqrt();
-                let eta = learner
-                    .calibrated_bound(j, sigma)
-                    .filter(|e| e.is_finite())
-                    .unwrap_or(3.0 * sigma);
-                out.mu[j].abs() - eta.max(0.0) > self.mu_limit[j]
-            });
-        let verdict = match verdict {
-            _ if implausible => Some(Fallback::Implausible),
-            None | Some(Fallback::NonFinite) if self.shadow => Some(Fallback::Probation),
-            other => other,
-        };
-        match verdict {
-            None | Some(Fallback::NonFinite) | Some(Fallback::Probation) => {}
-            Some(_) => {
-                out.mu.fill(0.0);
-                out.var.fill(f64::NAN);
-            }
-        }
-        if let Some(reason) = verdict {
-            status.result = TickResult::Nominal(reason);
-        }
-
         for j in 0..nv {
             out.sigma[j] = out.var[j].max(0.0).sqrt();
             out.eta_cal[j] = if out.var[j].is_finite() {
@@ -410,6 +382,38 @@ impl Tick {
                 f64::NAN
             };
         }
+        // Implausible: even the bound's most favourable reading, |μ| − η (η_cal, or 3σ before
+        // the calibration), exceeds what the actuator can produce (a fraction of the effort
+        // limit).
+        if matches!(verdict, None | Some(Fallback::NonFinite)) {
+            status.implausible_joint = (0..nv).find(|&j| {
+                let eta = if out.eta_cal[j].is_finite() {
+                    out.eta_cal[j]
+                } else {
+                    3.0 * out.sigma[j]
+                };
+                out.var[j].is_finite() && out.mu[j].abs() - eta.max(0.0) > self.mu_limit[j]
+            });
+        }
+        let verdict = match verdict {
+            _ if status.implausible_joint.is_some() => Some(Fallback::Implausible),
+            None | Some(Fallback::NonFinite) if self.shadow => Some(Fallback::Probation),
+            other => other,
+        };
+        match verdict {
+            None | Some(Fallback::NonFinite) | Some(Fallback::Probation) => {}
+            Some(_) => {
+                // The nominal law on every joint: no residual, no posterior.
+                out.mu.fill(0.0);
+                out.var.fill(f64::NAN);
+                out.sigma.fill(0.0);
+                out.eta_cal.fill(f64::NAN);
+            }
+        }
+        if let Some(reason) = verdict {
+            status.result = TickResult::Nominal(reason);
+        }
+
         self.bound.eta(&out.sigma, &mut out.eta_thm);
         out.tracking_bound = self.bound.tracking_bound();
 

@@ -22,9 +22,7 @@ use super::operations::{ControlCommand, ControlReply, LoopView, Operations};
 use super::output::{CHANGES_PER_TICK, LoopCounters, LoopOutput, OutKind, OutputListener};
 use super::plant::{Command, Plant, Read, StateFrame, Timing, TorqueOrigin};
 use super::reference::{Desired, ReferenceSource};
-use crate::control::{
-    Fallback, Tick, TickInput, TickOutput, TickResult, TickStatus, TorqueConvention,
-};
+use crate::control::{Fallback, Tick, TickInput, TickOutput, TickResult, TickStatus};
 use crate::learn::{Learner, ModelSnapshot};
 
 /// What happened to a state.
@@ -302,7 +300,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
             }
             if self.decision.ramping() {
                 // Just deactivated: the safe output, rate-limited, before going quiet.
-                self.safe_target(self.decision.action());
+                self.safe_target(self.decision.action(), None);
                 self.decision
                     .ramp_safe(&self.target, &mut self.command, now);
                 self.remember_sent();
@@ -325,11 +323,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
         }
         if start {
             // Bumpless: from the torque that holds the arm here.
-            if self.decision.command_convention() == TorqueConvention::Full {
-                self.tick.holding_torque(&frame.q, &mut self.target);
-            } else {
-                self.target.fill(0.0);
-            }
+            self.safe_target(WatchdogAction::HoldGravity, Some(&frame.q));
             self.decision.start_from(&self.target);
         }
         if !plausible {
@@ -338,7 +332,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 WatchdogAction::StopPublishing => WatchdogAction::HoldGravity,
                 action => action,
             };
-            self.safe_target(action);
+            self.safe_target(action, None);
             self.command.copy_from_slice(&self.target);
             self.send(Mode::Safe, false, elapsed, now);
             return self.held(frame, Mode::Safe, out);
@@ -347,8 +341,8 @@ impl<R: ReferenceSource> ControlLoop<R> {
     }
 
     fn needs_gravity(&self) -> bool {
-        self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot
-            || self.decision.effort_convention() == TorqueConvention::GravityCompensatedByRobot
+        self.decision.command_convention().without_gravity()
+            || self.decision.effort_convention().without_gravity()
     }
 
     /// The torque that acted over the last interval, in full torque, into `tau`.
@@ -356,8 +350,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
         match frame.tau_origin {
             TorqueOrigin::Given => {
                 self.tau.copy_from_slice(&frame.tau);
-                if self.decision.effort_convention() == TorqueConvention::GravityCompensatedByRobot
-                {
+                if self.decision.effort_convention().without_gravity() {
                     for (t, g) in self.tau.iter_mut().zip(&self.gravity) {
                         *t += g;
                     }
@@ -367,12 +360,15 @@ impl<R: ReferenceSource> ControlLoop<R> {
         }
     }
 
-    /// The safe output of `action` in the command convention, into `target`.
-    fn safe_target(&mut self, action: WatchdogAction) {
-        let robot_holds =
-            self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot;
-        match action {
-            WatchdogAction::HoldGravity if !robot_holds => {
+    /// The safe output of `action` in the command convention, into `target`: holding gravity
+    /// at the pose `at`, or (None) at the last plausible one.
+    fn safe_target(&mut self, action: WatchdogAction, at: Option<&[f64]>) {
+        let robot_holds = self.decision.command_convention().without_gravity();
+        match (action, at) {
+            (WatchdogAction::HoldGravity, Some(q)) if !robot_holds => {
+                self.tick.holding_torque(q, &mut self.target);
+            }
+            (WatchdogAction::HoldGravity, None) if !robot_holds => {
                 self.tick.hold_gravity(&mut self.out);
                 self.target.copy_from_slice(&self.out.u);
             }
@@ -391,7 +387,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
     fn remember_sent(&mut self) {
         self.last_u.copy_from_slice(&self.command);
         self.last_u_full.copy_from_slice(&self.command);
-        if self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot {
+        if self.decision.command_convention().without_gravity() {
             for (u, g) in self.last_u_full.iter_mut().zip(&self.gravity) {
                 *u += g;
             }
@@ -511,6 +507,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 ed: &self.out.ed,
                 v: &frame.v,
                 saturated: status.saturated,
+                implausible_joint: status.implausible_joint,
                 dt_secs: elapsed,
                 coverage: self.learner.coverage(),
             });
@@ -519,17 +516,17 @@ impl<R: ReferenceSource> ControlLoop<R> {
             out.verdict = Verdict::Keep;
         }
         if self.commands {
-            self.command.copy_from_slice(&self.out.u);
-            if self.decision.command_convention() == TorqueConvention::GravityCompensatedByRobot
-                && mode != Mode::Safe
-            {
-                for (u, g) in self.command.iter_mut().zip(&self.gravity) {
-                    *u -= g;
-                }
-            } else if mode == Mode::Safe {
-                // Bad input: the tick's hold, as the safe output of the command convention.
-                self.safe_target(WatchdogAction::HoldGravity);
+            if mode == Mode::Safe {
+                // Bad input: the hold, as the safe output of the command convention.
+                self.safe_target(WatchdogAction::HoldGravity, None);
                 self.command.copy_from_slice(&self.target);
+            } else {
+                self.command.copy_from_slice(&self.out.u);
+                if self.decision.command_convention().without_gravity() {
+                    for (u, g) in self.command.iter_mut().zip(&self.gravity) {
+                        *u -= g;
+                    }
+                }
             }
             self.send(mode, status.adopted_model, elapsed, now);
         }
@@ -613,7 +610,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
         let Some(action) = self.decision.on_silence(now) else {
             return false;
         };
-        self.safe_target(action);
+        self.safe_target(action, None);
         if self.commands && action != WatchdogAction::StopPublishing {
             self.decision
                 .ramp_safe(&self.target, &mut self.command, now);

@@ -28,7 +28,7 @@ mod watchdog;
 pub use clock::{Clock, PacedClock, SimulatedClock, WallClock};
 pub use decision::{
     CommandDecision, DecisionCounts, FallbackReason, Mode, ReferenceFault, ReferenceLimits,
-    ReferenceRefusal, SafeReason, StateFault, Verdict, WatchdogAction,
+    ReferenceRefusal, StateFault, Verdict, WatchdogAction,
 };
 pub use driver::{ControlLoop, Handled, ModelReport};
 pub use operations::{ControlCommand, ControlReply, LoopView, NoOperations, Operations};

@@ -55,28 +55,6 @@ pub enum WatchdogAction {
     StopPublishing,
 }
 
-/// Why the safe output is commanded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SafeReason {
-    /// No valid joint state within the watchdog's timeout.
-    Silence,
-    /// A state the tick could not use (non-finite, or a command that overflowed).
-    BadInput,
-    /// An implausible state.
-    State(StateFault),
-}
-
-impl SafeReason {
-    /// Short name (diagnostics, reports).
-    pub fn name(self) -> &'static str {
-        match self {
-            SafeReason::Silence => "joint states silent",
-            SafeReason::BadInput => "unusable state",
-            SafeReason::State(fault) => fault.name(),
-        }
-    }
-}
-
 /// The mode of an output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -114,7 +92,7 @@ pub struct DecisionCounts {
     pub inactive_ticks: u64,
     /// States answered by the safe output.
     pub safe_ticks: u64,
-    /// Implausible states, per [`StateFault`] (position, velocity, jump).
+    /// Implausible states, per [`StateFault::index`].
     pub implausible_states: [u64; 3],
     /// Safe episodes (entries into the safe mode from a state).
     pub safe_episodes: u64,
@@ -124,8 +102,8 @@ pub struct DecisionCounts {
     pub fallbacks: [u64; 4],
     /// Re-adoptions after probation.
     pub readoptions: u64,
-    /// The last fallback (reason, joint).
-    pub last_fallback: Option<(FallbackReason, usize)>,
+    /// The last fallback (reason, the joint that showed it if one did).
+    pub last_fallback: Option<(FallbackReason, Option<usize>)>,
     /// The last implausible state (fault, joint).
     pub last_implausible: Option<(StateFault, usize)>,
     /// Sampled references refused in the loop, per [`ReferenceFault::index`].
@@ -144,6 +122,27 @@ impl DecisionCounts {
     /// All fallbacks.
     pub fn total_fallbacks(&self) -> u64 {
         self.fallbacks.iter().sum()
+    }
+
+    /// Fallbacks per reason, by name.
+    pub fn fallbacks_by_reason(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        FallbackReason::ALL
+            .into_iter()
+            .map(|r| (r.name(), self.fallbacks[r.index()]))
+    }
+
+    /// Implausible states per fault, by name.
+    pub fn implausible_states_by_fault(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        StateFault::ALL
+            .into_iter()
+            .map(|f| (f.name(), self.implausible_states[f.index()]))
+    }
+
+    /// Sampled references refused per fault, by name.
+    pub fn references_refused_by_fault(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        ReferenceFault::ALL
+            .into_iter()
+            .map(|f| (f.name(), self.references_refused[f.index()]))
     }
 }
 
@@ -167,7 +166,8 @@ pub struct CommandDecision {
     restarting: bool,
     state_check: StateCheck,
     resume_ticks: u32,
-    safe: Option<SafeReason>,
+    /// The implausible state that began the safe episode in progress.
+    safe: Option<StateFault>,
     plausible_streak: u32,
     reference: ReferenceLimits,
     monitor: LearnedLawMonitor,
@@ -342,20 +342,20 @@ impl CommandDecision {
         }
     }
 
-    /// Judges the state (q, q̇) at `t_secs`: Err while the safe output must answer (an
-    /// implausible state, and until `resume_ticks` plausible ones follow it).
-    pub fn check_state(&mut self, t_secs: f64, q: &[f64], v: &[f64]) -> Result<(), SafeReason> {
+    /// Judges the state (q, q̇) at `t_secs`: Err (the fault of the episode) while the safe
+    /// output must answer (an implausible state, and until `resume_ticks` plausible ones
+    /// follow it).
+    pub fn check_state(&mut self, t_secs: f64, q: &[f64], v: &[f64]) -> Result<(), StateFault> {
         match self.state_check.check(t_secs, q, v) {
             Err((fault, joint)) => {
-                self.counts.implausible_states[fault as usize] += 1;
+                self.counts.implausible_states[fault.index()] += 1;
                 self.counts.last_implausible = Some((fault, joint));
                 self.plausible_streak = 0;
-                let reason = SafeReason::State(fault);
                 if self.safe.is_none() {
                     self.counts.safe_episodes += 1;
                 }
-                self.safe = Some(reason);
-                Err(reason)
+                self.safe = Some(fault);
+                Err(fault)
             }
             Ok(()) => match self.safe {
                 Some(reason) => {

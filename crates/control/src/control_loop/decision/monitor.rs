@@ -63,8 +63,9 @@ impl FallbackReason {
 pub enum Verdict {
     /// Nothing changes.
     Keep,
-    /// The learned law falls back (reason, joint).
-    FallBack(FallbackReason, usize),
+    /// The learned law falls back (reason, and the joint that showed it if one did:
+    /// saturation streaks are the command's, not one joint's).
+    FallBack(FallbackReason, Option<usize>),
     /// The model passed its probation: the learned law may command again.
     Readopt,
 }
@@ -82,6 +83,8 @@ pub struct TickView<'a> {
     pub v: &'a [f64],
     /// Joints saturated.
     pub saturated: usize,
+    /// The joint whose residual the tick found implausible.
+    pub implausible_joint: Option<usize>,
     /// Time since the previous tick, s.
     pub dt_secs: f64,
     /// The learner's ±η_cal coverage over its recent samples.
@@ -135,7 +138,7 @@ impl LearnedLawMonitor {
         let verdict = match tick.result {
             _ if learned_law => self.judge_learned(tick),
             TickResult::Nominal(Fallback::Implausible) if !self.on_probation() => {
-                Verdict::FallBack(FallbackReason::ImplausibleResidual, 0)
+                Verdict::FallBack(FallbackReason::ImplausibleResidual, tick.implausible_joint)
             }
             TickResult::BadInput => Verdict::Keep,
             TickResult::Nominal(reason) => {
@@ -188,12 +191,12 @@ impl LearnedLawMonitor {
             };
             let limit = self.params.tracking_ratio * self.baseline_sq[i].sqrt() + floor;
             if r.sqrt() > limit {
-                return Verdict::FallBack(FallbackReason::TrackingWorse, i % nv);
+                return Verdict::FallBack(FallbackReason::TrackingWorse, Some(i % nv));
             }
         }
         for (j, (v, limit)) in tick.v.iter().zip(&self.velocity_limit).enumerate() {
             if v.abs() > limit * self.params.velocity_fraction {
-                return Verdict::FallBack(FallbackReason::VelocityLimit, j);
+                return Verdict::FallBack(FallbackReason::VelocityLimit, Some(j));
             }
         }
         self.saturation_streak = if tick.saturated > 0 {
@@ -202,7 +205,7 @@ impl LearnedLawMonitor {
             0
         };
         if self.saturation_streak >= self.params.saturation_ticks {
-            return Verdict::FallBack(FallbackReason::Saturation, 0);
+            return Verdict::FallBack(FallbackReason::Saturation, None);
         }
         Verdict::Keep
     }
@@ -266,6 +269,7 @@ mod tests {
             ed: &[0.0, 0.0],
             v: &[0.0, 0.0],
             saturated: 0,
+            implausible_joint: None,
             dt_secs: 0.001,
             coverage: Some(0.95),
         }
@@ -295,7 +299,10 @@ mod tests {
                 other => break other,
             }
         };
-        assert_eq!(verdict, Verdict::FallBack(FallbackReason::TrackingWorse, 1));
+        assert_eq!(
+            verdict,
+            Verdict::FallBack(FallbackReason::TrackingWorse, Some(1))
+        );
         assert!(m.on_probation());
         // 2 s of plausible shadow predictions, then re-adopted.
         let shadow = TickResult::Nominal(Fallback::Probation);
@@ -313,7 +320,7 @@ mod tests {
         fast.v = &[0.0, 2.5];
         assert_eq!(
             m.on_tick(&fast),
-            Verdict::FallBack(FallbackReason::VelocityLimit, 1)
+            Verdict::FallBack(FallbackReason::VelocityLimit, Some(1))
         );
         let mut m = monitor();
         let mut saturated = view(TickResult::Learned, &[0.0, 0.0]);
@@ -323,15 +330,14 @@ mod tests {
         }
         assert_eq!(
             m.on_tick(&saturated),
-            Verdict::FallBack(FallbackReason::Saturation, 0)
+            Verdict::FallBack(FallbackReason::Saturation, None)
         );
         let mut m = monitor();
+        let mut implausible = view(TickResult::Nominal(Fallback::Implausible), &[0.0, 0.0]);
+        implausible.implausible_joint = Some(1);
         assert_eq!(
-            m.on_tick(&view(
-                TickResult::Nominal(Fallback::Implausible),
-                &[0.0, 0.0]
-            )),
-            Verdict::FallBack(FallbackReason::ImplausibleResidual, 0)
+            m.on_tick(&implausible),
+            Verdict::FallBack(FallbackReason::ImplausibleResidual, Some(1))
         );
         // On probation an implausible residual restarts the time, and a second fallback
         // doubles it (4 s).

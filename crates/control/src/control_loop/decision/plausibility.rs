@@ -23,6 +23,18 @@ pub enum StateFault {
 }
 
 impl StateFault {
+    /// Every fault, in the order of [`StateFault::index`].
+    pub const ALL: [StateFault; 3] = [
+        StateFault::PositionLimit,
+        StateFault::VelocityLimit,
+        StateFault::Jump,
+    ];
+
+    /// Index in [`StateFault::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// Short name (diagnostics keys, reports).
     pub fn name(self) -> &'static str {
         match self {
