@@ -134,6 +134,14 @@ def parser() -> argparse.ArgumentParser:
         "(default: %(default)s)",
     )
     p.add_argument(
+        "--realtime",
+        action="store_true",
+        help="pace the lock-step by the wall clock as a robot would: state k is published no "
+        "earlier than k/rate_hz after the first (a late state goes out at once and is counted "
+        "in late_steps). Without it the run goes as fast as the controller answers, so the "
+        "controller's background work lands later in simulated time than on a robot",
+    )
+    p.add_argument(
         "--startup-timeout-s",
         type=float,
         default=30.0,
@@ -204,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         startup_timeout_s=args.startup_timeout_s,
         publish_reference=args.publish_reference,
         on_command_timeout=args.on_command_timeout,
+        realtime=args.realtime,
     )
     transport = transport_mod.DriverTransport(
         domain_id, topics, with_reference=args.publish_reference, reference_durability=args.reference_durability

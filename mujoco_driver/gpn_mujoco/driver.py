@@ -35,6 +35,14 @@ reference must be matched too (within the same startup timeout) and the first st
 until the matched readers acknowledged the reference (at most what is left of the startup
 timeout, or the command timeout if longer; a warning, not a stop, if they did not). It stops
 after ``duration_s`` of simulated time (round(duration·rate) steps).
+
+Real time (``realtime=True``): still lock-step, but state k is not published before
+k/rate_hz of wall time has passed since the first state, as on a robot, whose clock the
+controller cannot outrun. Without it the loop runs as fast as the controller answers, often
+faster than real time, so work the controller does on the wall clock in the background (a
+hyperparameter fit, a model build) lands later in simulated time than it would on a robot.
+A state that is late (the controller or the physics was slower than a tick) is published at
+once and counted (``late_steps``); the ones after it are not bunched to catch up.
 Given the same parameters and the same command sequence the states are bit-identical: the
 physics and the noise are seeded and nothing depends on the wall clock.
 """
@@ -101,6 +109,8 @@ class DriverOptions:
     """Pause after matching before the first state."""
     record: bool = False
     """Keep the true states and applied torques (tests)."""
+    realtime: bool = False
+    """Pace the lock-step by the wall clock: state k no earlier than k/rate_hz after the first."""
 
 
 @dataclass
@@ -123,6 +133,8 @@ class Counters:
     glitches: int = 0
     round_trip_ns: list[int] = field(default_factory=list)
     wall_s: float = 0.0
+    late_steps: int = 0
+    """With ``realtime``: states published more than one tick after their wall-clock time."""
 
 
 def stamp_nanos(k: int, rate_hz: float) -> int:
@@ -249,7 +261,10 @@ class Driver:
         if record:
             self.true_q.append(self.plant.q())
             self.true_v.append(self.plant.v())
+        next_state_at = time.monotonic()
         for k in range(self.ticks):
+            if self.options.realtime:
+                next_state_at = self._pace(next_state_at)
             q_true, v_true = self.plant.q(), self.plant.v()
             if self.options.publish_reference and k >= half:
                 q_d, _, _ = self.reference.sample(k / self.rate_hz)
@@ -282,6 +297,18 @@ class Driver:
                 self.true_q.append(self.plant.q())
                 self.true_v.append(self.plant.v())
                 self.applied.append(tau.copy())
+
+    def _pace(self, due: float) -> float:
+        """Waits until the state due at ``due`` (monotonic s) may go out; returns when the
+        next one is due. A late state goes out at once and the schedule restarts from now."""
+        now = time.monotonic()
+        if now < due:
+            time.sleep(due - now)
+            return due + 1.0 / self.rate_hz
+        if now - due > 1.0 / self.rate_hz:
+            self.counters.late_steps += 1
+            return now + 1.0 / self.rate_hz
+        return due + 1.0 / self.rate_hz
 
     def _clamp_command(self, command: np.ndarray) -> np.ndarray:
         tau = np.clip(command, -self.limits, self.limits)

@@ -12,7 +12,8 @@ driven by the hold's gravity compensation with damping), ``clamped_safe_steps``,
 ``clamped_commands`` (commands with at least one entry clamped),
 ``clamped_commands_per_joint``, ``stale_commands_dropped``, ``glitches``, ``round_trip_us``
 {``p50``, ``p99``, ``max``} (state published → command taken, as the driver measured it;
-null before the first step), ``wall_s``, ``domain_id``, ``topics`` (ROS names),
+null before the first step), ``wall_s``, ``realtime`` (bool) and ``late_steps`` (states published
+more than a tick after their wall-clock time; 0 without ``--realtime``), ``domain_id``, ``topics`` (ROS names),
 ``reference_durability`` (``transient_local`` or ``volatile``; null without
 ``--publish-reference``), ``payload_switched``.
 """
@@ -49,6 +50,8 @@ RESULT_KEYS = (
     "glitches",
     "round_trip_us",
     "wall_s",
+    "realtime",
+    "late_steps",
     "domain_id",
     "topics",
     "reference_durability",
@@ -97,6 +100,8 @@ def result(driver: Driver, domain_id: int, error: str | None = None) -> dict[str
         "glitches": c.glitches,
         "round_trip_us": round_trip_us(c.round_trip_ns),
         "wall_s": c.wall_s,
+        "realtime": driver.options.realtime,
+        "late_steps": c.late_steps,
         "domain_id": domain_id,
         "topics": {"joint_states": topics.joint_states, "command": topics.command, "reference": topics.reference},
         "reference_durability": driver.transport.reference_durability if driver.options.publish_reference else None,

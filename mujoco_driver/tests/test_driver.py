@@ -78,6 +78,22 @@ def test_same_commands_give_bit_identical_states():
     assert any(s.position != list(q) for s, q in zip(ca.states, a.true_q))
 
 
+def test_realtime_paces_the_states_by_the_wall_clock_and_changes_no_state():
+    """--realtime: 200 states at 1 kHz take at least 0.199 s of wall time (a sleep never ends
+    early, so this bound cannot flake), and the states are those of the unpaced run."""
+    law = ComputedTorque(ROBOT, DEFAULT)
+    fast, cf = run(DEFAULT, law, duration_s=0.2)
+    started = time.monotonic()
+    paced, cp = run(DEFAULT, law, duration_s=0.2, realtime=True)
+    assert paced.counters.steps == 200
+    assert paced.counters.wall_s >= 0.199 and time.monotonic() - started >= 0.199
+    assert states_of(cf) == states_of(cp)
+    assert all(np.array_equal(x, y) for x, y in zip(fast.true_q, paced.true_q, strict=True))
+    res = report.result(paced, 7)
+    assert res["realtime"] is True and 0 <= res["late_steps"] <= 200
+    assert report.result(fast, 7)["realtime"] is False and fast.counters.late_steps == 0
+
+
 def test_wrong_length_and_non_finite_commands_are_refused_and_do_not_act():
     law = ComputedTorque(ROBOT, IDEAL)
     reference, _ = run(IDEAL, law)

@@ -1,5 +1,5 @@
 //! ROS-node acceptance: `gp-node run` controls the MuJoCo Panda (mujoco_driver/mujoco_driver.py, PyPI
-//! `mujoco` + `cyclonedds`, lock-step) over real DDS for 30 s of simulated time with the
+//! `mujoco` + `cyclonedds`, lock-step paced by the wall clock, `--realtime`) over real DDS for 30 s of simulated time with the
 //! default scenario (1.5 kg unmodelled payload, friction, armature), once with learning and
 //! once with the nominal law; the learned run's RMS tracking error over the second half,
 //! measured by the driver on MuJoCo's true state, must be ≤ 0.5× the nominal run's on every
@@ -64,6 +64,7 @@ fn run(
         result["reference_durability"], durability,
         "{tag}: {result}"
     );
+    assert_eq!(result["realtime"], true, "{tag}: {result}");
     eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
     (result, summary)
 }

@@ -213,6 +213,9 @@ pub fn mujoco_driver_with_reference(
         .args(["--duration-s", duration_s, "--publish-reference"])
         .args(["--reference-durability", reference_durability])
         .args(["--localhost-only", "--command-timeout-s", "10"])
+        // As on a robot: the node's background work (the hyperparameter fit) must land at the
+        // simulated time it would in real time, not later because the lock-step ran ahead.
+        .arg("--realtime")
         .arg("--result")
         .arg(result);
     driver
