@@ -203,7 +203,7 @@ pub enum RobotError {
         /// The URDF file.
         file: String,
     },
-    /// A mass that is negative, or zero while the inertia tensor is not.
+    /// A negative mass.
     #[error("link '{link}' <inertial><mass value=\"{mass_kg}\">: {reason}, in {file}")]
     InvalidMass {
         /// The link.
@@ -215,13 +215,16 @@ pub enum RobotError {
         /// The URDF file.
         file: String,
     },
-    /// A movable joint moves no mass at all, so its column of M is zero and forward dynamics
-    /// is undefined.
+    /// A movable joint adds no inertia of its own to the joint-space inertia M(q) (the links
+    /// it moves are massless, or their mass lies on its axis), so M is singular and forward
+    /// dynamics is undefined.
     #[error(
-        "joint '{joint}': the links it moves (child '{child_link}' and beyond) have zero total \
-         mass, so the mass matrix is singular; give them an <inertial>, in {file}"
+        "joint '{joint}': the joint-space inertia matrix is singular at the check pose (each \
+         joint at 0 clamped to its limits): the links this joint moves (child '{child_link}' and \
+         beyond) carry no inertia about its axis that other joints do not already have; give \
+         them an <inertial> with mass and inertia, or fix the joint, in {file}"
     )]
-    MasslessSubtree {
+    SingularInertia {
         /// The joint.
         joint: String,
         /// Its child link.

@@ -307,7 +307,6 @@ impl Model {
         }
         check_inertia_tensor(
             &inertia_about_com,
-            InertiaCheck::AllowSemiDefinite,
             &format!("payload on link '{link_name}'"),
             &self.file,
         )?;
@@ -355,22 +354,12 @@ impl Model {
     }
 }
 
-/// How strict [`check_inertia_tensor`] is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum InertiaCheck {
-    /// URDF links with mass: all principal moments > 0.
-    RequirePositiveDefinite,
-    /// Payloads: principal moments ≥ 0 (point masses and rods allowed).
-    AllowSemiDefinite,
-}
-
-/// Checks a rotational inertia about the centre of mass: principal moments positive (or
-/// non-negative) and the triangle inequality `I₁ + I₂ ≥ I₃` between them (Featherstone §2.13
-/// notes a physical inertia must satisfy it), with a relative tolerance of 1e-6 for the
-/// rounding that hand-written URDFs carry.
+/// Checks a rotational inertia about the centre of mass: principal moments non-negative
+/// (point masses and rods allowed; −1e-9 of the largest for rounding) and the triangle
+/// inequality `I₁ + I₂ ≥ I₃` between them (Featherstone §2.13 notes a physical inertia must
+/// satisfy it), with a relative tolerance of 1e-6 for the rounding that URDFs carry.
 pub(crate) fn check_inertia_tensor(
     inertia_about_com: &Matrix3<f64>,
-    check: InertiaCheck,
     link: &str,
     file: &str,
 ) -> Result<()> {
@@ -383,14 +372,8 @@ pub(crate) fn check_inertia_tensor(
         reason,
         file: file.to_owned(),
     };
-    match check {
-        InertiaCheck::RequirePositiveDefinite if moments[0] <= 0.0 => {
-            return Err(error("the inertia tensor is not positive definite"));
-        }
-        InertiaCheck::AllowSemiDefinite if moments[0] < -1e-12 * scale => {
-            return Err(error("the inertia tensor is not positive semi-definite"));
-        }
-        _ => {}
+    if moments[0] < -1e-9 * scale {
+        return Err(error("the inertia tensor is not positive semi-definite"));
     }
     if moments[0] + moments[1] < moments[2] * (1.0 - 1e-6) {
         return Err(error(
@@ -398,4 +381,25 @@ pub(crate) fn check_inertia_tensor(
         ));
     }
     Ok(())
+}
+
+/// The first index whose Cholesky pivot of the symmetric matrix `m` vanishes (≤ 1e-12 of the
+/// largest diagonal entry, or not finite), or `None` when `m` is positive definite.
+pub(crate) fn first_vanishing_pivot(m: &nalgebra::DMatrix<f64>) -> Option<usize> {
+    let n = m.nrows();
+    let floor = 1e-12 * m.diagonal().amax();
+    let mut l = nalgebra::DMatrix::<f64>::zeros(n, n);
+    for j in 0..n {
+        let pivot = m[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)]).sum::<f64>();
+        if !(pivot.is_finite() && pivot > floor) {
+            return Some(j);
+        }
+        let d = pivot.sqrt();
+        l[(j, j)] = d;
+        for i in j + 1..n {
+            let s = m[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)]).sum::<f64>();
+            l[(i, j)] = s / d;
+        }
+    }
+    None
 }

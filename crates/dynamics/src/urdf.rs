@@ -4,7 +4,10 @@
 //! What is read:
 //! - `<link>`: `name` and `<inertial>` (`<origin xyz rpy>` of the centre-of-mass frame,
 //!   `<mass value>`, `<inertia ixx ixy ixz iyy iyz izz>` about the centre of mass in that
-//!   rotated frame). A link without `<inertial>` is massless.
+//!   rotated frame). A link without `<inertial>` is massless. Zero mass, zero inertia, a
+//!   point mass (zero tensor) and semi-definite tensors (rods) are accepted — sensor frames,
+//!   cameras and tiny grippers carry them — wherever the joint-space inertia M(q) stays
+//!   positive definite (checked once on the model, below).
 //! - `<joint>`: `name`, `type` (revolute, continuous, prismatic, fixed), `<parent link>`,
 //!   `<child link>`, `<origin xyz rpy>` (rotation `Rz(y)·Ry(p)·Rx(r)`), `<axis xyz>`
 //!   (normalised; default `1 0 0`), and `<limit lower upper velocity effort>`, which is
@@ -36,14 +39,17 @@
 //! are never opened), `<material>`, `<dynamics>` (damping, friction), `<mimic>` (every
 //! movable joint is an independent coordinate), `<safety_controller>`, `<calibration>`, the
 //! URDF 1.2 `<limit>` attributes `acceleration`, `deceleration` and `jerk`, and any other
-//! element (`<transmission>`, `<gazebo>`, ...).
+//! element (`<transmission>`, `<gazebo>`, ...). Mimic joints: the `<mimic>` element is ignored
+//! and the joint is an independent coordinate, as Pinocchio's `buildModelFromUrdf` does by
+//! default (its `mimic=False`); the reference values in `testing/robots/` are made that way.
 //!
 //! Rejected with an error naming the element: floating, planar and spherical joints (the root
 //! is fixed to the world), unknown joint types, joints whose parent or child link is missing,
 //! links with two parents, cycles, several root links, duplicate names, zero-length axes,
-//! non-finite numbers, negative mass, zero mass with a non-zero inertia tensor, a
-//! non-positive-definite inertia tensor or one that violates the triangle inequality, and a
-//! movable joint whose moving links are all massless (its column of M would be zero).
+//! non-finite numbers, negative mass, an inertia tensor that is not positive semi-definite
+//! or violates the triangle inequality, and a model whose joint-space inertia M(q) is
+//! singular at the check pose (each joint at 0 clamped to its limits; the error names the
+//! first joint that adds no inertia, e.g. one whose moving links are all massless).
 
 use std::collections::HashMap;
 
@@ -52,7 +58,7 @@ use urdf_rs::{Joint, JointType as UrdfJointType, Link, Robot};
 
 use super::error::{Result, RobotError};
 use super::model::{
-    Body, BodyRef, DEFAULT_GRAVITY_MPS2, InertiaCheck, JointLimits, JointType, LinkFrame, Model,
+    Body, BodyRef, DEFAULT_GRAVITY_MPS2, JointLimits, JointType, LinkFrame, Model,
     check_inertia_tensor,
 };
 use super::spatial::{RigidInertia, Transform, rotation_from_rpy};
@@ -201,7 +207,6 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
     let tree = Tree::new(links, joints, &link_index, file)?;
     let mut walk = Walk::from_root(&tree, links, joints, effort_limits, file)?;
     let link_frames = walk.place_links(&tree, links, &link_inertias, file)?;
-    check_every_joint_moves_mass(&walk.bodies, &walk.joint_names, file)?;
     apply_effort_limits(effort_limits, &mut walk, file)?;
 
     let Walk {
@@ -211,7 +216,7 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
         ..
     } = walk;
     let nv = bodies.len();
-    Ok(Model {
+    let model = Model {
         name: robot.name.clone(),
         file: file.to_owned(),
         joint_index: joint_names
@@ -226,7 +231,9 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
         gravity: DEFAULT_GRAVITY_MPS2,
         link_names: links.iter().map(|l| l.name.clone()).collect(),
         links: link_frames,
-    })
+    };
+    check_inertia_matrix_positive_definite(&model, file)?;
+    Ok(model)
 }
 
 /// The index of each item by its name; a repeated name is an error naming `element`.
@@ -477,22 +484,28 @@ impl Walk {
     }
 }
 
-/// Refuses a movable joint whose moving links are all massless: it makes M singular.
-fn check_every_joint_moves_mass(bodies: &[Body], joint_names: &[String], file: &str) -> Result<()> {
-    let mut subtree_mass: Vec<f64> = bodies.iter().map(|b| b.inertia.mass).collect();
-    for i in (0..bodies.len()).rev() {
-        if subtree_mass[i] <= 0.0 {
-            return Err(RobotError::MasslessSubtree {
-                joint: joint_names[i].clone(),
-                child_link: bodies[i].link_name.clone(),
-                file: file.to_owned(),
-            });
-        }
-        if let Some(p) = bodies[i].parent {
-            subtree_mass[p] += subtree_mass[i];
-        }
+/// Refuses a model whose joint-space inertia M(q) is singular at the check pose (each joint
+/// at 0 clamped to its limits): a movable joint that moves no inertia (all its links
+/// massless, or a point mass on its axis) has no acceleration for a torque. Links with zero
+/// mass or inertia are fine wherever M stays positive definite. Named: the first joint whose
+/// Cholesky pivot vanishes, i.e. the first that adds no inertia of its own to the joints
+/// before it.
+fn check_inertia_matrix_positive_definite(model: &Model, file: &str) -> Result<()> {
+    let q: Vec<f64> = model
+        .limits()
+        .iter()
+        .map(|l| 0.0_f64.clamp(l.position_lower.min(l.position_upper), l.position_upper))
+        .collect();
+    let mut data = super::data::Data::new(model);
+    let m = super::crba::crba(model, &mut data, &q)?;
+    match super::model::first_vanishing_pivot(m) {
+        None => Ok(()),
+        Some(i) => Err(RobotError::SingularInertia {
+            joint: model.joint_names()[i].clone(),
+            child_link: model.bodies[i].link_name.clone(),
+            file: file.to_owned(),
+        }),
     }
-    Ok(())
 }
 
 /// Where effort limits are required, refuses the first movable joint without a usable one
@@ -697,22 +710,14 @@ fn link_inertia(link: &Link, file: &str) -> Result<RigidInertia> {
         file: file.to_owned(),
     };
     if mass_kg < 0.0 {
-        return Err(invalid_mass("mass must be positive"));
+        return Err(invalid_mass("mass must not be negative"));
     }
-    if mass_kg == 0.0 {
-        if tensor.iter().any(|&x| x != 0.0) {
-            return Err(invalid_mass(
-                "zero mass with a non-zero inertia tensor (a massless link must have zero inertia)",
-            ));
-        }
+    // Zero mass and zero inertia, or a point mass (zero tensor): frames, sensors, tiny
+    // grippers. What matters is that M(q) stays positive definite, checked on the model.
+    check_inertia_tensor(&tensor, &link.name, file)?;
+    if mass_kg == 0.0 && tensor.iter().all(|&x| x == 0.0) {
         return Ok(RigidInertia::ZERO);
     }
-    check_inertia_tensor(
-        &tensor,
-        InertiaCheck::RequirePositiveDefinite,
-        &link.name,
-        file,
-    )?;
     let rotation = rotation_from_rpy(*inertial.origin.rpy);
     let inertia_about_com = rotation * tensor * rotation.transpose();
     Ok(RigidInertia::from_mass_com_inertia(
