@@ -81,6 +81,87 @@ fn double_pendulum_agrees_with_pinocchio_in_every_quantity() {
     assert_agrees("double_pendulum");
 }
 
+/// The pinned set of public robots with their Pinocchio 4.1.0 values (testing/robots).
+const ROBOT_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testing/robots");
+
+/// Every robot of the pinned set loads and agrees with Pinocchio (the set, with its
+/// zero-inertia and inertial-less links per robot, is described in testing/robots/README.md):
+/// at least 8 robots, trees among them, fixed frames merged.
+#[test]
+fn every_robot_of_the_pinned_set_agrees_with_pinocchio() {
+    let mut robots = 0;
+    let mut trees = 0;
+    let mut with_welded_frames = 0;
+    for entry in std::fs::read_dir(ROBOT_SET).expect("testing/robots") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let model = Model::from_urdf_file(path.with_extension("urdf"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let fixture = Fixture::from_file(&path).expect("fixture");
+        let report = check_fixture(&model, &fixture).expect("same joints");
+        eprintln!(
+            "{:<20} nv {:>2} cond(M) ≤ {:.2e}: {}",
+            report.robot,
+            report.nv,
+            report.cond_m_max,
+            report
+                .quantities
+                .iter()
+                .map(|q| format!("{} {:.1e}/{:.1e}", q.name, q.max_abs_diff, q.tolerance))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(report.passed(), "{}: {report:?}", path.display());
+        assert!(report.cond_m_max.is_finite() && report.cond_m_max >= 1.0);
+        robots += 1;
+        if (1..model.nv()).any(|i| {
+            (1..model.nv())
+                .any(|k| k != i && model.parent(i).is_some() && model.parent(i) == model.parent(k))
+        }) {
+            trees += 1;
+        }
+        // Frames welded by fixed joints (sensor frames, flanges, tool points) were merged.
+        if model.link_names().len() > model.nv() + 1 {
+            with_welded_frames += 1;
+        }
+    }
+    assert!(robots >= 8, "{robots} robots in {ROBOT_SET}");
+    assert!(trees >= 2, "{trees} trees");
+    assert!(with_welded_frames >= 5, "{with_welded_frames}");
+}
+
+/// A CAD export whose finger links violate the triangle inequality loads as Pinocchio does,
+/// with one warning per such link naming it.
+#[test]
+fn unphysical_but_semi_definite_inertias_load_with_a_warning() {
+    let model =
+        Model::from_urdf_file(format!("{ROBOT_SET}/allegro_right_hand.urdf")).expect("load");
+    assert_eq!(model.nv(), 16);
+    assert_eq!(model.warnings().len(), 4, "{:?}", model.warnings());
+    assert!(
+        model
+            .warnings()
+            .iter()
+            .all(|w| w.contains("triangle inequality"))
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .args(["dynamics", "check", "--dir", ROBOT_SET])
+        .output()
+        .expect("run gp-node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("warning: link 'link_3.0'"), "{stderr}");
+    let summary = stdout.split("summary:").nth(1).expect("a summary table");
+    assert!(
+        summary.lines().filter(|l| l.ends_with("PASS")).count() >= 8,
+        "{summary}"
+    );
+    assert!(summary.contains("cond(M)"), "{summary}");
+}
+
 #[test]
 fn binary_check_passes_on_every_fixture() {
     for robot in ROBOTS {

@@ -3,9 +3,12 @@
 //!
 //! Joints are matched by name: the fixture may order them differently from the engine. For
 //! each sample the engine computes τ = RNEA(q, q̇, q̈), M(q) (CRBA), g(q), C(q, q̇)q̇ + g(q) and
-//! q̈ = ABA(q, q̇, τ_aba) with the fixture's gravity. A quantity agrees when
+//! q̈ = ABA(q, q̇, τ_aba) with the fixture's gravity. τ, M, g and C q̇ + g agree when
 //! `max |engine − reference| ≤ 1e-8 · max(1, max |reference|)` over all samples (an absolute
-//! floor, since many entries are exactly zero). NaN never agrees.
+//! floor, since many entries are exactly zero). Forward dynamics amplifies rounding by the
+//! condition number of M, so q̈ agrees when, in every sample,
+//! `max |engine − reference| ≤ cond(M) · 1e-14 · max(1, max |reference|)` (cond(M) in the
+//! 2-norm, of the engine's M of that sample). NaN never agrees.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -18,8 +21,11 @@ use super::error::{Result, RobotError};
 use super::model::Model;
 use super::{aba, crba, gravity, nonlinear_effects, rnea};
 
-/// Relative tolerance of the agreement test.
+/// Relative tolerance of the agreement test (τ, M, g, C q̇ + g).
 pub const RELATIVE_TOLERANCE: f64 = 1e-8;
+
+/// Relative tolerance of forward dynamics per unit of cond(M).
+pub const FD_TOLERANCE_PER_COND: f64 = 1e-14;
 
 /// A reference fixture: joint names, gravity and samples.
 #[derive(Clone, Debug, Deserialize)]
@@ -103,7 +109,8 @@ pub struct QuantityCheck {
     pub max_abs_diff: f64,
     /// Largest |reference|.
     pub max_abs_ref: f64,
-    /// `1e-8 · max(1, max_abs_ref)`.
+    /// `1e-8 · max(1, max_abs_ref)`; for `ddq_aba`, the tolerance of the worst sample,
+    /// `cond(M) · 1e-14 · max(1, max |ref| of that sample)`.
     pub tolerance: f64,
     /// `max_abs_diff ≤ tolerance`.
     pub passed: bool,
@@ -124,6 +131,10 @@ pub struct CheckReport {
     pub n_samples: usize,
     /// One entry per quantity, in the order tau_rnea, M, gravity, nonlinear, ddq_aba.
     pub quantities: Vec<QuantityCheck>,
+    /// Condition number (2-norm) of the engine's M over the samples: largest.
+    pub cond_m_max: f64,
+    /// Condition number of M over the samples: median.
+    pub cond_m_median: f64,
 }
 
 impl CheckReport {
@@ -135,6 +146,9 @@ impl CheckReport {
 
 struct Accumulator {
     check: QuantityCheck,
+    /// Forward dynamics: the largest diff/tolerance over the samples, each with its own
+    /// tolerance (`None` for the other quantities, judged against one tolerance at the end).
+    worst_ratio: Option<f64>,
 }
 
 impl Accumulator {
@@ -149,6 +163,37 @@ impl Accumulator {
                 worst_sample: 0,
                 worst_entry: String::new(),
             },
+            worst_ratio: None,
+        }
+    }
+
+    /// Forward dynamics: every entry of sample `s` against the sample's own tolerance.
+    fn add_sample_with_tolerance(
+        &mut self,
+        s: usize,
+        engine: &[f64],
+        reference: &[f64],
+        tolerance: f64,
+        entry: impl Fn(usize) -> String,
+    ) {
+        let c = &mut self.check;
+        for (k, (&e, &r)) in engine.iter().zip(reference).enumerate() {
+            let diff = (e - r).abs();
+            let ratio = diff / tolerance;
+            let worst = self.worst_ratio.unwrap_or(0.0);
+            if worst.is_nan() {
+                return;
+            }
+            if ratio.is_nan() || ratio > worst || self.worst_ratio.is_none() {
+                self.worst_ratio = Some(ratio);
+                c.max_abs_diff = diff;
+                c.tolerance = tolerance;
+                c.worst_sample = s;
+                c.worst_entry = entry(k);
+            }
+            if r.abs() > c.max_abs_ref || r.is_nan() {
+                c.max_abs_ref = r.abs();
+            }
         }
     }
 
@@ -170,8 +215,13 @@ impl Accumulator {
 
     fn finish(mut self) -> QuantityCheck {
         let c = &mut self.check;
-        c.tolerance = RELATIVE_TOLERANCE * c.max_abs_ref.max(1.0);
-        c.passed = c.max_abs_diff <= c.tolerance && !c.max_abs_ref.is_nan();
+        match self.worst_ratio {
+            Some(ratio) => c.passed = ratio <= 1.0 && !c.max_abs_ref.is_nan(),
+            None => {
+                c.tolerance = RELATIVE_TOLERANCE * c.max_abs_ref.max(1.0);
+                c.passed = c.max_abs_diff <= c.tolerance && !c.max_abs_ref.is_nan();
+            }
+        }
         self.check
     }
 }
@@ -199,11 +249,15 @@ pub fn check_fixture(model: &Model, fixture: &Fixture) -> Result<CheckReport> {
         check_sample_shape(file, s, sample, n)?;
         acc.compare(&model, &mut data, fixture, &perm, s, sample)?;
     }
+    let mut conds = std::mem::take(&mut acc.cond_m);
+    conds.sort_by(f64::total_cmp);
     Ok(CheckReport {
         robot: fixture.robot.clone(),
         nv: n,
         n_samples: fixture.samples.len(),
         quantities: acc.finish(),
+        cond_m_max: conds.last().copied().unwrap_or(f64::NAN),
+        cond_m_median: conds.get(conds.len() / 2).copied().unwrap_or(f64::NAN),
     })
 }
 
@@ -312,6 +366,8 @@ struct Accumulators {
     grav: Accumulator,
     nle: Accumulator,
     ddq: Accumulator,
+    /// cond(M) of each sample.
+    cond_m: Vec<f64>,
 }
 
 impl Accumulators {
@@ -322,6 +378,7 @@ impl Accumulators {
             grav: Accumulator::new("gravity"),
             nle: Accumulator::new("nonlinear"),
             ddq: Accumulator::new("ddq_aba"),
+            cond_m: Vec::new(),
         }
     }
 
@@ -357,6 +414,8 @@ impl Accumulators {
                 .add(s, out[perm[k]], sample.tau_rnea[k], || name(k));
         }
         let m = crba(model, data, &q)?;
+        let cond = condition_number(m);
+        self.cond_m.push(cond);
         for k in 0..n {
             for l in 0..n {
                 self.mass.add(s, m[(perm[k], perm[l])], sample.m[k][l], || {
@@ -375,9 +434,15 @@ impl Accumulators {
                 .add(s, out[perm[k]], sample.nonlinear[k], || name(k));
         }
         let out = aba(model, data, &q, &v, &tau_aba)?;
-        for k in 0..n {
-            self.ddq.add(s, out[perm[k]], sample.ddq_aba[k], || name(k));
-        }
+        let engine: Vec<f64> = (0..n).map(|k| out[perm[k]]).collect();
+        let scale = sample.ddq_aba.iter().fold(1.0_f64, |m, r| m.max(r.abs()));
+        self.ddq.add_sample_with_tolerance(
+            s,
+            &engine,
+            &sample.ddq_aba,
+            cond * FD_TOLERANCE_PER_COND * scale,
+            name,
+        );
         Ok(())
     }
 
@@ -390,4 +455,16 @@ impl Accumulators {
             self.ddq.finish(),
         ]
     }
+}
+
+/// The 2-norm condition number of a symmetric positive-definite matrix (ratio of its extreme
+/// eigenvalues); infinite when it is singular.
+fn condition_number(m: &nalgebra::DMatrix<f64>) -> f64 {
+    let eigenvalues = m.clone().symmetric_eigenvalues();
+    let (lo, hi) = eigenvalues
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &x| {
+            (lo.min(x.abs()), hi.max(x.abs()))
+        });
+    if lo > 0.0 { hi / lo } else { f64::INFINITY }
 }

@@ -146,6 +146,8 @@ pub struct Model {
     /// Every URDF link, in file order, with its frame.
     pub(crate) link_names: Vec<String>,
     pub(crate) links: HashMap<String, LinkFrame>,
+    /// What the loader accepted but a user should know (e.g. unphysical inertias).
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Model {
@@ -206,6 +208,26 @@ impl Model {
     /// else), in body i's frame. Panics if `i >= nv()`.
     pub fn body_inertia(&self, i: usize) -> &RigidInertia {
         &self.bodies[i].inertia
+    }
+
+    /// What the loader accepted but a user should know, one sentence each (e.g. a link whose
+    /// principal moments violate the triangle inequality). Tools print them at start.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The tool body: the body with the most movable joints between it and the root (the end
+    /// of the longest chain; ties go to the later body in joint order). `None` when nv = 0.
+    pub fn tool_body(&self) -> Option<usize> {
+        let mut depth = vec![0usize; self.bodies.len()];
+        let mut best: Option<usize> = None;
+        for (i, body) in self.bodies.iter().enumerate() {
+            depth[i] = body.parent.map_or(1, |p| depth[p] + 1);
+            if best.is_none_or(|b| depth[i] >= depth[b]) {
+                best = Some(i);
+            }
+        }
+        best
     }
 
     /// Sum of the masses of all moving bodies (kg); links welded to the world are not counted.
@@ -305,11 +327,14 @@ impl Model {
         if asym > 1e-12 * inertia_about_com.abs().max().max(1e-300) {
             return Err(invalid("inertia tensor is not symmetric".into()));
         }
-        check_inertia_tensor(
+        // A payload is ours to describe: a warning is an error here.
+        if let Some(unphysical) = check_inertia_tensor(
             &inertia_about_com,
             &format!("payload on link '{link_name}'"),
             &self.file,
-        )?;
+        )? {
+            return Err(unphysical);
+        }
         let mut model = self.clone();
         if let BodyRef::Body(i) = frame.body {
             let in_link =
@@ -358,11 +383,16 @@ impl Model {
 /// (point masses and rods allowed; −1e-9 of the largest for rounding) and the triangle
 /// inequality `I₁ + I₂ ≥ I₃` between them (Featherstone §2.13 notes a physical inertia must
 /// satisfy it), with a relative tolerance of 1e-6 for the rounding that URDFs carry.
+///
+/// A tensor that is not semi-definite is an error; one that only violates the triangle
+/// inequality is returned as a warning (CAD exports carry such tensors, e.g. a hand's
+/// finger links; the dynamics are still defined and Pinocchio loads them), for the caller
+/// to report or refuse.
 pub(crate) fn check_inertia_tensor(
     inertia_about_com: &Matrix3<f64>,
     link: &str,
     file: &str,
-) -> Result<()> {
+) -> Result<Option<RobotError>> {
     let mut moments: [f64; 3] = SymmetricEigen::new(*inertia_about_com).eigenvalues.into();
     moments.sort_by(f64::total_cmp);
     let scale = moments[2].abs().max(f64::MIN_POSITIVE);
@@ -376,11 +406,11 @@ pub(crate) fn check_inertia_tensor(
         return Err(error("the inertia tensor is not positive semi-definite"));
     }
     if moments[0] + moments[1] < moments[2] * (1.0 - 1e-6) {
-        return Err(error(
+        return Ok(Some(error(
             "the principal moments violate the triangle inequality (I1 + I2 >= I3)",
-        ));
+        )));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The first index whose Cholesky pivot of the symmetric matrix `m` vanishes (≤ 1e-12 of the

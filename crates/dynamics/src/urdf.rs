@@ -7,7 +7,9 @@
 //!   rotated frame). A link without `<inertial>` is massless. Zero mass, zero inertia, a
 //!   point mass (zero tensor) and semi-definite tensors (rods) are accepted — sensor frames,
 //!   cameras and tiny grippers carry them — wherever the joint-space inertia M(q) stays
-//!   positive definite (checked once on the model, below).
+//!   positive definite (checked once on the model, below). Principal moments that violate
+//!   the triangle inequality (CAD exports do) are loaded as written, with a warning
+//!   ([`Model::warnings`](super::Model::warnings)), as Pinocchio loads them.
 //! - `<joint>`: `name`, `type` (revolute, continuous, prismatic, fixed), `<parent link>`,
 //!   `<child link>`, `<origin xyz rpy>` (rotation `Rz(y)·Ry(p)·Rx(r)`), `<axis xyz>`
 //!   (normalised; default `1 0 0`), and `<limit lower upper velocity effort>`, which is
@@ -46,8 +48,8 @@
 //! Rejected with an error naming the element: floating, planar and spherical joints (the root
 //! is fixed to the world), unknown joint types, joints whose parent or child link is missing,
 //! links with two parents, cycles, several root links, duplicate names, zero-length axes,
-//! non-finite numbers, negative mass, an inertia tensor that is not positive semi-definite
-//! or violates the triangle inequality, and a model whose joint-space inertia M(q) is
+//! non-finite numbers, negative mass, an inertia tensor that is not positive semi-definite,
+//! and a model whose joint-space inertia M(q) is
 //! singular at the check pose (each joint at 0 clamped to its limits; the error names the
 //! first joint that adds no inertia, e.g. one whose moving links are all massless).
 
@@ -199,9 +201,10 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
     }
     let link_index = index_by_name(links, |l| &l.name, "link", file)?;
     index_by_name(joints, |j| &j.name, "joint", file)?;
+    let mut warnings = Vec::new();
     let link_inertias = links
         .iter()
-        .map(|link| link_inertia(link, file))
+        .map(|link| link_inertia(link, file, &mut warnings))
         .collect::<Result<Vec<_>>>()?;
 
     let tree = Tree::new(links, joints, &link_index, file)?;
@@ -231,6 +234,7 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
         gravity: DEFAULT_GRAVITY_MPS2,
         link_names: links.iter().map(|l| l.name.clone()).collect(),
         links: link_frames,
+        warnings,
     };
     check_inertia_matrix_positive_definite(&model, file)?;
     Ok(model)
@@ -678,8 +682,9 @@ fn set_effort_limits(
     Ok(())
 }
 
-/// A link's inertia in the link frame, after checking it is physical.
-fn link_inertia(link: &Link, file: &str) -> Result<RigidInertia> {
+/// A link's inertia in the link frame, after checking it is physical; an inertia accepted
+/// with a reservation adds a line to `warnings`.
+fn link_inertia(link: &Link, file: &str, warnings: &mut Vec<String>) -> Result<RigidInertia> {
     let inertial = &link.inertial;
     let origin = || format!("link '{}' <inertial><origin>", link.name);
     finite3(&inertial.origin.xyz, origin, "xyz", file)?;
@@ -714,7 +719,9 @@ fn link_inertia(link: &Link, file: &str) -> Result<RigidInertia> {
     }
     // Zero mass and zero inertia, or a point mass (zero tensor): frames, sensors, tiny
     // grippers. What matters is that M(q) stays positive definite, checked on the model.
-    check_inertia_tensor(&tensor, &link.name, file)?;
+    if let Some(warning) = check_inertia_tensor(&tensor, &link.name, file)? {
+        warnings.push(warning.to_string());
+    }
     if mass_kg == 0.0 && tensor.iter().all(|&x| x == 0.0) {
         return Ok(RigidInertia::ZERO);
     }
