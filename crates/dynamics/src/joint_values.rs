@@ -24,11 +24,35 @@ pub enum JointValues {
 }
 
 impl JointValues {
+    /// No value at all (`[]`): a key whose value is derived from the robot where the
+    /// parameters are resolved (see `gpn_app::derive_defaults`).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Self::Each(v) if v.is_empty())
+    }
+
+    /// Joint i's value, without checks (after [`JointValues::expand`] succeeded). Real-time:
+    /// no allocation.
+    pub fn get(&self, i: usize) -> f64 {
+        match self {
+            Self::All(v) => *v,
+            Self::Each(v) => v[i],
+        }
+    }
+
     /// Expands to one value per joint, checking length and that each value is finite and ≥ 0.
     pub fn expand(&self, key: &'static str, nv: usize) -> Result<Vec<f64>, JointValuesError> {
         let values = match self {
             Self::All(v) => vec![*v; nv],
             Self::Each(v) if v.len() == nv => v.clone(),
+            Self::Each(v) if v.is_empty() => {
+                return Err(JointValuesError {
+                    key,
+                    reason: format!(
+                        "empty: derived from the robot by gp-node sim and gp-node run; give one \
+                         value or {nv} values to use it here"
+                    ),
+                });
+            }
             Self::Each(v) => {
                 return Err(JointValuesError {
                     key,

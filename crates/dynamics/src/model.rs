@@ -216,18 +216,40 @@ impl Model {
         &self.warnings
     }
 
-    /// The tool body: the body with the most movable joints between it and the root (the end
-    /// of the longest chain; ties go to the later body in joint order). `None` when nv = 0.
+    /// The tool body: the end of the longest chain of rotary joints from the root (the
+    /// body with the most revolute or continuous joints between it and the root, reached
+    /// without a prismatic joint: gripper fingers and linear stages beyond the flange are not
+    /// the tool; ties go to the later body in joint order). A robot of prismatic joints only:
+    /// the end of its longest chain. `None` when nv = 0.
     pub fn tool_body(&self) -> Option<usize> {
-        let mut depth = vec![0usize; self.bodies.len()];
-        let mut best: Option<usize> = None;
+        let n = self.bodies.len();
+        // (rotary depth, reached without a prismatic joint) per body.
+        let mut depth = vec![(0usize, true); n];
         for (i, body) in self.bodies.iter().enumerate() {
-            depth[i] = body.parent.map_or(1, |p| depth[p] + 1);
-            if best.is_none_or(|b| depth[i] >= depth[b]) {
-                best = Some(i);
-            }
+            let (d, clean) = body.parent.map_or((0, true), |p| depth[p]);
+            depth[i] = match body.joint_type {
+                JointType::Prismatic => (d, false),
+                JointType::Revolute | JointType::Continuous => (d + 1, clean),
+            };
         }
-        best
+        let deepest = |clean_only: bool| {
+            (0..n)
+                .filter(|&i| !clean_only || depth[i].1)
+                .fold(None, |best: Option<usize>, i| match best {
+                    Some(b) if depth[b].0 > depth[i].0 => Some(b),
+                    _ => Some(i),
+                })
+        };
+        deepest(true)
+            .filter(|&b| depth[b].0 > 0)
+            .or_else(|| {
+                // No rotary joint: the end of the longest chain of any joints.
+                let mut all = vec![0usize; n];
+                for (i, body) in self.bodies.iter().enumerate() {
+                    all[i] = body.parent.map_or(1, |p| all[p] + 1);
+                }
+                (0..n).rev().max_by_key(|&i| all[i])
+            })
     }
 
     /// Sum of the masses of all moving bodies (kg); links welded to the world are not counted.

@@ -24,9 +24,10 @@ pub enum Integrator {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PayloadParams {
-    /// URDF link the payload is attached to; `None`: the body of the last joint.
+    /// URDF link the payload is attached to; `None` or empty: the tool link (the child link
+    /// of the joint with the most joints above it).
     pub link: Option<String>,
-    /// Payload mass in kg (0 = no payload).
+    /// Payload mass in kg (0 = no payload; negative: derived from the robot's mass).
     pub mass_kg: f64,
     /// Centre of mass in the link frame, m.
     pub com_m: [f64; 3],
@@ -40,7 +41,7 @@ impl Default for PayloadParams {
     fn default() -> Self {
         Self {
             link: None,
-            mass_kg: 1.5,
+            mass_kg: -1.0,
             com_m: [0.0, 0.0, 0.08],
             inertia_diag_kgm2: [0.0; 3],
             step: None,
@@ -78,8 +79,8 @@ pub struct FrictionParams {
 impl Default for FrictionParams {
     fn default() -> Self {
         Self {
-            viscous_nms_per_rad: JointValues::All(0.5),
-            coulomb_nm: JointValues::All(0.5),
+            viscous_nms_per_rad: JointValues::Each(Vec::new()),
+            coulomb_nm: JointValues::Each(Vec::new()),
             coulomb_smoothing_rad_s: 0.01,
             drift: None,
         }
@@ -166,7 +167,7 @@ impl Default for SimParams {
             seed: 1,
             payload: PayloadParams::default(),
             friction: FrictionParams::default(),
-            armature_kgm2: JointValues::All(0.1),
+            armature_kgm2: JointValues::Each(Vec::new()),
             torque_noise_std_nm: 0.05,
             encoder_noise_std_rad: 1e-5,
             velocity_noise_std_rad_s: 0.0,

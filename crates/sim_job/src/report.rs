@@ -16,6 +16,8 @@ pub struct SimReport {
     pub duration_s: f64,
     /// Joint names.
     pub joints: Vec<String>,
+    /// Per joint, ticks at a limit: [nominal run, learned run].
+    pub limit_ticks: [Vec<super::runner::JointLimitTicks>; 2],
     /// Nominal law: RMS tracking error per joint, rad.
     pub nominal_rms_rad: Vec<f64>,
     /// Nominal law: max tracking error per joint, rad.
@@ -368,6 +370,7 @@ impl SimReport {
             bound_coverage_thm: coverage(&learned.eta_thm_nm),
             median_eta_thm_nm: median(&learned.eta_thm_nm),
             tracking_bound: learned.final_tracking_bound,
+            limit_ticks: [nominal.limit_ticks.clone(), learned.limit_ticks.clone()],
             tick_us: [
                 quantile(&mut ticks, 0.5),
                 quantile(&mut ticks, 0.99),
@@ -442,6 +445,10 @@ impl SimReport {
                 "tracking_rms_windows_rad": self.learned_windows_rad,
             },
             "improvement_rms": self.improvement(),
+            "limit_ticks": {
+                "nominal": self.limit_ticks[0],
+                "learned": self.limit_ticks[1],
+            },
             "residual_rmse_nm": self.residual_rmse_nm,
             "residual_rmse_pooled_nm": self.residual_rmse_pooled_nm,
             "bound_coverage": self.bound_coverage,
@@ -550,6 +557,34 @@ impl SimReport {
                 self.learned_max_rad[j],
                 ratio[j],
                 self.residual_rmse_nm[j]
+            );
+        }
+        self.write_limit_flags(s);
+    }
+
+    /// One line per joint that reached a limit in either run (ticks: position, velocity,
+    /// saturated command), or one line saying none did.
+    fn write_limit_flags(&self, s: &mut String) {
+        use std::fmt::Write as _;
+        let mut any = false;
+        for (j, joint) in self.joints.iter().enumerate() {
+            let [n, l] = [&self.limit_ticks[0], &self.limit_ticks[1]]
+                .map(|t| t.get(j).copied().unwrap_or_default());
+            if n == Default::default() && l == Default::default() {
+                continue;
+            }
+            any = true;
+            let _ = writeln!(
+                s,
+                "limits {joint:<14} ticks nominal/learned: position {}/{}, velocity {}/{}, \
+                 saturated {}/{}",
+                n.position, l.position, n.velocity, l.velocity, n.saturated, l.saturated
+            );
+        }
+        if !any {
+            let _ = writeln!(
+                s,
+                "limits                 no joint reached a position, velocity or effort limit"
             );
         }
     }

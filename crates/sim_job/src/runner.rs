@@ -101,6 +101,21 @@ pub struct RunLog {
     pub max_speed_fraction: f64,
     /// Largest true excursion beyond a joint's URDF position limits, rad (0: none).
     pub position_limit_excess_rad: f64,
+    /// Per joint, ticks at or beyond a limit of the true robot: position, velocity, and the
+    /// command at the effort limit (saturated).
+    pub limit_ticks: Vec<JointLimitTicks>,
+}
+
+/// Ticks a joint spent at or beyond its URDF limits (true state) or with its command at
+/// the effort limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct JointLimitTicks {
+    /// True position outside [lower, upper].
+    pub position: u64,
+    /// True |q̇| above the velocity limit.
+    pub velocity: u64,
+    /// |command| at the effort limit (× control.effort_limit_fraction).
+    pub saturated: u64,
 }
 
 /// A change of the commanding law the monitor decided.
@@ -172,6 +187,11 @@ fn run_inner(
     viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
+    // Keys left empty get the robot's derived values (a no-op on resolved parameters).
+    let mut resolved = params.clone();
+    gpn_app::derive_defaults(robot, &mut resolved)
+        .map_err(|e| SimulateError::Param(e.to_string()))?;
+    let params = &resolved;
     let nv = robot.nv();
     let reference = &params.run.reference;
     reference.check(nv).map_err(SimulateError::Param)?;
@@ -192,7 +212,12 @@ fn run_inner(
     let (mut control_loop, mut ops) =
         assemble_loop(robot, params, learning, factory, ticks, clock.budget())?;
 
-    let mut log = RunLogger::new(robot.limits(), dt, ticks);
+    let mut log = RunLogger::new(
+        robot.limits(),
+        params.control.effort_limit_fraction,
+        dt,
+        ticks,
+    );
     let mut progress = Progress::new(ticks, progress);
     let mut record = match recorder {
         Some(rec) => Some(RecordListener {
@@ -374,14 +399,22 @@ fn finish_log(
 struct RunLogger {
     log: RunLog,
     limits: Vec<gpn_dynamics::JointLimits>,
+    /// |command| at which a joint counts as saturated, N·m.
+    saturation_nm: Vec<f64>,
 }
 
 impl RunLogger {
-    fn new(limits: &[gpn_dynamics::JointLimits], dt: f64, ticks: usize) -> Self {
+    fn new(
+        limits: &[gpn_dynamics::JointLimits],
+        effort_limit_fraction: f64,
+        dt: f64,
+        ticks: usize,
+    ) -> Self {
         let nv = limits.len();
         let mut log = RunLog {
             nv,
             dt_secs: dt,
+            limit_ticks: vec![JointLimitTicks::default(); nv],
             ..RunLog::default()
         };
         let per_joint = ticks * nv;
@@ -403,6 +436,11 @@ impl RunLogger {
         Self {
             log,
             limits: limits.to_vec(),
+            // The command is clamped to exactly this; a hair below counts too.
+            saturation_nm: limits
+                .iter()
+                .map(|l| l.effort * effort_limit_fraction * (1.0 - 1e-9))
+                .collect(),
         }
     }
 }
@@ -449,6 +487,10 @@ impl OutputListener for RunLogger {
             log.max_speed_fraction = log.max_speed_fraction.max(v.abs() / limit.velocity);
             let excess = (limit.position_lower - q).max(q - limit.position_upper);
             log.position_limit_excess_rad = log.position_limit_excess_rad.max(excess);
+            let counts = &mut log.limit_ticks[j];
+            counts.position += u64::from(excess > 0.0);
+            counts.velocity += u64::from(v.abs() > limit.velocity);
+            counts.saturated += u64::from(out.u[j].abs() >= self.saturation_nm[j]);
             log.command_nm.push(out.u[j]);
             log.error_rad.push(out.truth.q[j] - out.q_d[j]);
             log.true_residual_nm.push(out.truth.residual[j]);

@@ -12,7 +12,7 @@ pub enum Scenario {
     /// The default plus, per sample and joint with probability 1e-3, a torque-sensor spike
     /// of 5–20 N·m or an encoder spike of 0.05 rad.
     Glitches,
-    /// The default plus 1.5 kg more payload from half the run on.
+    /// The default with twice the payload from half the run on.
     PayloadStep,
     /// The default with viscous friction rising linearly to 3× over the run.
     FrictionDrift,
@@ -43,9 +43,11 @@ impl Scenario {
                 };
             }
             Scenario::PayloadStep => {
+                // Twice the payload (a derived payload doubles once it is derived: −1).
+                let mass_kg = sim.payload.mass_kg;
                 sim.payload.step = Some(PayloadStep {
                     at_secs: 0.5 * duration,
-                    mass_kg: sim.payload.mass_kg + 1.5,
+                    mass_kg: if mass_kg < 0.0 { -1.0 } else { 2.0 * mass_kg },
                 });
             }
             Scenario::FrictionDrift => {

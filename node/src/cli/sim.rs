@@ -21,6 +21,10 @@ pub struct SimArgs {
     /// default: the built-in `config/sim_default.yaml`.
     #[arg(long)]
     params: Option<PathBuf>,
+    /// The robot (URDF; overrides `robot.urdf`). Any fixed-base robot: every robot-specific
+    /// value the parameters leave empty is derived from it (README, "Any robot").
+    #[arg(long, value_name = "FILE.urdf")]
+    urdf: Option<PathBuf>,
     /// Scenario applied on top of the parameters.
     #[arg(long, value_enum, default_value_t = Scenario::Default)]
     scenario: Scenario,
@@ -146,8 +150,12 @@ const LEARNED_WORSE: u8 = 3;
 /// Runs `gp-node sim`.
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let viz_target = viz_target(&args);
-    let params = params_from_args(&args)?;
+    let mut params = params_from_args(&args)?;
     let robot = app::load_robot(&params)?;
+    for warning in robot.warnings() {
+        eprintln!("gp-node sim: warning: {warning}");
+    }
+    let derived = app::derive_defaults(&robot, &mut params)?;
     let show = !args.json && std::io::stderr().is_terminal();
     let mut viz = match &viz_target {
         Some(target) => Some(start_viz(target, &args, &params, &robot)?),
@@ -204,7 +212,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(step) = &params.sim.payload.step {
         report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
     }
-    print_report(&report, &args)?;
+    print_report(&report, &robot_summary(&robot, &params, &derived), &args)?;
     if report.law.learned_worse && !args.learned_only {
         eprintln!(
             "gp-node sim: the learned run tracked worse than the nominal run (RMS {:.4} rad \
@@ -224,6 +232,9 @@ fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
         None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
             .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
     };
+    if let Some(urdf) = &args.urdf {
+        params.robot.urdf = urdf.clone();
+    }
     if let Some(plugin) = &args.plugin {
         params.model.plugin = plugin.clone();
     }
@@ -294,11 +305,62 @@ fn finish_viz(viz: Viz, target: Option<&VizTarget>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The report as JSON (`--json`) or as the table, then where the recording went.
-fn print_report(report: &SimReport, args: &SimArgs) -> anyhow::Result<()> {
+/// The robot and the values the run used that were derived from it (`robot` in the JSON).
+fn robot_summary(
+    robot: &crate::robot::Model,
+    params: &NodeParams,
+    derived: &app::DerivedDefaults,
+) -> serde_json::Value {
+    let reference = &params.run.reference;
+    serde_json::json!({
+        "name": robot.name(),
+        "urdf": robot.source_name(),
+        "joints": robot.joint_names(),
+        "moving_mass_kg": derived.moving_mass_kg,
+        "warnings": robot.warnings(),
+        "derived": derived.keys,
+        "home_rad": reference.center_rad,
+        "home_moved_from_mid_range": derived.home_moved,
+        "home_gravity_effort_ratio": {"max": derived.home_gravity_ratio.0, "joint": derived.home_gravity_ratio.1},
+        "amplitude_rad": reference.amplitude_rad,
+        "frequencies_hz": reference.frequencies_hz,
+        "kp_per_s2": params.control.kp_per_s2,
+        "kd_per_s": params.control.kd_per_s,
+        "payload": {"link": params.sim.payload.link, "mass_kg": params.sim.payload.mass_kg},
+        "coulomb_nm": params.sim.friction.coulomb_nm,
+        "viscous_nms_per_rad": params.sim.friction.viscous_nms_per_rad,
+        "armature_kgm2": params.sim.armature_kgm2,
+    })
+}
+
+/// The report as JSON (`--json`, with the `robot` summary) or as the table (after a short
+/// robot line), then where the recording went.
+fn print_report(
+    report: &SimReport,
+    robot: &serde_json::Value,
+    args: &SimArgs,
+) -> anyhow::Result<()> {
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+        let mut value = report.to_json();
+        value["robot"] = robot.clone();
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
+        println!(
+            "robot '{}' ({}), {} joints, {:.2} kg moving; derived from it: {}",
+            robot["name"].as_str().unwrap_or(""),
+            robot["urdf"].as_str().unwrap_or(""),
+            report.joints.len(),
+            robot["moving_mass_kg"].as_f64().unwrap_or(f64::NAN),
+            robot["derived"]
+                .as_array()
+                .map(|keys| keys
+                    .iter()
+                    .filter_map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "nothing (every key given)".into())
+        );
         print!("{}", report.table());
         if let Some(path) = &args.record {
             println!("recorded               {}", path.display());

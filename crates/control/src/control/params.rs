@@ -162,9 +162,9 @@ impl Default for PlausibilityParams {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ControlParams {
-    /// Proportional gain K_p per joint, s⁻².
+    /// Proportional gain K_p per joint, s⁻² (empty: derived from the robot).
     pub kp_per_s2: JointValues,
-    /// Derivative gain K_d per joint, s⁻¹.
+    /// Derivative gain K_d per joint, s⁻¹ (empty: derived from the robot).
     pub kd_per_s: JointValues,
     /// ε of the robustifying term −M⁻¹(P₂₁e + P₂₂ė)/(2ε) (> 0; larger is gentler).
     pub epsilon: f64,
@@ -216,8 +216,9 @@ impl ControlParams {
 impl Default for ControlParams {
     fn default() -> Self {
         Self {
-            kp_per_s2: JointValues::All(100.0),
-            kd_per_s: JointValues::All(20.0),
+            // Empty: derived from the robot (gpn_app::robot_defaults).
+            kp_per_s2: JointValues::Each(Vec::new()),
+            kd_per_s: JointValues::Each(Vec::new()),
             epsilon: 1.0,
             use_model: true,
             apply_residual: true,

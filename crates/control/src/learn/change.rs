@@ -53,7 +53,8 @@ pub struct ChangeParams {
     pub action: ChangeAction,
     /// J of the jump variance for `inject`, N·m (spec: ≈ the expected torque change).
     pub jump_std_nm: f64,
-    /// URDF link whose inertia changes (the payload link) for `reidentify`.
+    /// URDF link whose inertia changes (the payload link) for `reidentify`; empty: the tool
+    /// link (derived from the robot).
     pub payload_link: String,
     /// Post-onset samples the re-identification waits for, s.
     pub reidentify_window_s: f64,
@@ -75,7 +76,7 @@ impl Default for ChangeParams {
             min_interval_s: 2.0,
             action: ChangeAction::Drop,
             jump_std_nm: 5.0,
-            payload_link: "panda_link8".into(),
+            payload_link: String::new(),
             reidentify_window_s: 0.3,
             coverage_window: 2000,
             coverage_alarm: 0.9,
