@@ -83,7 +83,8 @@ pub const RANGES: &[(&str, Range)] = &[
     ("control.kp_per_s2", R::above(0.0, 1e6)),
     ("control.kd_per_s", R::above(0.0, 1e4)),
     // The robustifying gain is 1/(2ε): below 1e-3 the law turns bang-bang.
-    ("control.epsilon", R::closed(1e-3, 1e6)),
+    // 0: derived from the robot (gpn_app::robot_defaults); else at least 1e-3.
+    ("control.epsilon", R::closed(0.0, 1e6)),
     ("control.effort_limit_fraction", R::above(0.0, 1.0)),
     ("control.effort_limits_nm", R::above(0.0, 1e6)),
     ("control.bound.delta", R::above(0.0, 0.5)),

@@ -33,7 +33,9 @@
 //!   mass on the tool link (the child link of the joint with the most joints above it), its
 //!   centre [`PAYLOAD_OFFSET_M`] along the link's z axis; Coulomb and viscous friction
 //!   [`FRICTION_FRACTION`] of τ_u,i (N·m, N·m·s/rad); armature [`ARMATURE_PER_NM`]·τ_u,i,
-//!   at most M_ii(home) (a rotor adds at most the link's own inertia). Where the gains were
+//!   at most M_ii(home) (a rotor adds at most the link's own inertia); friction's damping
+//!   rate (b + c/v_s)/(M_ii + armature) at most [`FRICTION_STIFFNESS_STEP_FRACTION`] per
+//!   integration step (each term alone), so the integrator resolves it. Where the gains were
 //!   capped by the tick rate, τ_u,i is first lowered to what the capped stiffness holds
 //!   within e_i: a description's effort limit can be a placeholder far above what its joint
 //!   can use (a hand's 15 N·m fingers), and the simulated robot should be one this
@@ -76,6 +78,11 @@ pub const PAYLOAD_OFFSET_M: f64 = 0.08;
 pub const FRICTION_FRACTION: f64 = 0.1;
 /// Simulated armature per N·m of τ_u, kg·m² (s²).
 pub const ARMATURE_PER_NM: f64 = 0.02;
+/// The robust term's damping rate per tick at the home pose stays below this.
+pub const ROBUST_DAMPING_STEP_FRACTION: f64 = 0.1;
+/// Simulated friction's damping rate (b + c/v_s)/inertia times the integration step stays
+/// below this.
+pub const FRICTION_STIFFNESS_STEP_FRACTION: f64 = 0.5;
 
 /// What was derived, for the report: the keys and the values they got.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -128,15 +135,60 @@ pub fn derive_defaults(
     model: &Model,
     params: &mut NodeParams,
 ) -> Result<DerivedDefaults, DeriveError> {
+    let payload_derived = params.sim.payload.link.as_deref().is_none_or(str::is_empty);
+    let Some(mut body) = model.tool_body().filter(|_| payload_derived) else {
+        let tool = model.tool_body().map(|b| model.body_link_name(b).to_owned());
+        return derive_with_tool(model, params, &tool.unwrap_or_default());
+    };
+    // The tool's joint must hold the payload: a gripper jaw at the end of the chain cannot
+    // hold 8 % of the robot, the link carrying it can. Up the chain until one holds it.
+    loop {
+        let mut trial = params.clone();
+        let derived = derive_with_tool(model, &mut trial, model.body_link_name(body))?;
+        let parent = model.parent(body);
+        if parent.is_none() || payload_held(model, &trial)? {
+            *params = trial;
+            return Ok(derived);
+        }
+        body = parent.unwrap_or(body);
+    }
+}
+
+/// Whether the nominal law's stiffness holds the simulated payload's gravity torque at the
+/// home pose within half the amplitude on every joint: |Δg_j| ≤ ½·K_p,j·M_jj·a_j.
+fn payload_held(model: &Model, params: &NodeParams) -> Result<bool, DeriveError> {
+    let nv = model.nv();
+    let home = &params.run.reference.center_rad;
+    let truth = true_robot_for_gravity(model, params)?;
+    let mut data = Data::new(model);
+    let g_nominal = gravity(model, &mut data, home)
+        .map_err(|e| DeriveError::Dynamics(e.to_string()))?
+        .to_vec();
+    let mut data_true = Data::new(&truth);
+    let g_true = gravity(&truth, &mut data_true, home)
+        .map_err(|e| DeriveError::Dynamics(e.to_string()))?;
+    let m = inertia_diagonal(model, home)?;
+    let expand = |v: &JointValues, key| {
+        v.expand(key, nv)
+            .map_err(|e| DeriveError::Param(e.to_string()))
+    };
+    let kp = expand(&params.control.kp_per_s2, "control.kp_per_s2")?;
+    let a = expand(&params.run.reference.amplitude_rad, "run.reference.amplitude_rad")?;
+    Ok((0..nv).all(|j| (g_true[j] - g_nominal[j]).abs() <= 0.5 * kp[j] * m[j] * a[j]))
+}
+
+/// [`derive_defaults`] with `tool_link` as the tool.
+fn derive_with_tool(
+    model: &Model,
+    params: &mut NodeParams,
+    tool_link: &str,
+) -> Result<DerivedDefaults, DeriveError> {
     let nv = model.nv();
     let mut derived = DerivedDefaults {
         moving_mass_kg: model.moving_mass_kg(),
         ..DerivedDefaults::default()
     };
-    let tool_link = model
-        .tool_body()
-        .map(|b| model.body_link_name(b).to_owned())
-        .unwrap_or_default();
+    let tool_link = tool_link.to_owned();
     if params.sim.payload.link.as_deref().is_none_or(str::is_empty) {
         params.sim.payload.link = Some(tool_link.clone());
         derived.keys.push("sim.payload.link");
@@ -236,23 +288,43 @@ pub fn derive_defaults(
         control.kd_per_s =
             JointValues::Each(kp.iter().map(|k| 2.0 * DAMPING_RATIO * k.sqrt()).collect());
     }
+    let kd = control
+        .kd_per_s
+        .expand("control.kd_per_s", nv)
+        .map_err(|e| DeriveError::Param(e.to_string()))?;
+    if control.epsilon <= 0.0 {
+        derived.keys.push("control.epsilon");
+        control.epsilon = robust_epsilon(model, &home, &kp, &kd, 1.0 / rate_hz)?;
+    }
     // The unmodelled torque the gains hold within the tolerated error.
     for i in 0..nv {
         unmodelled[i] = unmodelled[i].min(kp[i] * m_home[i] * tolerated[i]);
     }
     let sim = &mut params.sim;
     let per_joint = |f: &dyn Fn(usize) -> f64| JointValues::Each((0..nv).map(f).collect());
-    if sim.friction.coulomb_nm.is_empty() {
-        derived.keys.push("sim.friction.coulomb_nm");
-        sim.friction.coulomb_nm = per_joint(&|i| FRICTION_FRACTION * unmodelled[i]);
-    }
-    if sim.friction.viscous_nms_per_rad.is_empty() {
-        derived.keys.push("sim.friction.viscous_nms_per_rad");
-        sim.friction.viscous_nms_per_rad = per_joint(&|i| FRICTION_FRACTION * unmodelled[i]);
-    }
     if sim.armature_kgm2.is_empty() {
         derived.keys.push("sim.armature_kgm2");
         sim.armature_kgm2 = per_joint(&|i| (ARMATURE_PER_NM * unmodelled[i]).min(m_home[i]));
+    }
+    // Friction is a damping of (b + c/v_s) per unit of inertia: the integrator resolves it
+    // only while that rate times the step stays below 1 (RK4's real-axis limit is 2.8), which
+    // a light distal joint (a wrist of 10⁻⁴ kg·m²) does not give a friction scaled by effort.
+    let armature = sim
+        .armature_kgm2
+        .expand("sim.armature_kgm2", nv)
+        .map_err(|e| DeriveError::Param(e.to_string()))?;
+    let step_s = sim.dt_secs() / f64::from(sim.substeps.max(1));
+    let resolvable = |i: usize| FRICTION_STIFFNESS_STEP_FRACTION * (m_home[i] + armature[i]) / step_s;
+    let smoothing = sim.friction.coulomb_smoothing_rad_s;
+    if sim.friction.coulomb_nm.is_empty() {
+        derived.keys.push("sim.friction.coulomb_nm");
+        sim.friction.coulomb_nm =
+            per_joint(&|i| (FRICTION_FRACTION * unmodelled[i]).min(resolvable(i) * smoothing));
+    }
+    if sim.friction.viscous_nms_per_rad.is_empty() {
+        derived.keys.push("sim.friction.viscous_nms_per_rad");
+        sim.friction.viscous_nms_per_rad =
+            per_joint(&|i| (FRICTION_FRACTION * unmodelled[i]).min(resolvable(i)));
     }
     Ok(derived)
 }
@@ -444,6 +516,27 @@ fn frequencies(model: &Model, amplitudes: &[f64], accel_limit: f64) -> Vec<f64> 
             f.min(by_velocity).min(by_accel)
         })
         .collect()
+}
+
+/// ε of the robust term −M⁻¹(P₂₁e + P₂₂ė)/(2ε): that torque, divided by the inertia once
+/// more, damps at a rate up to p₂₂·λ_max(M⁻¹)²/(2ε) per second, which must stay below
+/// [`ROBUST_DAMPING_STEP_FRACTION`] per tick at the home pose: ε = max(1, p₂₂,max·
+/// λ_max(M⁻¹)²·dt / (2·fraction)). A robot as heavy as the Panda keeps ε = 1; a light wrist
+/// (λ_min(M) ~ 10⁻⁴ kg·m²) needs a gentler term, or the discrete loop is unstable.
+fn robust_epsilon(model: &Model, home: &[f64], kp: &[f64], kd: &[f64], dt: f64) -> Result<f64, DeriveError> {
+    let mut data = Data::new(model);
+    let m = crba(model, &mut data, home).map_err(|e| DeriveError::Dynamics(e.to_string()))?;
+    let lambda_min = m
+        .clone()
+        .symmetric_eigenvalues()
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let p = gpn_control::control::lyapunov::joints_lyapunov_identity(kp, kd)
+        .map_err(|e| DeriveError::Param(format!("control.kp_per_s2/kd_per_s: {e}")))?;
+    let p22 = p.0.iter().map(|j| j.p22).fold(0.0_f64, f64::max);
+    let needed = p22 * dt / (2.0 * ROBUST_DAMPING_STEP_FRACTION * lambda_min * lambda_min);
+    Ok(needed.max(1.0))
 }
 
 /// M_ii(q), the nominal model's joint-space inertia diagonal.

@@ -326,6 +326,7 @@ fn robot_summary(
         "frequencies_hz": reference.frequencies_hz,
         "kp_per_s2": params.control.kp_per_s2,
         "kd_per_s": params.control.kd_per_s,
+        "epsilon": params.control.epsilon,
         "payload": {"link": params.sim.payload.link, "mass_kg": params.sim.payload.mass_kg},
         "coulomb_nm": params.sim.friction.coulomb_nm,
         "viscous_nms_per_rad": params.sim.friction.viscous_nms_per_rad,

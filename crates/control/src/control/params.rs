@@ -166,7 +166,8 @@ pub struct ControlParams {
     pub kp_per_s2: JointValues,
     /// Derivative gain K_d per joint, s⁻¹ (empty: derived from the robot).
     pub kd_per_s: JointValues,
-    /// ε of the robustifying term −M⁻¹(P₂₁e + P₂₂ė)/(2ε) (> 0; larger is gentler).
+    /// ε of the robustifying term −M⁻¹(P₂₁e + P₂₂ė)/(2ε) (> 0; larger is gentler; 0:
+    /// derived from the robot, at least 1).
     pub epsilon: f64,
     /// Use the learned residual μ in the law (false: the nominal computed-torque law).
     pub use_model: bool,
@@ -219,7 +220,7 @@ impl Default for ControlParams {
             // Empty: derived from the robot (gpn_app::robot_defaults).
             kp_per_s2: JointValues::Each(Vec::new()),
             kd_per_s: JointValues::Each(Vec::new()),
-            epsilon: 1.0,
+            epsilon: 0.0,
             use_model: true,
             apply_residual: true,
             effort_limit_fraction: 1.0,
