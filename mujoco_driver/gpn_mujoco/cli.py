@@ -134,6 +134,14 @@ def parser() -> argparse.ArgumentParser:
         "(default: %(default)s)",
     )
     p.add_argument(
+        "--gp-node",
+        metavar="PATH",
+        help="the node's executable, which resolves the values a parameter file leaves to be derived "
+        "from the robot (empty lists, empty payload link, negative payload mass): `gp-node sim "
+        "--print-params` (default: $GPN_NODE, gp-node on PATH, the ament install beside this driver, "
+        "the repository's target/release or target/debug)",
+    )
+    p.add_argument(
         "--realtime",
         action="store_true",
         help="pace the lock-step by the wall clock as a robot would: state k is published no "
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="mujoco_driver: %(message)s", stream=sys.stderr)
 
     # Imports that load MuJoCo and Cyclone DDS come after the argument check (fast --help).
-    from . import scenario as scenario_mod
+    from . import resolve as resolve_mod
     from . import transport as transport_mod
     from . import urdf as urdf_mod
     from .driver import Driver, DriverError, DriverOptions
@@ -190,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--command-timeout-s must be > 0 and --startup-timeout-s ≥ 0")
         if args.duration_s is not None and not args.duration_s > 0:
             raise ValueError(f"--duration-s must be > 0, found {args.duration_s}")
-        scenario = scenario_mod.from_file(args.params)
+        scenario = resolve_mod.scenario_from_file(args.params, args.urdf, args.gp_node)
         urdf_path = Path(args.urdf) if args.urdf else scenario.urdf
         robot = urdf_mod.load(urdf_path)
         scenario.check_joints(len(robot.joints))

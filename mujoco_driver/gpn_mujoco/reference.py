@@ -1,4 +1,4 @@
-"""The reference of the ``run:`` section: q_d,i(τ) = c_i + a·sin(2π f_i τ + i·φ), with its
+"""The reference of the ``run:`` section: q_d,i(τ) = c_i + a_i·sin(2π f_i τ + i·φ), with its
 analytic velocity and acceleration (as ``crates/app/src/reference.rs``). τ is the run
 time: the driver's simulation time minus its start t0."""
 
@@ -16,7 +16,7 @@ class SineReference:
 
     def __init__(self, params: Reference):
         self.center = np.array(params.center_rad, dtype=float)
-        self.amplitude = float(params.amplitude_rad)
+        self.amplitude = np.array(params.amplitude_rad.expand(len(self.center)), dtype=float)
         self.omega = 2.0 * math.pi * np.array(params.frequencies_hz, dtype=float)
         self.phase = params.phase_step_rad * np.arange(len(self.center), dtype=float)
 

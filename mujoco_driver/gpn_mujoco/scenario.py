@@ -8,9 +8,16 @@ the same robot to both. Keys the driver does not use (``model``, ``control``, ``
 ``run.realtime``, and any unknown key) are ignored; a value of a key it uses that is of the
 wrong type or out of range is refused with a :class:`ScenarioError` naming the key.
 
-Per-joint values (friction, armature, reference centres and frequencies) are one number
-for every joint or a list in the node's joint order; lengths are checked against the robot
-by :meth:`Scenario.check_joints`.
+Per-joint values (friction, armature, reference amplitudes, centres and frequencies) are one
+number for every joint or a list in the node's joint order; lengths are checked against the
+robot by :meth:`Scenario.check_joints`.
+
+Values the node derives from the robot: in the node's files an empty list (reference centre,
+amplitudes and frequencies, friction, armature), an empty payload link or a negative payload
+mass means "derived from the robot" (``crates/app/src/robot_defaults.rs``). The driver does
+not repeat that derivation: such a file is refused, naming the key, with the command that
+writes the resolved file (``gp-node sim --print-params``), so both sides simulate the same
+robot by construction. An absent key takes the driver's own default (the built-in Panda's).
 """
 
 from __future__ import annotations
@@ -28,6 +35,20 @@ DEFAULT_URDF = REPO_ROOT / "urdf" / "panda.urdf"
 
 class ScenarioError(Exception):
     """A parameter is missing its file, malformed or out of range; names the key."""
+
+
+RESOLVE_HINT = (
+    "derived from the robot by gp-node; give the driver the resolved parameter file: "
+    "gp-node sim --print-params [--params FILE] [--urdf URDF] > resolved.yaml"
+)
+
+
+class DerivedValueError(ScenarioError):
+    """A value the node derives from the robot (see :mod:`.resolve`)."""
+
+
+def _derived(key: str) -> ScenarioError:
+    return DerivedValueError(f"`{key}` is empty: {RESOLVE_HINT}")
 
 
 def _is_number(value: Any) -> bool:
@@ -71,6 +92,8 @@ class _Section:
 
     def numbers(self, name: str, default: list[float], length: int | None = None) -> list[float]:
         value = self.data.get(name, default)
+        if value == [] and length is None:
+            raise _derived(self.key(name))
         ok = isinstance(value, list) and all(_is_number(v) and math.isfinite(v) for v in value)
         if not ok or (length is not None and len(value) != length):
             size = f"{length} " if length is not None else ""
@@ -80,6 +103,8 @@ class _Section:
     def per_joint(self, name: str, default: float) -> PerJoint:
         value = self.data.get(name, default)
         key = self.key(name)
+        if value == []:
+            raise _derived(key)
         if _is_number(value):
             values: float | list[float] = float(value)
             check = [values]
@@ -192,10 +217,10 @@ PANDA_READY_RAD = [0.0, -math.pi / 4, 0.0, -3 * math.pi / 4, 0.0, math.pi / 2, m
 
 @dataclass(frozen=True)
 class Reference:
-    """q_d,i(τ) = center_i + a·sin(2π f_i τ + i·φ)."""
+    """q_d,i(τ) = center_i + a_i·sin(2π f_i τ + i·φ)."""
 
     center_rad: list[float] = field(default_factory=lambda: list(PANDA_READY_RAD))
-    amplitude_rad: float = 0.3
+    amplitude_rad: PerJoint = field(default_factory=lambda: PerJoint("run.reference.amplitude_rad", 0.3))
     frequencies_hz: list[float] = field(default_factory=lambda: [0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67])
     phase_step_rad: float = math.pi / 7
 
@@ -220,9 +245,9 @@ class Scenario:
     def check_joints(self, nv: int) -> None:
         """Checks every per-joint value against the robot's joint count."""
         s = self.sim
-        for per_joint in (s.friction.viscous_nms_per_rad, s.friction.coulomb_nm, s.armature_kgm2):
-            per_joint.expand(nv)
         ref = self.run.reference
+        for per_joint in (s.friction.viscous_nms_per_rad, s.friction.coulomb_nm, s.armature_kgm2, ref.amplitude_rad):
+            per_joint.expand(nv)
         for key, values in (("center_rad", ref.center_rad), ("frequencies_hz", ref.frequencies_hz)):
             if len(values) != nv:
                 raise ScenarioError(
@@ -258,6 +283,11 @@ def _payload(sec: _Section) -> Payload:
             f"`{sec.key('inertia_diag_kgm2')}` must satisfy the triangle inequality (a rigid body's "
             f"principal moments), found {inertia}"
         )
+    if sec.has("link") and link == "":
+        raise DerivedValueError(f"`{sec.key('link')}` is empty: {RESOLVE_HINT}")
+    mass = sec.data.get("mass_kg", 1.5)
+    if _is_number(mass) and mass < 0.0:
+        raise DerivedValueError(f"`{sec.key('mass_kg')}` is negative: {RESOLVE_HINT}")
     return Payload(
         link=link or None,
         mass_kg=sec.number("mass_kg", 1.5, _nonneg, "must be ≥ 0"),
@@ -323,7 +353,7 @@ def _run(sec: _Section) -> Run:
         duration_s=sec.number("duration_s", 30.0, _positive, "must be > 0"),
         reference=Reference(
             center_rad=ref.numbers("center_rad", default.center_rad),
-            amplitude_rad=ref.number("amplitude_rad", default.amplitude_rad),
+            amplitude_rad=ref.per_joint("amplitude_rad", 0.3),
             frequencies_hz=ref.numbers("frequencies_hz", default.frequencies_hz),
             phase_step_rad=ref.number("phase_step_rad", default.phase_step_rad),
         ),
@@ -351,18 +381,27 @@ def from_mapping(params: Any, base_dir: Path | None, source: str = "<mapping>") 
     return Scenario(urdf=urdf_path, sim=_sim(node.section("sim")), run=_run(node.section("run")), source=source)
 
 
-def from_file(path: str | Path) -> Scenario:
-    """Reads a parameter file; errors name the key and end with the file."""
+def read_mapping(path: str | Path) -> Any:
+    """The parsed YAML of a parameter file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ScenarioError(f"cannot read parameter file: {err.strerror}: {path}") from err
     try:
-        params = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise ScenarioError(f"invalid parameter file: {err}: {path}") from err
+
+
+def from_file(path: str | Path) -> Scenario:
+    """Reads a parameter file; errors name the key and end with the file (a file with values
+    derived from the robot: :func:`.resolve.scenario_from_file`)."""
+    path = Path(path)
+    params = read_mapping(path)
     try:
         return from_mapping(params, path.parent, source=str(path))
+    except DerivedValueError as err:
+        raise DerivedValueError(f"invalid parameter file: {err}: {path}") from err
     except ScenarioError as err:
         raise ScenarioError(f"invalid parameter file: {err}: {path}") from err

@@ -19,7 +19,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["CYCLONEDDS_URI"] = (SIM_DIR / "cyclonedds_localhost.xml").as_uri()
 
 SHARED_DYNAMICS = REPO_ROOT.parent / "shared" / "fixtures" / "dynamics"
-DEFAULT_PARAMS = REPO_ROOT / "config" / "sim_default.yaml"
+# The node's default file leaves the robot-specific values to be derived from the robot;
+# the tests read it resolved by the node's executable (gpn_mujoco.resolve), as the driver
+# does. GPN_NODE names the executable (the Rust test that runs this suite sets it).
+SHIPPED_PARAMS = REPO_ROOT / "config" / "sim_default.yaml"
+
+
+def _resolved_default_params() -> Path:
+    import subprocess
+    import tempfile
+
+    from gpn_mujoco import resolve
+
+    exe = resolve.find_gp_node()
+    if exe is None:
+        raise RuntimeError(
+            "no gp-node executable to resolve config/sim_default.yaml: build it (cargo build --release) "
+            "or set GPN_NODE"
+        )
+    out = subprocess.run([str(exe), "sim", "--print-params"], capture_output=True, text=True, check=True)
+    path = Path(tempfile.mkdtemp(prefix="gpn_driver_tests_")) / "sim_default_resolved.yaml"
+    path.write_text(out.stdout, encoding="utf-8")
+    return path
+
+
+DEFAULT_PARAMS = Path(os.environ.get("GPN_TEST_PARAMS") or _resolved_default_params())
+# Child processes (controller_process.py) read the same file.
+os.environ["GPN_TEST_PARAMS"] = str(DEFAULT_PARAMS)
 
 # A block of domain ids per test process (from its pid), one id per test, so parallel
 # runs of the suite on one machine do not hear each other.

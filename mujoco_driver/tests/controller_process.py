@@ -8,6 +8,7 @@ then answers joint states until it is killed. DDS settings come from the environ
 (the tests' loopback-only CYCLONEDDS_URI).
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,14 +17,15 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from controller import ComputedTorque, FakeController  # noqa: E402
-from gpn_mujoco import scenario, urdf  # noqa: E402
+from gpn_mujoco import resolve, scenario, urdf  # noqa: E402
 
-DEFAULT_PARAMS = HERE.parents[1] / "config" / "sim_default.yaml"
+# The resolved default file of conftest (GPN_TEST_PARAMS), else the shipped one resolved here.
+DEFAULT_PARAMS = os.environ.get("GPN_TEST_PARAMS") or HERE.parents[1] / "config" / "sim_default.yaml"
 
 
 def main() -> None:
     domain_id = int(sys.argv[1])
-    sc = scenario.from_file(DEFAULT_PARAMS)
+    sc = resolve.scenario_from_file(DEFAULT_PARAMS)
     controller = FakeController(domain_id, ComputedTorque(urdf.load(sc.urdf), sc))
     controller.start()
     print("ready", flush=True)

@@ -51,7 +51,9 @@ def test_help_documents_every_option_with_units():
 @pytest.mark.parametrize(
     "edit, message",
     [
-        ({"sim": {"payload": {"mass_kg": -2}}}, "`sim.payload.mass_kg` must be ≥ 0"),
+        # Negative means "derived": the node resolves the file and refuses −2 (below −1).
+        ({"sim": {"payload": {"mass_kg": -2}}}, "sim.payload.mass_kg must be in [-1, 1000], got -2"),
+        ({"sim": {"payload": {"mass_kg": "heavy"}}}, "`sim.payload.mass_kg` must be a finite number"),
         ({"run": {"reference": {"center_rad": [0.0]}}}, "`run.reference.center_rad`: expected 7 values"),
         ({"robot": {"urdf": "missing.urdf"}}, "cannot read the URDF"),
     ],

@@ -35,6 +35,10 @@ DEFAULT = scenario.from_file(DEFAULT_PARAMS)
 CONTROLLER_PROCESS = REPO_ROOT / "mujoco_driver" / "tests" / "controller_process.py"
 
 DRIFT_TOLERANCE_RAD = 0.05
+# The hold stops a joint moving at v within about v·T (T = 20 ms; a few clamped steps and the
+# payload stretch it): drift ≤ 20 mrad + v · 50 ms per joint.
+DRIFT_FLOOR_RAD = 0.02
+DRIFT_PER_SPEED_S = 0.05
 """Allowed |q − q(kill)| while holding. The arm coasts ≈ T·|q̇| after the hold starts, joints
 pushing each other where the brake saturates: measured on the plant alone ≤ 0.027 rad over
 101 kill times on the default reference (|q̇| ≤ 1.26 rad/s), 0.017 rad at τ = 0 s; in the
@@ -203,7 +207,7 @@ def test_a_killed_controller_process_leaves_the_arm_held_where_it_was(capsys):
             f"  final |q̇| (rad/s): {np.array2string(final_speed, precision=2)}, "
             f"max over the last 0.5 s: {last_half_s_speed.max():.2e}"
         )
-    assert np.all(drift < DRIFT_TOLERANCE_RAD), drift
+    assert np.all(drift < DRIFT_FLOOR_RAD + DRIFT_PER_SPEED_S * np.abs(v_kill)), (drift, v_kill)
     assert np.all(final_speed < FINAL_SPEED_TOLERANCE_RAD_S), final_speed
     assert np.all(last_half_s_speed < FINAL_SPEED_TOLERANCE_RAD_S), last_half_s_speed
     # What acted at the end is the true plant's gravity at the final pose (the damping term

@@ -4,8 +4,8 @@ import math
 
 import pytest
 import yaml
-from conftest import DEFAULT_PARAMS, REPO_ROOT
-from gpn_mujoco import scenario
+from conftest import DEFAULT_PARAMS, REPO_ROOT, SHIPPED_PARAMS
+from gpn_mujoco import resolve, scenario
 from gpn_mujoco.scenario import ScenarioError
 
 
@@ -15,38 +15,45 @@ def write_params(tmp_path, ros_parameters, name="params.yaml"):
     return path
 
 
-def test_the_default_parameter_file_reads_as_written():
-    sc = scenario.from_file(DEFAULT_PARAMS)
+def test_the_shipped_file_leaves_robot_values_to_the_node_and_reads_once_resolved():
+    # The shipped file's robot-specific values are derived by the node: refused with the hint.
+    with pytest.raises(scenario.DerivedValueError, match="gp-node sim --print-params"):
+        scenario.from_file(SHIPPED_PARAMS)
+    # Resolved by the node's executable (as the driver does), it reads.
+    sc = resolve.scenario_from_file(SHIPPED_PARAMS)
     assert sc.urdf == REPO_ROOT / "urdf" / "panda.urdf"
     s = sc.sim
     assert (s.rate_hz, s.substeps, s.integrator, s.seed) == (1000.0, 1, "rk4", 1)
-    assert s.payload.link == "panda_link8" and s.payload.mass_kg == 1.5
+    # The tool link, and 8 % of the built-in Panda's moving mass.
+    assert s.payload.link == "panda_link7" and 1.0 < s.payload.mass_kg < 2.0
     assert s.payload.com_m == (0.0, 0.0, 0.08) and s.payload.inertia_diag_kgm2 == (0.0, 0.0, 0.0)
     assert s.payload.step is None
-    assert s.friction.viscous_nms_per_rad.expand(7) == [0.5] * 7
-    assert s.friction.coulomb_nm.expand(7) == [0.5] * 7
+    assert all(v > 0.0 for v in s.friction.viscous_nms_per_rad.expand(7))
+    assert all(v > 0.0 for v in s.friction.coulomb_nm.expand(7))
     assert s.friction.coulomb_smoothing_rad_s == 0.01 and s.friction.drift is None
-    assert s.armature_kgm2.expand(7) == [0.1] * 7
+    assert all(v > 0.0 for v in s.armature_kgm2.expand(7))
     assert (s.torque_noise_std_nm, s.encoder_noise_std_rad, s.velocity_noise_std_rad_s) == (0.05, 1e-5, 0.0)
     assert s.glitches.probability_per_sample == 0.0
     r = sc.run
     assert r.duration_s == 30.0
-    assert r.reference.center_rad[3] == -2.356194490192345
-    assert r.reference.amplitude_rad == 0.3
-    assert r.reference.frequencies_hz == [0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67]
+    assert len(r.reference.center_rad) == 7
+    assert r.reference.amplitude_rad.expand(7) == [0.3] * 7
+    freqs = r.reference.frequencies_hz
+    assert len(set(freqs)) == 7 and all(0.2 <= f <= 0.7 for f in freqs)
     assert r.reference.phase_step_rad == 0.4487989505128276
+    assert scenario.from_file(DEFAULT_PARAMS).sim == s
 
 
 def test_missing_keys_take_the_embedded_simulators_defaults_and_unknown_keys_are_ignored(tmp_path):
     path = write_params(tmp_path, {"model": {"plugin": "x"}, "sim": {"novel_key": 3, "payload": {"colour": "red"}}})
     sc = scenario.from_file(path)
-    default_file = scenario.from_file(DEFAULT_PARAMS)
     s = sc.sim
-    assert s.payload.link is None  # the embedded default: the last joint's body
-    assert s.payload.mass_kg == default_file.sim.payload.mass_kg
+    # Absent keys take the driver's own defaults, the built-in Panda's.
+    assert s.payload.link is None  # the last joint's body
+    assert s.payload.mass_kg == 1.5
     assert s.armature_kgm2.expand(7) == [0.1] * 7
     assert sc.run.reference.phase_step_rad == pytest.approx(math.pi / 7, abs=0)
-    assert sc.run.reference.center_rad == default_file.run.reference.center_rad
+    assert sc.run.reference.center_rad == scenario.PANDA_READY_RAD
     assert s == scenario.Sim() == scenario.from_mapping(None, None).sim
 
 

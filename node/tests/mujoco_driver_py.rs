@@ -25,6 +25,8 @@ fn the_mujoco_driver_passes_its_pytest_suite() {
         .expect("repository root");
     let out = Command::new(&python)
         .current_dir(repo)
+        // The node's executable resolves the values the shipped file derives from the robot.
+        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
         // No .pytest_cache in the work tree.
         .args([
             "-m",

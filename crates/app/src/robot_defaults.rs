@@ -79,7 +79,7 @@ pub const FRICTION_FRACTION: f64 = 0.1;
 /// Simulated armature per N·m of τ_u, kg·m² (s²).
 pub const ARMATURE_PER_NM: f64 = 0.02;
 /// The robust term's damping rate per tick at the home pose stays below this.
-pub const ROBUST_DAMPING_STEP_FRACTION: f64 = 0.1;
+pub const ROBUST_DAMPING_STEP_FRACTION: f64 = 0.3;
 /// Simulated friction's damping rate (b + c/v_s)/inertia times the integration step stays
 /// below this.
 pub const FRICTION_STIFFNESS_STEP_FRACTION: f64 = 0.5;
@@ -129,22 +129,52 @@ pub enum DeriveError {
     Param(String),
 }
 
+/// For the ROS node (`gp-node run`): fills the empty keys the node uses (gains, ε, the
+/// payload link) by the same rules, at the mid-range pose when no feasible home pose is
+/// found (the node follows the references it is given; it does not choose a pose). Never
+/// fails on the pose.
+pub fn derive_node_defaults(
+    model: &Model,
+    params: &mut NodeParams,
+) -> Result<DerivedDefaults, DeriveError> {
+    derive(model, params, Pose::MidRangeIfInfeasible)
+}
+
 /// Fills every empty robot-specific key of `params` from `model` (see the module doc).
 /// The model must carry finite effort limits (loaded for a controller).
 pub fn derive_defaults(
     model: &Model,
     params: &mut NodeParams,
 ) -> Result<DerivedDefaults, DeriveError> {
+    derive(model, params, Pose::MustBeFeasible)
+}
+
+/// What an infeasible home pose does.
+#[derive(Clone, Copy, PartialEq)]
+enum Pose {
+    /// An error naming the joint (`gp-node sim` chooses the pose, so it must be right).
+    MustBeFeasible,
+    /// The mid-range pose stands (the node's gains only need a pose to evaluate M at).
+    MidRangeIfInfeasible,
+}
+
+fn derive(
+    model: &Model,
+    params: &mut NodeParams,
+    pose: Pose,
+) -> Result<DerivedDefaults, DeriveError> {
     let payload_derived = params.sim.payload.link.as_deref().is_none_or(str::is_empty);
     let Some(mut body) = model.tool_body().filter(|_| payload_derived) else {
-        let tool = model.tool_body().map(|b| model.body_link_name(b).to_owned());
-        return derive_with_tool(model, params, &tool.unwrap_or_default());
+        let tool = model
+            .tool_body()
+            .map(|b| model.body_link_name(b).to_owned());
+        return derive_with_tool(model, params, &tool.unwrap_or_default(), pose);
     };
     // The tool's joint must hold the payload: a gripper jaw at the end of the chain cannot
     // hold 8 % of the robot, the link carrying it can. Up the chain until one holds it.
     loop {
         let mut trial = params.clone();
-        let derived = derive_with_tool(model, &mut trial, model.body_link_name(body))?;
+        let derived = derive_with_tool(model, &mut trial, model.body_link_name(body), pose)?;
         let parent = model.parent(body);
         if parent.is_none() || payload_held(model, &trial)? {
             *params = trial;
@@ -165,15 +195,18 @@ fn payload_held(model: &Model, params: &NodeParams) -> Result<bool, DeriveError>
         .map_err(|e| DeriveError::Dynamics(e.to_string()))?
         .to_vec();
     let mut data_true = Data::new(&truth);
-    let g_true = gravity(&truth, &mut data_true, home)
-        .map_err(|e| DeriveError::Dynamics(e.to_string()))?;
+    let g_true =
+        gravity(&truth, &mut data_true, home).map_err(|e| DeriveError::Dynamics(e.to_string()))?;
     let m = inertia_diagonal(model, home)?;
     let expand = |v: &JointValues, key| {
         v.expand(key, nv)
             .map_err(|e| DeriveError::Param(e.to_string()))
     };
     let kp = expand(&params.control.kp_per_s2, "control.kp_per_s2")?;
-    let a = expand(&params.run.reference.amplitude_rad, "run.reference.amplitude_rad")?;
+    let a = expand(
+        &params.run.reference.amplitude_rad,
+        "run.reference.amplitude_rad",
+    )?;
     Ok((0..nv).all(|j| (g_true[j] - g_nominal[j]).abs() <= 0.5 * kp[j] * m[j] * a[j]))
 }
 
@@ -182,6 +215,7 @@ fn derive_with_tool(
     model: &Model,
     params: &mut NodeParams,
     tool_link: &str,
+    pose: Pose,
 ) -> Result<DerivedDefaults, DeriveError> {
     let nv = model.nv();
     let mut derived = DerivedDefaults {
@@ -218,7 +252,13 @@ fn derive_with_tool(
         (reference.center_rad.clone(), false)
     } else {
         derived.keys.push("run.reference.center_rad");
-        feasible_home(model, &truth)?
+        match (feasible_home(model, &truth), pose) {
+            (Ok(found), _) => found,
+            (Err(DeriveError::Infeasible { .. }), Pose::MidRangeIfInfeasible) => {
+                (mid_range(model), false)
+            }
+            (Err(e), _) => return Err(e),
+        }
     };
     if home.len() != nv {
         return Err(DeriveError::Param(format!(
@@ -231,7 +271,7 @@ fn derive_with_tool(
     derived.home_gravity_ratio = worst_gravity_ratio(model, &truth, &home)?;
     if !center_given {
         reference.center_rad = home.clone();
-    } else if derived.home_gravity_ratio.0 > 1.0 {
+    } else if derived.home_gravity_ratio.0 > 1.0 && pose == Pose::MustBeFeasible {
         let (ratio, joint) = &derived.home_gravity_ratio;
         return Err(DeriveError::Param(format!(
             "run.reference.center_rad: joint '{joint}' needs {ratio:.2} × its effort limit \
@@ -314,7 +354,8 @@ fn derive_with_tool(
         .expand("sim.armature_kgm2", nv)
         .map_err(|e| DeriveError::Param(e.to_string()))?;
     let step_s = sim.dt_secs() / f64::from(sim.substeps.max(1));
-    let resolvable = |i: usize| FRICTION_STIFFNESS_STEP_FRACTION * (m_home[i] + armature[i]) / step_s;
+    let resolvable =
+        |i: usize| FRICTION_STIFFNESS_STEP_FRACTION * (m_home[i] + armature[i]) / step_s;
     let smoothing = sim.friction.coulomb_smoothing_rad_s;
     if sim.friction.coulomb_nm.is_empty() {
         derived.keys.push("sim.friction.coulomb_nm");
@@ -362,6 +403,13 @@ fn range(model: &Model, i: usize) -> Option<(f64, f64)> {
         .then_some((l.position_lower, l.position_upper))
 }
 
+/// Each joint at the middle of its range (0 when unlimited).
+fn mid_range(model: &Model) -> Vec<f64> {
+    (0..model.nv())
+        .map(|i| range(model, i).map_or(0.0, |(lo, hi)| 0.5 * (lo + hi)))
+        .collect()
+}
+
 /// |g_i|/effort_i per joint of the true robot at `q`.
 fn gravity_ratios(
     model: &Model,
@@ -397,9 +445,7 @@ fn worst_gravity_ratio(
 /// whether it moved.
 fn feasible_home(model: &Model, truth: &Model) -> Result<(Vec<f64>, bool), DeriveError> {
     let nv = model.nv();
-    let mut q: Vec<f64> = (0..nv)
-        .map(|i| range(model, i).map_or(0.0, |(lo, hi)| 0.5 * (lo + hi)))
-        .collect();
+    let mut q = mid_range(model);
     // The box of the search: the middle half of each range (unlimited joints: ±π/2).
     let bounds: Vec<(f64, f64)> = (0..nv)
         .map(|i| match range(model, i) {
@@ -523,7 +569,13 @@ fn frequencies(model: &Model, amplitudes: &[f64], accel_limit: f64) -> Vec<f64> 
 /// [`ROBUST_DAMPING_STEP_FRACTION`] per tick at the home pose: ε = max(1, p₂₂,max·
 /// λ_max(M⁻¹)²·dt / (2·fraction)). A robot as heavy as the Panda keeps ε = 1; a light wrist
 /// (λ_min(M) ~ 10⁻⁴ kg·m²) needs a gentler term, or the discrete loop is unstable.
-fn robust_epsilon(model: &Model, home: &[f64], kp: &[f64], kd: &[f64], dt: f64) -> Result<f64, DeriveError> {
+fn robust_epsilon(
+    model: &Model,
+    home: &[f64],
+    kp: &[f64],
+    kd: &[f64],
+    dt: f64,
+) -> Result<f64, DeriveError> {
     let mut data = Data::new(model);
     let m = crba(model, &mut data, home).map_err(|e| DeriveError::Dynamics(e.to_string()))?;
     let lambda_min = m

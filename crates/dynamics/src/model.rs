@@ -240,16 +240,14 @@ impl Model {
                     _ => Some(i),
                 })
         };
-        deepest(true)
-            .filter(|&b| depth[b].0 > 0)
-            .or_else(|| {
-                // No rotary joint: the end of the longest chain of any joints.
-                let mut all = vec![0usize; n];
-                for (i, body) in self.bodies.iter().enumerate() {
-                    all[i] = body.parent.map_or(1, |p| all[p] + 1);
-                }
-                (0..n).rev().max_by_key(|&i| all[i])
-            })
+        deepest(true).filter(|&b| depth[b].0 > 0).or_else(|| {
+            // No rotary joint: the end of the longest chain of any joints.
+            let mut all = vec![0usize; n];
+            for (i, body) in self.bodies.iter().enumerate() {
+                all[i] = body.parent.map_or(1, |p| all[p] + 1);
+            }
+            (0..n).rev().max_by_key(|&i| all[i])
+        })
     }
 
     /// Sum of the masses of all moving bodies (kg); links welded to the world are not counted.

@@ -258,6 +258,17 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
         let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
         (robot, params.robot.urdf.display().to_string())
     };
+    let derived = gpn_app::derive_node_defaults(&robot, &mut params)
+        .map_err(|e| RosError::Param(format!("defaults from the robot: {e}")))?;
+    if !derived.keys.is_empty() {
+        log.info(&format!(
+            "derived from the robot: {} (K_p {:?} s⁻², K_d {:?} s⁻¹, ε {})",
+            derived.keys.join(", "),
+            params.control.kp_per_s2,
+            params.control.kd_per_s,
+            params.control.epsilon
+        ));
+    }
     let nv = robot.nv();
     log.info(&format!(
         "node {} on {} joints of {}, {} mode, model {} ({}); Ctrl-C stops",

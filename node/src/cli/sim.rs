@@ -85,6 +85,11 @@ pub struct SimArgs {
     /// Print the report as JSON (keys of DESIGN.md §6) instead of the table.
     #[arg(long)]
     json: bool,
+    /// Print the parameters of this run as a parameter file, every value derived from the
+    /// robot filled in (what the run would simulate), and exit without running. The MuJoCo
+    /// driver reads such a file.
+    #[arg(long)]
+    print_params: bool,
     /// Skip the nominal run (the report's nominal columns then repeat the learned run).
     #[arg(long)]
     learned_only: bool,
@@ -156,6 +161,15 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         eprintln!("gp-node sim: warning: {warning}");
     }
     let derived = app::derive_defaults(&robot, &mut params)?;
+    if args.print_params {
+        print!(
+            "{}",
+            params
+                .to_yaml()
+                .map_err(|e| anyhow::anyhow!("printing the parameters: {e}"))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let show = !args.json && std::io::stderr().is_terminal();
     let mut viz = match &viz_target {
         Some(target) => Some(start_viz(target, &args, &params, &robot)?),
