@@ -34,7 +34,7 @@ struct Rig {
 
 impl Rig {
     fn new(clock: BudgetClock, test: &str) -> Self {
-        let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+        let params = gp_node::app::resolved_default_params().expect("parameters");
         let robot: Model = app::load_robot(&params).expect("robot");
         let nv = robot.nv();
         let control = ControlParams {

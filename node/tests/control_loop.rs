@@ -19,7 +19,7 @@ mod loop_support;
 use loop_support::{Script, exact_factory, holding_still, scripted_factory};
 
 fn default_params(duration_s: f64) -> NodeParams {
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("built-in parameters parse");
+    let mut params = gp_node::app::resolved_default_params().expect("built-in parameters parse");
     params.run.duration_s = duration_s;
     params
 }

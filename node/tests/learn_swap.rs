@@ -74,7 +74,7 @@ struct Rig {
 
 impl Rig {
     fn new(factory: ModelFactory, hyper: serde_json::Value) -> Self {
-        let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+        let mut params = gp_node::app::resolved_default_params().expect("parameters");
         params.control.supervisor.budget_micros = 1e9;
         params.learn.replay_capacity = 2000;
         let robot = app::load_robot(&params).expect("robot");

@@ -201,7 +201,7 @@ fn no_model() -> ModelFactory {
 }
 
 fn setup() -> (Model, NodeParams) {
-    let mut p = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+    let mut p = gp_node::app::resolved_default_params().expect("parameters");
     p.control.use_model = false;
     // The routing rules, compared with an independent tick: no blend or rate limit between
     // them (`command_decision.rs` tests those).

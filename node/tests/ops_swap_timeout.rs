@@ -64,7 +64,7 @@ impl Drop for ControlThread {
 }
 
 fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+    let mut params = gp_node::app::resolved_default_params().expect("parameters");
     params.control.supervisor.budget_micros = 1e9;
     params.learn.replay_capacity = 1000;
     params.model.config["hyper"] = hyper();

@@ -44,7 +44,7 @@ const HOSTILE: &[(&str, &str, &str)] = &[
         "fit_max_points: 150",
         "fit_max_points: 100000000",
     ),
-    ("control.epsilon", "epsilon: 1.0", "epsilon: 1e-300"),
+    ("control.epsilon", "epsilon: 0.0", "epsilon: 1e-300"),
     ("run.duration_s", "duration_s: 30.0", "duration_s: 1e20"),
     ("sim.rate_hz", "rate_hz: 1000.0", "rate_hz: .nan"),
 ];
@@ -89,7 +89,7 @@ fn parameter_files_with_out_of_range_numbers_are_refused_naming_key_and_range() 
 
 /// Operations over a control loop that is not running (the parameter checks come first).
 fn ops() -> (Ops, std::sync::mpsc::Receiver<ControlCommand>) {
-    let params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+    let params = app::resolved_default_params().expect("parameters");
     let robot = app::load_robot(&params).expect("robot");
     let (commands, command_rx) = sync_channel::<ControlCommand>(8);
     let (_replies_tx, replies) = sync_channel::<ControlReply>(8);

@@ -287,7 +287,7 @@ fn the_node_loader_requires_limits_and_applies_the_parameter() {
 
 #[test]
 fn the_control_law_saturates_at_the_given_limits() {
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("default parameters");
+    let mut params = app::resolved_default_params().expect("default parameters");
     params.control.effort_limits_nm = JointValues::All(1.5);
     let robot = app::load_robot(&params).expect("Panda with given limits");
     let mut law = ControlLaw::new(&robot, &params.control).expect("law");

@@ -29,7 +29,7 @@ use loop_support::{Constant, exact_factory, scripted_factory};
 const TIMEOUT: Duration = Duration::from_millis(100);
 
 fn params() -> NodeParams {
-    let mut p = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("built-in parameters");
+    let mut p = gp_node::app::resolved_default_params().expect("built-in parameters");
     // The supervisor's budget is wall time; a loaded machine must not make this a timing test.
     p.control.supervisor.budget_micros = 1e9;
     p

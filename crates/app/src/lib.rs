@@ -28,3 +28,13 @@ pub const DEFAULT_PARAMS_YAML: &str = include_str!("../../../config/sim_default.
 
 /// The default robot (`urdf/panda.urdf`), built in for the same reason.
 pub const DEFAULT_URDF: &str = include_str!("../../../urdf/panda.urdf");
+
+/// The built-in parameters with every value derived from the built-in robot filled in
+/// (what `gp-node sim --print-params` prints): for code that assembles the loop's parts
+/// itself rather than through `gp-node sim` or `gp-node run`, which derive on their own.
+pub fn resolved_default_params() -> Result<NodeParams, String> {
+    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML)?;
+    let robot = load_robot(&params).map_err(|e| e.to_string())?;
+    derive_defaults(&robot, &mut params).map_err(|e| e.to_string())?;
+    Ok(params)
+}

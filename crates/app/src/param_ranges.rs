@@ -24,6 +24,8 @@ pub struct Range {
     pub lo_open: bool,
     /// Whole numbers only.
     pub integer: bool,
+    /// 0 is accepted too, outside the interval: "derived from the robot".
+    pub or_zero: bool,
 }
 
 impl Range {
@@ -33,6 +35,7 @@ impl Range {
             hi,
             lo_open: false,
             integer: false,
+            or_zero: false,
         }
     }
 
@@ -42,6 +45,7 @@ impl Range {
             hi,
             lo_open: true,
             integer: false,
+            or_zero: false,
         }
     }
 
@@ -51,6 +55,15 @@ impl Range {
             hi,
             lo_open: false,
             integer: true,
+            or_zero: false,
+        }
+    }
+
+    /// `[lo, hi]`, or 0 (derived from the robot).
+    const fn closed_or_zero(lo: f64, hi: f64) -> Self {
+        Self {
+            or_zero: true,
+            ..Self::closed(lo, hi)
         }
     }
 
@@ -61,13 +74,19 @@ impl Range {
         } else {
             x >= self.lo
         };
-        x.is_finite() && above_lo && x <= self.hi && (!self.integer || x.fract() == 0.0)
+        (self.or_zero && x == 0.0)
+            || (x.is_finite() && above_lo && x <= self.hi && (!self.integer || x.fract() == 0.0))
     }
 
     /// "in (0, 3600]", "an integer in [1, 1000000]".
     pub fn describe(&self) -> String {
         format!(
-            "{}in {}{}, {}]",
+            "{}{}in {}{}, {}]",
+            if self.or_zero {
+                "0 (derived from the robot) or "
+            } else {
+                ""
+            },
             if self.integer { "an integer " } else { "" },
             if self.lo_open { "(" } else { "[" },
             self.lo,
@@ -83,8 +102,7 @@ pub const RANGES: &[(&str, Range)] = &[
     ("control.kp_per_s2", R::above(0.0, 1e6)),
     ("control.kd_per_s", R::above(0.0, 1e4)),
     // The robustifying gain is 1/(2ε): below 1e-3 the law turns bang-bang.
-    // 0: derived from the robot (gpn_app::robot_defaults); else at least 1e-3.
-    ("control.epsilon", R::closed(0.0, 1e6)),
+    ("control.epsilon", R::closed_or_zero(1e-3, 1e6)),
     ("control.effort_limit_fraction", R::above(0.0, 1.0)),
     ("control.effort_limits_nm", R::above(0.0, 1e6)),
     ("control.bound.delta", R::above(0.0, 0.5)),

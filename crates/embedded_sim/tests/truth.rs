@@ -3,8 +3,8 @@
 
 use gpn_dynamics::{Data, Model, rnea};
 use gpn_embedded_sim::{
-    FrictionDrift, GlitchParams, Integrator, JointValues, PayloadParams, PayloadStep, SimError,
-    SimParams, SimState, Simulator,
+    FrictionDrift, FrictionParams, GlitchParams, Integrator, JointValues, PayloadParams,
+    PayloadStep, SimError, SimParams, SimState, Simulator,
 };
 
 const READY: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
@@ -49,6 +49,24 @@ fn run(params: &SimParams, steps: usize) -> (Vec<Vec<f64>>, SimState) {
     (log, state)
 }
 
+/// The simulator's parameters with explicit values where the node derives them from the
+/// robot (an empty list, a negative payload mass): 1.5 kg payload, friction 0.5, armature 0.1.
+fn sim_defaults() -> SimParams {
+    SimParams {
+        payload: PayloadParams {
+            mass_kg: 1.5,
+            ..PayloadParams::default()
+        },
+        friction: FrictionParams {
+            viscous_nms_per_rad: JointValues::All(0.5),
+            coulomb_nm: JointValues::All(0.5),
+            ..FrictionParams::default()
+        },
+        armature_kgm2: JointValues::All(0.1),
+        ..SimParams::default()
+    }
+}
+
 fn noisy_glitchy() -> SimParams {
     SimParams {
         velocity_noise_std_rad_s: 1e-3,
@@ -56,7 +74,7 @@ fn noisy_glitchy() -> SimParams {
             probability_per_sample: 0.01,
             ..GlitchParams::default()
         },
-        ..SimParams::default()
+        ..sim_defaults()
     }
 }
 
@@ -85,9 +103,9 @@ fn true_residual_is_what_the_true_dynamics_miss() {
     let params = SimParams {
         payload: PayloadParams {
             link: Some("panda_link8".into()),
-            ..PayloadParams::default()
+            ..sim_defaults().payload
         },
-        ..SimParams::default()
+        ..sim_defaults()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
     let state = at_ready(0.3, vec![0.3, -0.2, 0.1, 0.4, -0.5, 0.2, 0.05]);
@@ -118,7 +136,7 @@ fn without_unmodelled_effects_the_residual_vanishes() {
     let params = SimParams {
         payload: PayloadParams {
             mass_kg: 0.0,
-            ..PayloadParams::default()
+            ..sim_defaults().payload
         },
         friction: gpn_embedded_sim::FrictionParams {
             viscous_nms_per_rad: JointValues::All(0.0),
@@ -126,7 +144,7 @@ fn without_unmodelled_effects_the_residual_vanishes() {
             ..Default::default()
         },
         armature_kgm2: JointValues::All(0.0),
-        ..SimParams::default()
+        ..sim_defaults()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
     let state = at_ready(0.0, vec![0.5; 7]);
@@ -147,7 +165,7 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
                 at_secs: 15.0,
                 mass_kg: 3.0,
             }),
-            ..PayloadParams::default()
+            ..sim_defaults().payload
         },
         friction: gpn_embedded_sim::FrictionParams {
             coulomb_nm: JointValues::All(0.0),
@@ -155,10 +173,10 @@ fn payload_step_and_friction_drift_follow_their_schedules() {
                 factor_at_end: 3.0,
                 over_secs: 30.0,
             }),
-            ..Default::default()
+            ..sim_defaults().friction
         },
         armature_kgm2: JointValues::All(0.0),
-        ..SimParams::default()
+        ..sim_defaults()
     };
     let mut sim = Simulator::new(&model, &params).expect("valid");
     let at = |t: f64, v: f64| at_ready(t, vec![v; 7]);
@@ -222,7 +240,7 @@ fn integrators_agree_on_a_smooth_trajectory() {
             substeps: 4,
             torque_noise_std_nm: 0.0,
             encoder_noise_std_rad: 0.0,
-            ..SimParams::default()
+            ..sim_defaults()
         };
         let (_, end) = run(&params, 300);
         last.push(end.q);
@@ -239,7 +257,7 @@ fn integrators_agree_on_a_smooth_trajectory() {
 #[test]
 fn bad_commands_and_params_are_refused_with_the_reason() {
     let model = panda();
-    let mut sim = Simulator::new(&model, &SimParams::default()).expect("valid");
+    let mut sim = Simulator::new(&model, &sim_defaults()).expect("valid");
     let mut state = SimState::at_rest(&READY);
     let before = state.clone();
     let mut tau = [0.0; 7];
@@ -260,14 +278,14 @@ fn bad_commands_and_params_are_refused_with_the_reason() {
         (
             SimParams {
                 rate_hz: 0.0,
-                ..SimParams::default()
+                ..sim_defaults()
             },
             "rate_hz",
         ),
         (
             SimParams {
                 armature_kgm2: JointValues::Each(vec![0.1; 3]),
-                ..SimParams::default()
+                ..sim_defaults()
             },
             "armature_kgm2",
         ),
@@ -275,9 +293,9 @@ fn bad_commands_and_params_are_refused_with_the_reason() {
             SimParams {
                 payload: PayloadParams {
                     link: Some("no_such_link".into()),
-                    ..PayloadParams::default()
+                    ..sim_defaults().payload
                 },
-                ..SimParams::default()
+                ..sim_defaults()
             },
             "no_such_link",
         ),

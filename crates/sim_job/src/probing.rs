@@ -154,7 +154,10 @@ mod tests {
 
     #[test]
     fn the_task_pauses_during_a_probe_and_resumes_where_it_paused() {
-        let task = ReferenceParams::default();
+        let task = gpn_app::resolved_default_params()
+            .expect("built-in parameters")
+            .run
+            .reference;
         let mut reference = ProbingReference::new(&robot(), &task, &ProbeParams::default());
         let nv = 7;
         let (mut q, mut v, mut a) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);

@@ -17,7 +17,7 @@ use gp_node::robot::Model;
 /// The default parameters with fixed hyperparameters (no fit to wait for), as the
 /// allocation tests run them; `adjust` changes them before the robot and learner are built.
 pub fn fixed_hyper_setup(adjust: impl FnOnce(&mut NodeParams)) -> (NodeParams, Model, Learner) {
-    let mut params = NodeParams::from_yaml(DEFAULT_PARAMS_YAML).expect("parameters");
+    let mut params = gp_node::app::resolved_default_params().expect("parameters");
     let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
     params.model.config["hyper"] =
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});

@@ -208,6 +208,8 @@ pub fn mujoco_driver_with_reference(
     let _ = std::fs::remove_file(result);
     let mut driver = Command::new(python);
     driver
+        // This build's node resolves the values the parameter file derives from the robot.
+        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
         .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
         .args(["--params", params, "--domain-id", domain])
         .args(["--duration-s", duration_s, "--publish-reference"])

@@ -238,6 +238,7 @@ mod tests {
         let params = ControlParams {
             kp_per_s2: crate::robot::JointValues::All(5.0),
             kd_per_s: crate::robot::JointValues::All(10.0),
+            epsilon: 1.0,
             ..ControlParams::default()
         };
         let gains = Gains::new(&params, 1).expect("valid");
