@@ -19,9 +19,10 @@
 //!   min([`AMPLITUDE_MAX_RAD`] (revolute) or [`AMPLITUDE_MAX_M`] (prismatic),
 //!   [`AMPLITUDE_RANGE_FRACTION`]·r_i), so q_d stays inside the limits. Frequencies
 //!   f_i = [`FREQUENCY_LOW_HZ`] + [`FREQUENCY_SPAN_HZ`]·frac((i+1)·(√5−1)/2) (no two joints
-//!   share a period: the golden-ratio sequence never repeats), lowered where the peak
-//!   velocity a_i·2πf_i would pass [`VELOCITY_FRACTION`] of the velocity limit or the peak
-//!   acceleration half the reference acceleration limit.
+//!   share a period: the golden-ratio sequence never repeats), scaled down (each by the same
+//!   factor, so they stay distinct) where the highest one would take the peak velocity
+//!   a_i·2πf past [`VELOCITY_FRACTION`] of the velocity limit or the peak acceleration past
+//!   half the reference acceleration limit.
 //! - **Gains**: the law is computed torque with gains in acceleration units, so joint i's
 //!   stiffness is M_ii(home)·K_p,i. It must hold the expected unmodelled torque
 //!   τ_u,i = [`UNMODELLED_EFFORT_FRACTION`]·effort_i within the tolerated error
@@ -559,7 +560,9 @@ fn frequencies(model: &Model, amplitudes: &[f64], accel_limit: f64) -> Vec<f64> 
             let two_pi = 2.0 * std::f64::consts::PI;
             let by_velocity = VELOCITY_FRACTION * model.limits()[i].velocity / (two_pi * a);
             let by_accel = (0.5 * accel_limit / a).sqrt() / two_pi;
-            f.min(by_velocity).min(by_accel)
+            // Scaled, not clipped: joints under the same cap keep distinct periods.
+            let highest = FREQUENCY_LOW_HZ + FREQUENCY_SPAN_HZ;
+            f * (by_velocity.min(by_accel) / highest).min(1.0)
         })
         .collect()
 }
