@@ -92,21 +92,9 @@ fn a_wrong_sign_model_falls_back_within_the_stated_ticks_and_no_limit_is_exceede
     // effort limit, takes a joint to 1.63× its velocity limit before the fallback (which
     // still comes within the stated ticks) brings it back: a limit of a monitor that acts on
     // measurements, reported in docs/results/any-robot.md.
+    loop_support::ready_pose_reference(&mut params.run.reference);
     {
         use gp_node::robot::JointValues::All;
-        use std::f64::consts::PI;
-        let reference = &mut params.run.reference;
-        reference.center_rad = vec![
-            0.0,
-            -PI / 4.0,
-            0.0,
-            -3.0 * PI / 4.0,
-            0.0,
-            PI / 2.0,
-            PI / 4.0,
-        ];
-        reference.amplitude_rad = All(0.3);
-        reference.frequencies_hz = vec![0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67];
         (params.control.kp_per_s2, params.control.kd_per_s) = (All(100.0), All(20.0));
         params.sim.armature_kgm2 = All(0.1);
         params.sim.friction.coulomb_nm = All(0.5);

@@ -8,7 +8,7 @@ mod loop_support;
 mod model_support;
 
 use gp_node::app;
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
+
 use gp_node::control::{BudgetClock, ControlParams, Fallback, SupervisorParams, Tick};
 use gp_node::control::{TickOutput, TickResult, TickStatus};
 use gp_node::learn::{LearnParams, Learner, ModelFactory};

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use gp_node::app;
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::app::NodeParams;
 use gp_node::control::{
     BudgetClock, ControlParams, Fallback, SupervisorParams, Tick, TickInput, TickOutput, TickResult,
 };

@@ -10,7 +10,7 @@ use std::thread::ThreadId;
 use std::time::Instant;
 
 use gp_node::app;
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::app::NodeParams;
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
 use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{
@@ -74,9 +74,19 @@ struct Rig {
 
 impl Rig {
     fn new(factory: ModelFactory, hyper: serde_json::Value) -> Self {
+        Self::new_with(factory, hyper, |_| {})
+    }
+
+    /// As [`Rig::new`], with `edit` applied to the parameters first.
+    fn new_with(
+        factory: ModelFactory,
+        hyper: serde_json::Value,
+        edit: impl FnOnce(&mut NodeParams),
+    ) -> Self {
         let mut params = gp_node::app::resolved_default_params().expect("parameters");
         params.control.supervisor.budget_micros = 1e9;
         params.learn.replay_capacity = 2000;
+        edit(&mut params);
         let robot = app::load_robot(&params).expect("robot");
         let nv = robot.nv();
         let learner =
@@ -450,7 +460,11 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let ready = back.build(&search, 3 * nv, nv, &path).expect("build");
 
     let drops = Arc::new(Mutex::new(Vec::new()));
-    let mut other = Rig::new(probe_factory(9, &drops), hyper());
+    // The rig that loads the file learns nothing: in the tick it adopts the model it would
+    // otherwise learn that tick's sample into it before the comparison.
+    let mut other = Rig::new_with(probe_factory(9, &drops), hyper(), |p| {
+        p.learn.admit_every = u32::MAX;
+    });
     other.warm(10);
     other
         .learner

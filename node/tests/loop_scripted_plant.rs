@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use gp_node::app::{self, DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::app::{self, NodeParams};
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
 use gp_node::control_loop::{
     Clock, Command, CommandDecision, ControlCommand, ControlLoop, ControlReply, Desired,

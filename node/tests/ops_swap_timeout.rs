@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gp_node::app;
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams, model_factory};
+use gp_node::app::model_factory;
 use gp_node::control::{BudgetClock, Tick};
 use gp_node::control_loop::{
     CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopOutput, StateFrame, Timing,

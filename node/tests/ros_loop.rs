@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use gp_node::app;
-use gp_node::app::{DEFAULT_PARAMS_YAML, NodeParams};
+use gp_node::app::NodeParams;
 use gp_node::control::{BudgetClock, Tick};
 use gp_node::control_loop::{
     CommandDecision, ControlLoop, Handled, LoopOutput, MeasuredReference, OutKind, ReferenceSource,
@@ -202,20 +202,7 @@ fn messages_by_name_and_a_trajectory_reference_close_the_loop() {
     let mut p = params();
     // The reference this bound was set on (0.21–0.67 Hz, the ready pose): the derived one
     // moves joint 0 2.4× faster, and the message path's one-tick delay then costs 2.4 mrad.
-    {
-        use std::f64::consts::PI;
-        let reference = &mut p.run.reference;
-        reference.center_rad = vec![
-            0.0,
-            -PI / 4.0,
-            0.0,
-            -3.0 * PI / 4.0,
-            0.0,
-            PI / 2.0,
-            PI / 4.0,
-        ];
-        reference.frequencies_hz = vec![0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67];
-    }
+    loop_support::ready_pose_reference(&mut p.run.reference);
     let robot = app::load_robot(&p).expect("robot");
     let (errors, control) = closed_loop(&p, exact_factory(&robot, &p.sim), 4.0);
     for j in 0..7 {

@@ -432,14 +432,18 @@ fn worst_gravity_ratio(
     q: &[f64],
 ) -> Result<(f64, String), DeriveError> {
     let mut data = Data::new(truth);
-    let ratios = gravity_ratios(model, truth, &mut data, q)?;
-    let (i, r) = ratios
+    let (i, r) = largest(&gravity_ratios(model, truth, &mut data, q)?);
+    Ok((r, model.joint_names().get(i).cloned().unwrap_or_default()))
+}
+
+/// The index and value of the largest entry ((0, 0) when empty).
+fn largest(values: &[f64]) -> (usize, f64) {
+    values
         .iter()
         .copied()
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or((0, 0.0));
-    Ok((r, model.joint_names().get(i).cloned().unwrap_or_default()))
+        .unwrap_or((0, 0.0))
 }
 
 /// Mid-range, or the nearest pose found by the descent where gravity is within the margin;
@@ -510,12 +514,7 @@ fn feasible_home(model: &Model, truth: &Model) -> Result<(Vec<f64>, bool), Deriv
             }
         }
     }
-    let (i, ratio) = r
-        .iter()
-        .copied()
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or((0, 0.0));
+    let (i, ratio) = largest(&r);
     let effort = model.limits()[i].effort;
     Err(DeriveError::Infeasible {
         joint: model.joint_names()[i].clone(),

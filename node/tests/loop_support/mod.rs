@@ -96,3 +96,20 @@ pub fn holding_still<'a>(t_secs: f64, q: &'a [f64], zeros: &'a [f64]) -> TickInp
         qdd_d: zeros,
     }
 }
+
+/// The reference the earlier built-in Panda scenario used (the ready pose, 0.21–0.67 Hz, 0.3
+/// rad), for tests whose bounds were set on it rather than on the derived one.
+pub fn ready_pose_reference(reference: &mut gp_node::app::ReferenceParams) {
+    use std::f64::consts::PI;
+    reference.center_rad = vec![
+        0.0,
+        -PI / 4.0,
+        0.0,
+        -3.0 * PI / 4.0,
+        0.0,
+        PI / 2.0,
+        PI / 4.0,
+    ];
+    reference.amplitude_rad = gp_node::robot::JointValues::All(0.3);
+    reference.frequencies_hz = vec![0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67];
+}
