@@ -28,7 +28,7 @@ impl Model {
     /// Errors name the element: text over 64 MiB or nested more than 256 elements deep,
     /// malformed XML, unknown or unsupported joint types, joints whose links are missing,
     /// cycles, links with two parents, several roots, zero-length axes, non-finite numbers,
-    /// negative mass, inertia that is not positive semi-definite, and a singular joint-space inertia (a movable joint that moves no inertia).
+    /// negative mass, and a singular joint-space inertia (a movable joint that moves no inertia).
     pub fn from_urdf_str(xml: &str, source_name: &str) -> Result<Model> {
         model_from_urdf_str(xml, source_name, EffortLimits::Optional)
     }

@@ -352,7 +352,7 @@ impl Model {
             &inertia_about_com,
             &format!("payload on link '{link_name}'"),
             &self.file,
-        )? {
+        ) {
             return Err(unphysical);
         }
         let mut model = self.clone();
@@ -404,15 +404,15 @@ impl Model {
 /// inequality `I₁ + I₂ ≥ I₃` between them (Featherstone §2.13 notes a physical inertia must
 /// satisfy it), with a relative tolerance of 1e-6 for the rounding that URDFs carry.
 ///
-/// A tensor that is not semi-definite is an error; one that only violates the triangle
-/// inequality is returned as a warning (CAD exports carry such tensors, e.g. a hand's
-/// finger links; the dynamics are still defined and Pinocchio loads them), for the caller
-/// to report or refuse.
+/// A tensor that is not semi-definite, or that violates the triangle inequality, is returned
+/// as a warning, for the caller to report or refuse: CAD exports carry such tensors (a
+/// hand's finger links, an antenna of 10⁻⁷ kg·m²), Pinocchio loads them, and what the
+/// dynamics need — a positive-definite joint-space inertia — is checked on the model.
 pub(crate) fn check_inertia_tensor(
     inertia_about_com: &Matrix3<f64>,
     link: &str,
     file: &str,
-) -> Result<Option<RobotError>> {
+) -> Option<RobotError> {
     let mut moments: [f64; 3] = SymmetricEigen::new(*inertia_about_com).eigenvalues.into();
     moments.sort_by(f64::total_cmp);
     let scale = moments[2].abs().max(f64::MIN_POSITIVE);
@@ -423,14 +423,14 @@ pub(crate) fn check_inertia_tensor(
         file: file.to_owned(),
     };
     if moments[0] < -1e-9 * scale {
-        return Err(error("the inertia tensor is not positive semi-definite"));
+        return Some(error("the inertia tensor is not positive semi-definite"));
     }
     if moments[0] + moments[1] < moments[2] * (1.0 - 1e-6) {
-        return Ok(Some(error(
+        return Some(error(
             "the principal moments violate the triangle inequality (I1 + I2 >= I3)",
-        )));
+        ));
     }
-    Ok(None)
+    None
 }
 
 /// The first index whose Cholesky pivot of the symmetric matrix `m` vanishes (≤ 1e-12 of the

@@ -7,9 +7,10 @@
 //!   rotated frame). A link without `<inertial>` is massless. Zero mass, zero inertia, a
 //!   point mass (zero tensor) and semi-definite tensors (rods) are accepted — sensor frames,
 //!   cameras and tiny grippers carry them — wherever the joint-space inertia M(q) stays
-//!   positive definite (checked once on the model, below). Principal moments that violate
-//!   the triangle inequality (CAD exports do) are loaded as written, with a warning
-//!   ([`Model::warnings`](super::Model::warnings)), as Pinocchio loads them.
+//!   positive definite (checked once on the model, below). A tensor that is not
+//!   semi-definite or whose principal moments violate the triangle inequality (CAD exports
+//!   carry both) is loaded as written, with a warning naming the link
+//!   ([`Model::warnings`](super::Model::warnings)), as Pinocchio loads it.
 //! - `<joint>`: `name`, `type` (revolute, continuous, prismatic, fixed), `<parent link>`,
 //!   `<child link>`, `<origin xyz rpy>` (rotation `Rz(y)·Ry(p)·Rx(r)`), `<axis xyz>`
 //!   (normalised; default `1 0 0`), and `<limit lower upper velocity effort>`, which is
@@ -48,8 +49,7 @@
 //! Rejected with an error naming the element: floating, planar and spherical joints (the root
 //! is fixed to the world), unknown joint types, joints whose parent or child link is missing,
 //! links with two parents, cycles, several root links, duplicate names, zero-length axes,
-//! non-finite numbers, negative mass, an inertia tensor that is not positive semi-definite,
-//! and a model whose joint-space inertia M(q) is
+//! non-finite numbers, negative mass, and a model whose joint-space inertia M(q) is
 //! singular at the check pose (each joint at 0 clamped to its limits; the error names the
 //! first joint that adds no inertia, e.g. one whose moving links are all massless).
 
@@ -719,7 +719,7 @@ fn link_inertia(link: &Link, file: &str, warnings: &mut Vec<String>) -> Result<R
     }
     // Zero mass and zero inertia, or a point mass (zero tensor): frames, sensors, tiny
     // grippers. What matters is that M(q) stays positive definite, checked on the model.
-    if let Some(warning) = check_inertia_tensor(&tensor, &link.name, file)? {
+    if let Some(warning) = check_inertia_tensor(&tensor, &link.name, file) {
         warnings.push(warning.to_string());
     }
     if mass_kg == 0.0 && tensor.iter().all(|&x| x == 0.0) {
