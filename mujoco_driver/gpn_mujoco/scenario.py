@@ -367,6 +367,11 @@ def from_mapping(params: Any, base_dir: Path | None, source: str = "<mapping>") 
     node = top.section("gp_learning_node").section("ros__parameters")
     node.path = ""  # keys are named from inside ros__parameters, as in the node's errors
     robot = node.section("robot")
+    if robot.data.get("joints"):
+        raise ScenarioError(
+            "`robot.joints`: the driver simulates and commands every movable joint of the URDF; a "
+            "reduced model (some joints locked) is not supported by the MuJoCo driver"
+        )
     urdf = robot.data.get("urdf", "")
     if urdf is None:
         urdf = ""

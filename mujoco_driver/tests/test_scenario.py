@@ -141,3 +141,9 @@ def test_unreadable_and_malformed_files_are_refused(tmp_path):
         scenario.from_file(bad)
     with pytest.raises(ScenarioError, match="`robot.urdf` must be a path"):
         scenario.from_file(write_params(tmp_path, {"robot": {"urdf": 3}}))
+
+
+def test_a_reduced_model_is_refused_naming_the_key(tmp_path):
+    path = write_params(tmp_path, {"robot": {"joints": ["panda_joint1"]}})
+    with pytest.raises(ScenarioError, match="robot.joints"):
+        scenario.from_file(path)

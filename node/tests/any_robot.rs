@@ -199,7 +199,30 @@ fn print_params_resolves_every_derived_key_and_round_trips() {
 #[test]
 fn sim_on_the_pinned_panda_with_fingers_meets_the_acceptance_line() {
     let urdf = format!("{ROBOT_SET}/panda.urdf");
-    let out = gp_node(&["sim", "--urdf", &urdf, "--json", "--no-viz"]);
+    meets_the_acceptance_line(&["sim", "--urdf", &urdf, "--json", "--no-viz"], 9);
+}
+
+/// The same line on one arm of the 19-DoF two-arm tree: Baxter's left arm, its other 12
+/// joints locked (0 clamped to their limits) and merged — the joints named from the
+/// reference values of the reduced model, not from code.
+#[test]
+fn sim_on_one_arm_of_a_two_arm_tree_meets_the_acceptance_line() {
+    let fixture = gp_node::robot::fixture_check::Fixture::from_file(format!(
+        "{ROBOT_SET}/reduced/baxter_left_arm.json"
+    ))
+    .expect("reduced fixture");
+    let urdf = format!("{ROBOT_SET}/baxter.urdf");
+    let joints = fixture.joints.join(",");
+    let args = [
+        "sim", "--urdf", &urdf, "--joints", &joints, "--json", "--no-viz",
+    ];
+    let report = meets_the_acceptance_line(&args, 7);
+    assert_eq!(report["joints"], serde_json::json!(fixture.joints));
+}
+
+/// Runs `gp-node args` and checks the line on its report of `nv` joints; returns it.
+fn meets_the_acceptance_line(args: &[&str], nv: usize) -> serde_json::Value {
+    let out = gp_node(args);
     assert!(
         out.status.success(),
         "{}",
@@ -217,9 +240,9 @@ fn sim_on_the_pinned_panda_with_fingers_meets_the_acceptance_line() {
     let learned = numbers(&report["learned"]["rms_tracking_error_rad"]);
     let amplitude = numbers(&report["robot"]["amplitude_rad"]);
     let joints = report["joints"].as_array().expect("joints");
-    assert_eq!(joints.len(), 9);
+    assert_eq!(joints.len(), nv);
     eprintln!("nominal {nominal:?}\nlearned {learned:?}\namplitude {amplitude:?}");
-    for j in 0..9 {
+    for j in 0..nv {
         if nominal[j] > 1e-3 {
             assert!(
                 nominal[j] / learned[j] >= 10.0,
@@ -251,4 +274,5 @@ fn sim_on_the_pinned_panda_with_fingers_meets_the_acceptance_line() {
             assert!(ticks["saturated"].is_u64(), "saturation counted: {ticks}");
         }
     }
+    report
 }

@@ -332,3 +332,78 @@ fn malformed_fixtures_are_errors_naming_the_element() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/fixture.json"));
 }
+
+/// A reduced model (Pinocchio's `buildReducedModel`): Baxter's left arm kept, its other 12
+/// movable joints locked at 0 clamped to their limits and merged, against Pinocchio 4.1.0's
+/// values of the same reduction (testing/robots/reduced, generate_reduced.py).
+#[test]
+fn a_reduced_model_agrees_with_pinocchios_reduced_model() {
+    use gp_node::robot::JointSelection;
+    let fixture =
+        Fixture::from_file(format!("{ROBOT_SET}/reduced/baxter_left_arm.json")).expect("fixture");
+    let selection = JointSelection {
+        controlled: fixture.joints.clone(),
+        locked_at: Vec::new(),
+    };
+    let model = Model::from_urdf_file_selected(format!("{ROBOT_SET}/baxter.urdf"), &[], &selection)
+        .expect("the left arm of Baxter");
+    assert_eq!(model.nv(), 7);
+    let report = check_fixture(&model, &fixture).expect("same joints");
+    for q in &report.quantities {
+        eprintln!(
+            "reduced {:<10} max|Δ| {:.3e} tol {:.3e}",
+            q.name, q.max_abs_diff, q.tolerance
+        );
+    }
+    assert!(report.passed(), "{report:?}");
+    // The lock position is used: a joint locked beyond the arm (a finger) moved to its upper
+    // limit changes the arm's dynamics; one on another branch does not.
+    let full = Model::from_urdf_file(format!("{ROBOT_SET}/baxter.urdf")).expect("full");
+    let changes: Vec<bool> = full
+        .joint_names()
+        .iter()
+        .filter(|n| !fixture.joints.contains(n))
+        .map(|n| {
+            let upper = full.limits()[full.joint_index(n).expect("joint")].position_upper;
+            let moved = JointSelection {
+                controlled: fixture.joints.clone(),
+                locked_at: vec![(n.clone(), upper.min(1.0))],
+            };
+            let other =
+                Model::from_urdf_file_selected(format!("{ROBOT_SET}/baxter.urdf"), &[], &moved)
+                    .expect("locked elsewhere");
+            !check_fixture(&other, &fixture)
+                .expect("same joints")
+                .passed()
+        })
+        .collect();
+    assert!(
+        changes.iter().any(|c| *c) && changes.iter().any(|c| !*c),
+        "{changes:?}"
+    );
+    // Names that are not movable joints, or a lock on a kept joint, are errors naming them.
+    for (bad, needle) in [
+        (
+            JointSelection {
+                controlled: vec!["no_such_joint".into()],
+                locked_at: Vec::new(),
+            },
+            "'no_such_joint' is not a movable joint",
+        ),
+        (
+            JointSelection {
+                controlled: fixture.joints.clone(),
+                locked_at: vec![(fixture.joints[0].clone(), 0.1)],
+            },
+            "is controlled",
+        ),
+    ] {
+        let message = Model::from_urdf_file_selected(format!("{ROBOT_SET}/baxter.urdf"), &[], &bad)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.contains(needle) && message.contains("left_s0"),
+            "{message}"
+        );
+    }
+}

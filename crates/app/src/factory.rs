@@ -63,11 +63,27 @@ pub fn load_robot(params: &NodeParams) -> Result<Model, RobotError> {
     if params.robot.urdf.as_os_str().is_empty() {
         load_robot_description(params, super::DEFAULT_URDF, "built-in urdf/panda.urdf")
     } else {
-        Model::from_urdf_file_with_effort_limits(
+        Model::from_urdf_file_selected(
             &params.robot.urdf,
             params.control.given_effort_limits_nm(),
+            &selection(params, &params.robot.urdf.display().to_string())?,
         )
     }
+}
+
+/// The joint selection of `robot.joints` and `robot.locked_positions`.
+fn selection(
+    params: &NodeParams,
+    source: &str,
+) -> Result<gpn_dynamics::JointSelection, RobotError> {
+    params
+        .robot
+        .selection()
+        .map_err(|reason| RobotError::InvalidArgument {
+            argument: "robot.locked_positions".into(),
+            reason,
+            file: source.to_owned(),
+        })
 }
 
 /// Loads the robot from a URDF text (`source` names it in errors: a file, a topic), with the
@@ -77,5 +93,10 @@ pub fn load_robot_description(
     urdf: &str,
     source: &str,
 ) -> Result<Model, RobotError> {
-    Model::from_urdf_str_with_effort_limits(urdf, source, params.control.given_effort_limits_nm())
+    Model::from_urdf_str_selected(
+        urdf,
+        source,
+        params.control.given_effort_limits_nm(),
+        &selection(params, source)?,
+    )
 }

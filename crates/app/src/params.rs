@@ -19,13 +19,46 @@ pub struct RobotParams {
     /// URDF file; a relative path is taken from the parameter file's folder (or the working
     /// directory without a file).
     pub urdf: PathBuf,
+    /// The movable joints the node controls (URDF names); empty: all. The others are locked
+    /// and merged into their parent body (a reduced model, as Pinocchio's
+    /// `buildReducedModel`), at `locked_positions` or 0 clamped to their limits.
+    pub joints: Vec<String>,
+    /// Positions of locked joints, `"name=value"` (rad, m for prismatic joints).
+    pub locked_positions: Vec<String>,
 }
 
 impl Default for RobotParams {
     fn default() -> Self {
         Self {
             urdf: PathBuf::from("urdf/panda.urdf"),
+            joints: Vec::new(),
+            locked_positions: Vec::new(),
         }
+    }
+}
+
+impl RobotParams {
+    /// The joints kept and the positions of the locked ones; an entry of `locked_positions`
+    /// that is not `name=number` is an error naming it.
+    pub fn selection(&self) -> Result<gpn_dynamics::JointSelection, String> {
+        let locked_at = self
+            .locked_positions
+            .iter()
+            .map(|entry| {
+                entry
+                    .split_once('=')
+                    .and_then(|(name, value)| {
+                        Some((name.trim().to_owned(), value.trim().parse::<f64>().ok()?))
+                    })
+                    .ok_or_else(|| {
+                        format!("robot.locked_positions: {entry:?} is not \"joint=value\"")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(gpn_dynamics::JointSelection {
+            controlled: self.joints.clone(),
+            locked_at,
+        })
     }
 }
 

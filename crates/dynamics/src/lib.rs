@@ -104,3 +104,4 @@ pub use model::{BodyRef, DEFAULT_GRAVITY_MPS2, JointLimits, JointType, Model};
 pub use regressor::regressor;
 pub use rnea::{gravity, nonlinear_effects, rnea};
 pub use spatial::{Force, Motion, RigidInertia, Transform};
+pub use urdf::JointSelection;

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use super::error::{Result, RobotError};
 use super::model::Model;
-use super::urdf::{EffortLimits, MAX_URDF_BYTES, model_from_urdf_str};
+use super::urdf::{
+    EffortLimits, JointSelection, MAX_URDF_BYTES, model_from_urdf_str, model_from_urdf_str_selected,
+};
 
 impl Model {
     /// Loads a URDF file for dynamics (see the `urdf` module doc for what is read and what
@@ -55,6 +57,35 @@ impl Model {
             &xml,
             &path.display().to_string(),
             EffortLimits::required_unless_given(effort_limits),
+        )
+    }
+
+    /// As [`Model::from_urdf_file_with_effort_limits`], keeping only the joints `selection`
+    /// keeps: the others are locked and merged into their parent body (Pinocchio's
+    /// `buildReducedModel`); effort limits are needed (or given) for the kept joints only.
+    /// Errors also name a selected joint that is not a movable joint of the robot.
+    pub fn from_urdf_file_selected(
+        path: impl AsRef<Path>,
+        effort_limits: &[f64],
+        selection: &JointSelection,
+    ) -> Result<Model> {
+        let path = path.as_ref();
+        let xml = read_urdf(path)?;
+        Self::from_urdf_str_selected(&xml, &path.display().to_string(), effort_limits, selection)
+    }
+
+    /// As [`Model::from_urdf_file_selected`], from URDF text.
+    pub fn from_urdf_str_selected(
+        xml: &str,
+        source_name: &str,
+        effort_limits: &[f64],
+        selection: &JointSelection,
+    ) -> Result<Model> {
+        model_from_urdf_str_selected(
+            xml,
+            source_name,
+            EffortLimits::required_unless_given(effort_limits),
+            selection,
         )
     }
 

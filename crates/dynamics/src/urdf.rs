@@ -96,18 +96,112 @@ impl<'a> EffortLimits<'a> {
     }
 }
 
+/// Which movable joints a model keeps. The others are *locked*: fixed at a position and
+/// merged into their parent body, as Pinocchio's `buildReducedModel` does (one arm of a
+/// two-arm robot, say).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JointSelection {
+    /// The movable joints kept, by URDF name; empty: all of them.
+    pub controlled: Vec<String>,
+    /// Positions of locked joints (rad, m for prismatic joints) by name; a locked joint not
+    /// listed is locked at 0 clamped to its limits.
+    pub locked_at: Vec<(String, f64)>,
+}
+
+impl JointSelection {
+    /// Every movable joint kept.
+    pub const ALL: JointSelection = JointSelection {
+        controlled: Vec::new(),
+        locked_at: Vec::new(),
+    };
+
+    /// The position joint `joint` is locked at, or `None` when it is kept.
+    fn lock(&self, joint: &Joint) -> Option<f64> {
+        if self.controlled.is_empty() || self.controlled.iter().any(|c| *c == joint.name) {
+            return None;
+        }
+        let given = self
+            .locked_at
+            .iter()
+            .find(|(name, _)| *name == joint.name)
+            .map(|(_, q)| *q);
+        Some(given.unwrap_or_else(|| match joint.joint_type {
+            UrdfJointType::Continuous => 0.0,
+            _ => 0.0_f64.clamp(
+                joint.limit.lower.min(joint.limit.upper),
+                joint.limit.upper.max(joint.limit.lower),
+            ),
+        }))
+    }
+
+    /// Refuses names that are not movable joints of the robot, a locked position for a kept
+    /// joint, and non-finite positions; errors name the parameter (`robot.joints`,
+    /// `robot.locked_positions`) and list the movable joints.
+    fn check(&self, joints: &[Joint], file: &str) -> Result<()> {
+        let movable: Vec<&str> = joints
+            .iter()
+            .filter(|j| !matches!(j.joint_type, UrdfJointType::Fixed))
+            .map(|j| j.name.as_str())
+            .collect();
+        let error = |argument: &str, reason: String| RobotError::InvalidArgument {
+            argument: argument.to_owned(),
+            reason: format!("{reason}; the movable joints are: {}", movable.join(", ")),
+            file: file.to_owned(),
+        };
+        for name in &self.controlled {
+            if !movable.contains(&name.as_str()) {
+                return Err(error(
+                    "robot.joints",
+                    format!("'{name}' is not a movable joint"),
+                ));
+            }
+        }
+        for (name, q) in &self.locked_at {
+            if !movable.contains(&name.as_str()) {
+                return Err(error(
+                    "robot.locked_positions",
+                    format!("'{name}' is not a movable joint"),
+                ));
+            }
+            if self.controlled.is_empty() || self.controlled.contains(name) {
+                return Err(error(
+                    "robot.locked_positions",
+                    format!("'{name}' is controlled (robot.joints), not locked"),
+                ));
+            }
+            if !q.is_finite() {
+                return Err(error(
+                    "robot.locked_positions",
+                    format!("'{name}' = {q} is not finite"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Parses URDF text and builds the model; `file` names the source in errors.
 pub(crate) fn model_from_urdf_str(
     xml: &str,
     file: &str,
     effort_limits: EffortLimits<'_>,
 ) -> Result<Model> {
+    model_from_urdf_str_selected(xml, file, effort_limits, &JointSelection::ALL)
+}
+
+/// [`model_from_urdf_str`] keeping the joints `selection` keeps.
+pub(crate) fn model_from_urdf_str_selected(
+    xml: &str,
+    file: &str,
+    effort_limits: EffortLimits<'_>,
+    selection: &JointSelection,
+) -> Result<Model> {
     check_size_and_depth(xml, file)?;
     let robot = urdf_rs::read_from_string(xml)
         .map_err(|e| super::urdf_diagnose::explain(xml, file, &e.to_string()))?;
     // urdf-rs accepts any root element name.
     match super::urdf_diagnose::root_element_name(xml) {
-        Some("robot") => build_model(&robot, file, effort_limits),
+        Some("robot") => build_model(&robot, file, effort_limits, selection),
         other => Err(RobotError::InvalidElement {
             element: format!("<{}>", other.unwrap_or("")),
             message: "the root element must be <robot>".into(),
@@ -191,7 +285,12 @@ fn start_tag_end(tag: &str) -> Option<usize> {
     None
 }
 
-fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Result<Model> {
+fn build_model(
+    robot: &Robot,
+    file: &str,
+    effort_limits: EffortLimits<'_>,
+    selection: &JointSelection,
+) -> Result<Model> {
     let links = &robot.links;
     let joints = &robot.joints;
     if links.is_empty() {
@@ -208,7 +307,8 @@ fn build_model(robot: &Robot, file: &str, effort_limits: EffortLimits<'_>) -> Re
         .collect::<Result<Vec<_>>>()?;
 
     let tree = Tree::new(links, joints, &link_index, file)?;
-    let mut walk = Walk::from_root(&tree, links, joints, effort_limits, file)?;
+    selection.check(joints, file)?;
+    let mut walk = Walk::from_root(&tree, links, joints, effort_limits, selection, file)?;
     let link_frames = walk.place_links(&tree, links, &link_inertias, file)?;
     apply_effort_limits(effort_limits, &mut walk, file)?;
 
@@ -377,6 +477,7 @@ impl Walk {
         links: &[Link],
         joints: &[Joint],
         effort_limits: EffortLimits<'_>,
+        selection: &JointSelection,
         file: &str,
     ) -> Result<Self> {
         let mut walk = Walk {
@@ -397,13 +498,16 @@ impl Walk {
                 // Unreachable: a joint is pushed only after its parent link got its frame.
                 return Err(tree.cycle_error(parent, links, file));
             };
-            let child_frame = walk.add_joint(
-                &joints[j],
-                parent_frame,
-                &links[child].name,
-                effort_limits,
-                file,
-            )?;
+            let child_frame = match selection.lock(&joints[j]) {
+                Some(q) => lock_joint(&joints[j], parent_frame, q, file)?,
+                None => walk.add_joint(
+                    &joints[j],
+                    parent_frame,
+                    &links[child].name,
+                    effort_limits,
+                    file,
+                )?,
+            };
             walk.frames[child] = Some(child_frame);
             stack.extend(tree.child_joints[child].iter().rev());
         }
@@ -486,6 +590,24 @@ impl Walk {
         }
         Ok(link_frames)
     }
+}
+
+/// The frame of the child link of a locked joint: welded to the parent's body at the joint's
+/// motion for position `q` (rotation about the axis, or translation along it).
+fn lock_joint(joint: &Joint, parent_frame: LinkFrame, q: f64, file: &str) -> Result<LinkFrame> {
+    let body_from_joint = parent_frame.body_from_link * joint_origin(joint, file)?;
+    let axis = joint_axis(joint, file)?;
+    let motion = match joint.joint_type {
+        UrdfJointType::Prismatic => Transform::new(nalgebra::Matrix3::identity(), axis * q),
+        _ => Transform::new(
+            super::spatial::rotation_about_axis(&axis, q),
+            nalgebra::Vector3::zeros(),
+        ),
+    };
+    Ok(LinkFrame {
+        body: parent_frame.body,
+        body_from_link: body_from_joint * motion,
+    })
 }
 
 /// Refuses a model whose joint-space inertia M(q) is singular at the check pose (each joint

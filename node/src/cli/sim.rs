@@ -25,6 +25,10 @@ pub struct SimArgs {
     /// value the parameters leave empty is derived from it (README, "Any robot").
     #[arg(long, value_name = "FILE.urdf")]
     urdf: Option<PathBuf>,
+    /// The joints to control, comma-separated URDF names (overrides `robot.joints`); the
+    /// others are locked at `robot.locked_positions` or 0 clamped to their limits, and merged.
+    #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
+    joints: Vec<String>,
     /// Scenario applied on top of the parameters.
     #[arg(long, value_enum, default_value_t = Scenario::Default)]
     scenario: Scenario,
@@ -248,6 +252,9 @@ fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
     };
     if let Some(urdf) = &args.urdf {
         params.robot.urdf = urdf.clone();
+    }
+    if !args.joints.is_empty() {
+        params.robot.joints = args.joints.clone();
     }
     if let Some(plugin) = &args.plugin {
         params.model.plugin = plugin.clone();
