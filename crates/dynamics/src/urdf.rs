@@ -117,7 +117,7 @@ impl JointSelection {
 
     /// The position joint `joint` is locked at, or `None` when it is kept.
     fn lock(&self, joint: &Joint) -> Option<f64> {
-        if self.controlled.is_empty() || self.controlled.iter().any(|c| *c == joint.name) {
+        if self.controlled.is_empty() || self.controlled.contains(&joint.name) {
             return None;
         }
         let given = self
