@@ -17,7 +17,8 @@
 //!   names the joint.
 //! - **Reference**: q_d,i = home_i + a_i sin(2π f_i t + i φ). Amplitude a_i =
 //!   min([`AMPLITUDE_MAX_RAD`] (revolute) or [`AMPLITUDE_MAX_M`] (prismatic),
-//!   [`AMPLITUDE_RANGE_FRACTION`]·r_i), so q_d stays inside the limits. Frequencies
+//!   [`AMPLITUDE_RANGE_FRACTION`]·r_i, the room left to the nearer limit less 5 % of r_i),
+//!   so q_d stays inside the limits. Frequencies
 //!   f_i = [`FREQUENCY_LOW_HZ`] + [`FREQUENCY_SPAN_HZ`]·frac((i+1)·(√5−1)/2) (no two joints
 //!   share a period: the golden-ratio sequence never repeats), scaled down (each by the same
 //!   factor, so they stay distinct) where the highest one would take the peak velocity
@@ -31,8 +32,10 @@
 //!   natural frequency stays ≤ a tenth of a radian per tick). K_d,i = 2ζ√K_p,i with
 //!   ζ = [`DAMPING_RATIO`].
 //! - **True robot** (`gp-node sim`): a payload of [`PAYLOAD_MASS_FRACTION`] of the moving
-//!   mass on the tool link (the child link of the joint with the most joints above it), its
-//!   centre [`PAYLOAD_OFFSET_M`] along the link's z axis; Coulomb and viscous friction
+//!   mass on the tool link ([`Model::tool_body`]: the end of the longest chain of rotary
+//!   joints), moved up the chain while the nominal law cannot hold it within half the
+//!   amplitude (a gripper jaw cannot), its centre [`PAYLOAD_OFFSET_M`] along the link's z
+//!   axis; Coulomb and viscous friction
 //!   [`FRICTION_FRACTION`] of τ_u,i (N·m, N·m·s/rad); armature [`ARMATURE_PER_NM`]·τ_u,i,
 //!   at most M_ii(home) (a rotor adds at most the link's own inertia); friction's damping
 //!   rate (b + c/v_s)/(M_ii + armature) at most [`FRICTION_STIFFNESS_STEP_FRACTION`] per
@@ -43,7 +46,7 @@
 //!   controller can run.
 
 use gpn_dynamics::{Data, JointType, JointValues, Model, crba, gravity};
-use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use nalgebra::{DMatrix, DVector};
 
 use super::params::NodeParams;
 
@@ -90,8 +93,6 @@ pub const FRICTION_STIFFNESS_STEP_FRACTION: f64 = 0.5;
 pub struct DerivedDefaults {
     /// The parameter keys that were empty and got a value from the model.
     pub keys: Vec<&'static str>,
-    /// The tool link (payload, re-identification), when derived.
-    pub tool_link: Option<String>,
     /// Moving mass of the robot, kg.
     pub moving_mass_kg: f64,
     /// Largest |g_i|/effort_i of the true robot at the home pose, and its joint.
@@ -165,12 +166,12 @@ fn derive(
     pose: Pose,
 ) -> Result<DerivedDefaults, DeriveError> {
     let payload_derived = params.sim.payload.link.as_deref().is_none_or(str::is_empty);
-    let Some(mut body) = model.tool_body().filter(|_| payload_derived) else {
-        let tool = model
-            .tool_body()
-            .map(|b| model.body_link_name(b).to_owned());
-        return derive_with_tool(model, params, &tool.unwrap_or_default(), pose);
+    let Some(mut body) = model.tool_body() else {
+        return derive_with_tool(model, params, "", pose);
     };
+    if !payload_derived {
+        return derive_with_tool(model, params, model.body_link_name(body), pose);
+    }
     // The tool's joint must hold the payload: a gripper jaw at the end of the chain cannot
     // hold 8 % of the robot, the link carrying it can. Up the chain until one holds it.
     loop {
@@ -223,16 +224,13 @@ fn derive_with_tool(
         moving_mass_kg: model.moving_mass_kg(),
         ..DerivedDefaults::default()
     };
-    let tool_link = tool_link.to_owned();
     if params.sim.payload.link.as_deref().is_none_or(str::is_empty) {
-        params.sim.payload.link = Some(tool_link.clone());
+        params.sim.payload.link = Some(tool_link.to_owned());
         derived.keys.push("sim.payload.link");
-        derived.tool_link = Some(tool_link.clone());
     }
     if params.learn.change.payload_link.is_empty() {
-        params.learn.change.payload_link = tool_link.clone();
+        params.learn.change.payload_link = tool_link.to_owned();
         derived.keys.push("learn.change.payload_link");
-        derived.tool_link = Some(tool_link);
     }
     if params.sim.payload.mass_kg < 0.0 {
         params.sim.payload.mass_kg = PAYLOAD_MASS_FRACTION * derived.moving_mass_kg;
@@ -375,23 +373,16 @@ fn joint_list(model: &Model) -> String {
     model.joint_names().join(", ")
 }
 
-/// The nominal model with the simulated payload (when one is set): what must hold its pose.
+/// The nominal model with the simulated payload at its heaviest (as the simulator builds
+/// it): what must hold its pose.
 fn true_robot_for_gravity(model: &Model, params: &NodeParams) -> Result<Model, DeriveError> {
     let payload = &params.sim.payload;
-    let link = payload.link.clone().unwrap_or_default();
     let mass = payload
         .mass_kg
-        .max(payload.step.as_ref().map_or(0.0, |s| s.mass_kg));
-    if mass <= 0.0 || link.is_empty() {
-        return Ok(model.clone());
-    }
-    model
-        .with_added_inertia(
-            &link,
-            mass,
-            Vector3::from(payload.com_m),
-            Matrix3::from_diagonal(&Vector3::from(payload.inertia_diag_kgm2)),
-        )
+        .max(payload.step.as_ref().map_or(0.0, |s| s.mass_kg))
+        .max(0.0);
+    payload
+        .added_to(model, mass)
         .map_err(|e| DeriveError::Param(format!("sim.payload: {e}")))
 }
 

@@ -125,12 +125,11 @@ impl JointSelection {
             .iter()
             .find(|(name, _)| *name == joint.name)
             .map(|(_, q)| *q);
+        // max/min, not clamp: a locked joint's limits are never checked, and clamp panics on
+        // NaN or lower > upper.
         Some(given.unwrap_or_else(|| match joint.joint_type {
             UrdfJointType::Continuous => 0.0,
-            _ => 0.0_f64.clamp(
-                joint.limit.lower.min(joint.limit.upper),
-                joint.limit.upper.max(joint.limit.lower),
-            ),
+            _ => 0.0_f64.max(joint.limit.lower).min(joint.limit.upper),
         }))
     }
 

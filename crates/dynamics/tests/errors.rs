@@ -470,3 +470,28 @@ fn bad_builder_arguments_are_errors() {
     let err = world_from_link(&model, &data, "panda_foot").expect_err("unknown link");
     assert!(err.to_string().contains("panda_foot"), "{err}");
 }
+
+/// A locked joint's limits are never checked (it is not a joint of the model), so bad ones
+/// must not panic when its lock position is taken from them: NaN or lower > upper.
+#[test]
+fn a_locked_joint_with_unusable_limits_loads_without_panicking() {
+    use gpn_dynamics::JointSelection;
+    for limit in [
+        r#"<limit lower="nan" upper="1" effort="10" velocity="1"/>"#,
+        r#"<limit lower="2" upper="1" effort="10" velocity="1"/>"#,
+    ] {
+        let xml = robot_of(&[
+            link("base"),
+            link("arm"),
+            link("hand"),
+            joint("j1", "revolute", "base", "arm"),
+            urdf::joint("j2", "revolute", "arm", "hand", "1 0 0", limit),
+        ]);
+        let keep_j1 = JointSelection {
+            controlled: vec!["j1".into()],
+            locked_at: Vec::new(),
+        };
+        let model = Model::from_urdf_str_selected(&xml, FILE, &[], &keep_j1).expect(limit);
+        assert_eq!(model.joint_names(), ["j1"]);
+    }
+}

@@ -49,6 +49,36 @@ impl Default for PayloadParams {
     }
 }
 
+impl PayloadParams {
+    /// The link it is attached to: `link`, or (when `None` or empty) the tool link of
+    /// `nominal` ([`Model::tool_body`](gpn_dynamics::Model::tool_body)); `None` when the
+    /// robot has no joint.
+    pub fn link_on(&self, nominal: &gpn_dynamics::Model) -> Option<String> {
+        match self.link.as_deref() {
+            Some(name) if !name.is_empty() => Some(name.to_owned()),
+            _ => nominal
+                .tool_body()
+                .map(|b| nominal.body_link_name(b).to_owned()),
+        }
+    }
+
+    /// `nominal` carrying this payload with mass `mass_kg` on [`PayloadParams::link_on`]
+    /// (`nominal` itself for a zero mass).
+    pub fn added_to(
+        &self,
+        nominal: &gpn_dynamics::Model,
+        mass_kg: f64,
+    ) -> gpn_dynamics::Result<gpn_dynamics::Model> {
+        let link = self.link_on(nominal).unwrap_or_default();
+        if mass_kg == 0.0 {
+            return Ok(nominal.clone());
+        }
+        let inertia =
+            nalgebra::Matrix3::from_diagonal(&nalgebra::Vector3::from(self.inertia_diag_kgm2));
+        nominal.with_added_inertia(&link, mass_kg, nalgebra::Vector3::from(self.com_m), inertia)
+    }
+}
+
 /// A payload step: from `at_secs` on, the payload mass is `mass_kg` (same CoM and inertia).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -6,8 +6,6 @@
 //! learner sees against the nominal model is
 //! d(q, q̇, q̈) = τ − τ_RBD,nominal(q, q̇, q̈) = (RNEA_true − RNEA_nominal)(q, q̇, q̈) − τ_f(q̇).
 
-use nalgebra::{Matrix3, Vector3};
-
 use super::error::{SimError, SimResult};
 use super::params::{FrictionDrift, SimParams};
 use gpn_dynamics::{Data, Model, aba, rnea};
@@ -52,26 +50,15 @@ pub(super) struct TrueRobot {
     tau_net: Vec<f64>,
 }
 
-fn with_payload(nominal: &Model, params: &SimParams, link: &str, mass_kg: f64) -> SimResult<Model> {
-    if mass_kg == 0.0 {
-        return Ok(nominal.clone());
-    }
-    let p = &params.payload;
-    let inertia = Matrix3::from_diagonal(&Vector3::from(p.inertia_diag_kgm2));
-    Ok(nominal.with_added_inertia(link, mass_kg, Vector3::from(p.com_m), inertia)?)
-}
-
 impl TrueRobot {
     pub(super) fn new(nominal: &Model, params: &SimParams) -> SimResult<Self> {
         let nv = nominal.nv();
-        let link = match &params.payload.link {
-            Some(name) => name.clone(),
-            None if nv > 0 => nominal.body_link_name(nv - 1).to_owned(),
-            None => String::new(),
-        };
         let armature = params.armature_kgm2.expand("armature_kgm2", nv)?;
         let build = |mass_kg: f64| -> SimResult<Model> {
-            Ok(with_payload(nominal, params, &link, mass_kg)?.with_armature(&armature)?)
+            Ok(params
+                .payload
+                .added_to(nominal, mass_kg)?
+                .with_armature(&armature)?)
         };
         let models = TrueModels {
             before: build(params.payload.mass_kg)?,
