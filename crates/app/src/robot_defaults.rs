@@ -34,10 +34,12 @@
 //! - **True robot** (`gp-node sim`): a payload of [`PAYLOAD_MASS_FRACTION`] of the moving
 //!   mass on the tool link ([`Model::tool_body`]: the end of the longest chain of rotary
 //!   joints), moved up the chain while the nominal law cannot hold it within half the
-//!   amplitude (a gripper jaw cannot), its centre [`PAYLOAD_OFFSET_M`] along the link's z
-//!   axis; Coulomb and viscous friction
+//!   amplitude (a gripper jaw cannot), its centre [`PAYLOAD_OFFSET_M`] along the axis of
+//!   the joint moving that link (a load held on the flange axis; the link frame's z is that
+//!   axis on some descriptions only); Coulomb and viscous friction
 //!   [`FRICTION_FRACTION`] of τ_u,i (N·m, N·m·s/rad); armature [`ARMATURE_PER_NM`]·τ_u,i,
-//!   at most M_ii(home) (a rotor adds at most the link's own inertia); friction's damping
+//!   at most M_ii(home) (a rotor adds at most the link's own inertia); torque-sensor noise
+//!   [`TORQUE_NOISE_FRACTION`]·τ_u,i; friction's damping
 //!   rate (b + c/v_s)/(M_ii + armature) at most [`FRICTION_STIFFNESS_STEP_FRACTION`] per
 //!   integration step (each term alone), so the integrator resolves it. Where the gains were
 //!   capped by the tick rate, τ_u,i is first lowered to what the capped stiffness holds
@@ -45,7 +47,7 @@
 //!   can use (a hand's 15 N·m fingers), and the simulated robot should be one this
 //!   controller can run.
 
-use gpn_dynamics::{Data, JointType, JointValues, Model, crba, gravity};
+use gpn_dynamics::{BodyRef, Data, JointType, JointValues, Model, crba, gravity};
 use nalgebra::{DMatrix, DVector};
 
 use super::params::NodeParams;
@@ -76,8 +78,14 @@ pub const TICKS_PER_RADIAN_OF_BANDWIDTH: f64 = 10.0;
 pub const DAMPING_RATIO: f64 = 1.0;
 /// Simulated payload as a fraction of the robot's moving mass.
 pub const PAYLOAD_MASS_FRACTION: f64 = 0.08;
-/// Simulated payload's centre along the tool link's z axis, m.
+/// The payload moves up the chain while a joint would hold its gravity torque only beyond
+/// this many tolerated errors (5: half the amplitude; a gripper jaw cannot hold it).
+pub const PAYLOAD_WALK_RATIO: f64 = 5.0;
+/// Simulated payload's centre along the tool joint's axis, m.
 pub const PAYLOAD_OFFSET_M: f64 = 0.08;
+/// Simulated torque-sensor noise (standard deviation) per N·m of τ_u: a sensor sized for
+/// its joint (on the Panda's shoulder 0.04 N·m, on its wrist a few mN·m).
+pub const TORQUE_NOISE_FRACTION: f64 = 0.01;
 /// Simulated Coulomb (N·m) and viscous (N·m·s/rad) friction per N·m of τ_u.
 pub const FRICTION_FRACTION: f64 = 0.1;
 /// Simulated armature per N·m of τ_u, kg·m² (s²).
@@ -178,7 +186,27 @@ fn derive(
         let mut trial = params.clone();
         let derived = derive_with_tool(model, &mut trial, model.body_link_name(body), pose)?;
         let parent = model.parent(body);
-        if parent.is_none() || payload_held(model, &trial)? {
+        if parent.is_none() || payload_ratio(model, &trial)? <= PAYLOAD_WALK_RATIO {
+            // Held, but perhaps not within the tolerated error: then the largest payload
+            // that is (the ratio is linear in the heaviest simulated mass).
+            let base = trial.sim.payload.mass_kg;
+            let heaviest = base.max(trial.sim.payload.step.as_ref().map_or(0.0, |s| s.mass_kg));
+            let ratio_at_base =
+                payload_ratio(model, &trial)? * base / heaviest.max(f64::MIN_POSITIVE);
+            if params.sim.payload.mass_kg < 0.0 && ratio_at_base > 1.0 {
+                let mass = base / ratio_at_base;
+                trial.sim.payload.mass_kg = mass;
+                if let Some(step) = &mut trial.sim.payload.step
+                    && params
+                        .sim
+                        .payload
+                        .step
+                        .as_ref()
+                        .is_some_and(|s| s.mass_kg < 0.0)
+                {
+                    step.mass_kg = 2.0 * mass;
+                }
+            }
             *params = trial;
             return Ok(derived);
         }
@@ -186,9 +214,9 @@ fn derive(
     }
 }
 
-/// Whether the nominal law's stiffness holds the simulated payload's gravity torque at the
-/// home pose within half the amplitude on every joint: |Δg_j| ≤ ½·K_p,j·M_jj·a_j.
-fn payload_held(model: &Model, params: &NodeParams) -> Result<bool, DeriveError> {
+/// The simulated payload's gravity torque at the home pose against what the nominal law's
+/// stiffness holds within the tolerated error, worst joint: max_j |Δg_j| / (K_p,j·M_jj·e_j).
+fn payload_ratio(model: &Model, params: &NodeParams) -> Result<f64, DeriveError> {
     let nv = model.nv();
     let home = &params.run.reference.center_rad;
     let truth = true_robot_for_gravity(model, params)?;
@@ -209,7 +237,11 @@ fn payload_held(model: &Model, params: &NodeParams) -> Result<bool, DeriveError>
         &params.run.reference.amplitude_rad,
         "run.reference.amplitude_rad",
     )?;
-    Ok((0..nv).all(|j| (g_true[j] - g_nominal[j]).abs() <= 0.5 * kp[j] * m[j] * a[j]))
+    Ok((0..nv)
+        .map(|j| {
+            (g_true[j] - g_nominal[j]).abs() / (kp[j] * m[j] * TOLERATED_ERROR_FRACTION * a[j])
+        })
+        .fold(0.0, f64::max))
 }
 
 /// [`derive_defaults`] with `tool_link` as the tool.
@@ -234,7 +266,7 @@ fn derive_with_tool(
     }
     if params.sim.payload.mass_kg < 0.0 {
         params.sim.payload.mass_kg = PAYLOAD_MASS_FRACTION * derived.moving_mass_kg;
-        params.sim.payload.com_m = [0.0, 0.0, PAYLOAD_OFFSET_M];
+        params.sim.payload.com_m = payload_com(model, tool_link);
         derived.keys.push("sim.payload.mass_kg");
     }
     if let Some(step) = &mut params.sim.payload.step
@@ -341,6 +373,10 @@ fn derive_with_tool(
     }
     let sim = &mut params.sim;
     let per_joint = |f: &dyn Fn(usize) -> f64| JointValues::Each((0..nv).map(f).collect());
+    if sim.torque_noise_std_nm.is_empty() {
+        derived.keys.push("sim.torque_noise_std_nm");
+        sim.torque_noise_std_nm = per_joint(&|i| TORQUE_NOISE_FRACTION * unmodelled[i]);
+    }
     if sim.armature_kgm2.is_empty() {
         derived.keys.push("sim.armature_kgm2");
         sim.armature_kgm2 = per_joint(&|i| (ARMATURE_PER_NM * unmodelled[i]).min(m_home[i]));
@@ -367,6 +403,21 @@ fn derive_with_tool(
             per_joint(&|i| (FRICTION_FRACTION * unmodelled[i]).min(resolvable(i)));
     }
     Ok(derived)
+}
+
+/// The payload's centre of mass in `tool_link`'s frame: [`PAYLOAD_OFFSET_M`] along the axis
+/// of the joint that moves the link, as a gripper holds its load on the flange axis (the
+/// link frame's z is that axis on some robots, not on others). A link welded to the world
+/// gets the offset along its z.
+fn payload_com(model: &Model, tool_link: &str) -> [f64; 3] {
+    let axis = match model.body_of_link(tool_link) {
+        Some((BodyRef::Body(body), body_from_link)) => {
+            body_from_link.rotation.inverse() * model.joint_axis(body)
+        }
+        _ => nalgebra::Vector3::z(),
+    };
+    let offset = axis.normalize() * PAYLOAD_OFFSET_M;
+    [offset.x, offset.y, offset.z]
 }
 
 fn joint_list(model: &Model) -> String {

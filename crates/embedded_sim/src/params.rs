@@ -178,8 +178,9 @@ pub struct SimParams {
     pub friction: FrictionParams,
     /// Rotor inertia reflected to each joint, kg·m².
     pub armature_kgm2: JointValues,
-    /// Standard deviation of the joint-torque sensor noise, N·m.
-    pub torque_noise_std_nm: f64,
+    /// Standard deviation of the joint-torque sensor noise, N·m (N for prismatic joints),
+    /// one value or one per joint.
+    pub torque_noise_std_nm: JointValues,
     /// Standard deviation of the encoder (position) noise, rad.
     pub encoder_noise_std_rad: f64,
     /// Standard deviation of the measured-velocity noise, rad/s.
@@ -198,7 +199,7 @@ impl Default for SimParams {
             payload: PayloadParams::default(),
             friction: FrictionParams::default(),
             armature_kgm2: JointValues::Each(Vec::new()),
-            torque_noise_std_nm: 0.05,
+            torque_noise_std_nm: JointValues::All(0.05),
             encoder_noise_std_rad: 1e-5,
             velocity_noise_std_rad_s: 0.0,
             glitches: GlitchParams::default(),
@@ -275,11 +276,6 @@ impl SimParams {
                 "must be > 0",
             )?;
         }
-        require(
-            finite_nonneg(self.torque_noise_std_nm),
-            "torque_noise_std_nm",
-            "must be ≥ 0",
-        )?;
         require(
             finite_nonneg(self.encoder_noise_std_rad),
             "encoder_noise_std_rad",

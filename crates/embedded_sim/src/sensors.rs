@@ -8,6 +8,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::error::SimResult;
 use super::params::SimParams;
 
 /// One joint-state sample as the robot reports it (all vectors in joint order).
@@ -40,7 +41,8 @@ impl Measurement {
 /// Noise and glitch generator; allocation-free per sample.
 pub(super) struct Sensors {
     rng: ChaCha8Rng,
-    torque_std: f64,
+    /// Per joint.
+    torque_std: Vec<f64>,
     encoder_std: f64,
     velocity_std: f64,
     glitch_probability: f64,
@@ -49,16 +51,18 @@ pub(super) struct Sensors {
 }
 
 impl Sensors {
-    pub(super) fn new(params: &SimParams) -> Self {
-        Self {
+    pub(super) fn new(params: &SimParams, nv: usize) -> SimResult<Self> {
+        Ok(Self {
             rng: ChaCha8Rng::seed_from_u64(params.seed),
-            torque_std: params.torque_noise_std_nm,
+            torque_std: params
+                .torque_noise_std_nm
+                .expand("torque_noise_std_nm", nv)?,
             encoder_std: params.encoder_noise_std_rad,
             velocity_std: params.velocity_noise_std_rad_s,
             glitch_probability: params.glitches.probability_per_sample,
             torque_spike: params.glitches.torque_spike_nm,
             encoder_spike: params.glitches.encoder_spike_rad,
-        }
+        })
     }
 
     fn gaussian(&mut self, std: f64) -> f64 {
@@ -86,7 +90,7 @@ impl Sensors {
         for j in 0..q.len() {
             out.q[j] = q[j] + self.gaussian(self.encoder_std);
             out.v[j] = v[j] + self.gaussian(self.velocity_std);
-            out.tau[j] = tau_applied[j] + self.gaussian(self.torque_std);
+            out.tau[j] = tau_applied[j] + self.gaussian(self.torque_std[j]);
             let u: f64 = self.rng.random();
             if u < self.glitch_probability {
                 out.glitches += 1;

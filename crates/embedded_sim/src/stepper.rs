@@ -59,7 +59,7 @@ impl Simulator {
         let zeros = || vec![0.0; nv];
         Ok(Self {
             truth: TrueRobot::new(nominal, params)?,
-            sensors: Sensors::new(params),
+            sensors: Sensors::new(params, nv)?,
             nominal: nominal.clone(),
             nominal_data: Data::new(nominal),
             integrator: params.integrator,

@@ -238,7 +238,7 @@ fn integrators_agree_on_a_smooth_trajectory() {
         let params = SimParams {
             integrator,
             substeps: 4,
-            torque_noise_std_nm: 0.0,
+            torque_noise_std_nm: gpn_dynamics::JointValues::All(0.0),
             encoder_noise_std_rad: 0.0,
             ..sim_defaults()
         };

@@ -13,6 +13,7 @@ use gpn_gp_core::hyperfit::{FitMode, FitOptions, fit};
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
+use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
 use super::standardize::Standardizer;
 
@@ -27,6 +28,10 @@ pub type ModelFactory =
 pub enum HyperSharing {
     /// Lengthscales shared, (σ_f, σ_n) per output (maximum likelihood).
     SharedLengthscales,
+    /// As `SharedLengthscales`, then the noise-to-signal ratios σ_n²/σ_f² pooled into at
+    /// most `max_noise_groups` groups (ratios within a factor 4 share one; each output keeps
+    /// its σ_f): a model keeps one factorisation per group (`super::noise_groups`).
+    Grouped,
     /// Lengthscales shared by maximum likelihood, then σ_f and σ_n replaced by their
     /// geometric means over the (standardised) outputs, so all outputs share one kernel and
     /// noise ratio and a model can keep one factorisation for all of them.
@@ -94,6 +99,8 @@ pub(super) struct FitJob {
     /// At most this many samples (evenly spaced) enter the likelihood.
     pub max_points: usize,
     pub sharing: HyperSharing,
+    /// Most groups of `HyperSharing::Grouped`.
+    pub max_noise_groups: usize,
 }
 
 /// A model ready for adoption.
@@ -762,14 +769,29 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, Strin
     };
     let mut result = fit(&kernel, &xs, &ys, d, p, &opts)
         .map_err(|e| format!("hyperparameter fit failed: {e}"))?;
-    if job.sharing == HyperSharing::Tied {
-        let geo = |f: &dyn Fn(&gpn_gp_core::hyperfit::OutputHyper) -> f64| {
-            (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / p as f64).exp()
-        };
-        let (sf, sn) = (geo(&|o| o.sigma_f), geo(&|o| o.sigma_n));
-        for o in &mut result.outputs {
-            o.sigma_f = sf;
-            o.sigma_n = sn;
+    match job.sharing {
+        HyperSharing::SharedLengthscales => {}
+        HyperSharing::Tied => {
+            let geo = |f: &dyn Fn(&gpn_gp_core::hyperfit::OutputHyper) -> f64| {
+                (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / p as f64).exp()
+            };
+            let (sf, sn) = (geo(&|o| o.sigma_f), geo(&|o| o.sigma_n));
+            for o in &mut result.outputs {
+                o.sigma_f = sf;
+                o.sigma_n = sn;
+            }
+        }
+        HyperSharing::Grouped => {
+            let ratios: Vec<f64> = result
+                .outputs
+                .iter()
+                .map(|o| (o.sigma_n / o.sigma_f).powi(2))
+                .collect();
+            let groups = noise_groups::partition(&ratios, job.max_noise_groups);
+            let pooled = noise_groups::pooled_ratios(&ratios, &groups);
+            for (o, ratio) in result.outputs.iter_mut().zip(pooled) {
+                o.sigma_n = o.sigma_f * ratio.sqrt();
+            }
         }
     }
     let hyper = per_output_json(&result.outputs);

@@ -10,6 +10,7 @@ mod change;
 mod fit_worker;
 mod gate;
 mod learner;
+mod noise_groups;
 mod probe;
 mod replay;
 mod standardize;

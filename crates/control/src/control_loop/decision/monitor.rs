@@ -4,7 +4,9 @@
 //! - a joint's tracking error e or velocity error ė, as RMS over `tracking_window_s`,
 //!   exceeds `tracking_ratio` × what the nominal law had on it (RMS over
 //!   `baseline_window_s` of nominal ticks) plus `tracking_floor_rad` (for ė
-//!   `tracking_floor_rad_s`);
+//!   `tracking_floor_rad_s`, and only while ė moves the joint away from the reference,
+//!   e·ė ≥ 0: right after an adoption the learned law removes the nominal law's error, fast
+//!   on a stiff light joint);
 //! - a joint moves faster than `velocity_fraction` of its URDF velocity limit;
 //! - a residual |μ| above `mu_effort_fraction` of the joint's effort limit (the tick already
 //!   refused to apply it: [`Fallback::Implausible`]);
@@ -190,7 +192,11 @@ impl LearnedLawMonitor {
                 self.params.tracking_floor_rad_s
             };
             let limit = self.params.tracking_ratio * self.baseline_sq[i].sqrt() + floor;
-            if r.sqrt() > limit {
+            // A velocity error that brings the joint back to the reference (e·ė < 0) is the
+            // learned law correcting the nominal law's error (fast on a stiff light joint
+            // after an adoption), not making it worse.
+            let receding = i >= nv && tick.e[i - nv] * tick.ed[i - nv] < 0.0;
+            if r.sqrt() > limit && !receding {
                 return Verdict::FallBack(FallbackReason::TrackingWorse, Some(i % nv));
             }
         }

@@ -51,6 +51,8 @@ pub struct LearnParams {
     pub fit_max_points: usize,
     /// How hyperparameters are shared across outputs.
     pub hyper_sharing: HyperSharing,
+    /// Most noise-ratio groups of `hyper_sharing: grouped` (factorisations per expert).
+    pub max_noise_groups: usize,
     /// Samples kept for warming a replacement model (and for refits).
     pub replay_capacity: usize,
     /// Refit the hyperparameters after the model has learned this many samples, on the
@@ -81,7 +83,8 @@ impl Default for LearnParams {
             admit_every: 1,
             fit_samples: 1000,
             fit_max_points: 300,
-            hyper_sharing: HyperSharing::Tied,
+            hyper_sharing: HyperSharing::Grouped,
+            max_noise_groups: 4,
             replay_capacity: 10_000,
             refit_after_samples: 3000,
             max_refits: 1,
@@ -226,6 +229,10 @@ pub struct Learner {
     var: Vec<f64>,
     /// A learning sample was formed by the last `observe` (x, y hold it, raw units).
     sample_formed: bool,
+    /// Per joint, the least and largest q̈ of the samples formed (the query's box).
+    accel_seen: Vec<(f64, f64)>,
+    /// Scratch: the query point with q̈ inside `accel_seen`.
+    query: Vec<f64>,
     /// A reply taken by `wait_for_model`, adopted by the next `poll`.
     pending: Option<Reply>,
     /// Outliers in a row (see [`GateParams::check_innovation`]).
@@ -453,6 +460,8 @@ impl Learner {
             y_std: vec![0.0; p],
             noise_var_std: vec![0.0; p],
             sample_formed: false,
+            accel_seen: vec![(f64::INFINITY, f64::NEG_INFINITY); p],
+            query: vec![0.0; d],
             pending: None,
             consecutive_outliers: 0,
             export: None,
@@ -525,6 +534,9 @@ impl Learner {
         self.x[..nv].copy_from_slice(&self.previous.q);
         self.x[nv..2 * nv].copy_from_slice(&self.previous.v);
         self.x[2 * nv..].copy_from_slice(a);
+        for (seen, &qdd) in self.accel_seen.iter_mut().zip(a) {
+            *seen = (seen.0.min(qdd), seen.1.max(qdd));
+        }
         let Ok(tau_rbd) = rnea(
             &self.robot,
             &mut self.data,
@@ -649,7 +661,8 @@ impl Learner {
     }
 
     /// Posterior mean (N·m) and latent variance ((N·m)²) of the residual at `x` =
-    /// [q, q̇, q̈]. `Ok(false)` (and zeros) while no model is active. Real-time.
+    /// [q, q̇, q̈], with each q̈ clamped into the range of the q̈ of the samples formed so
+    /// far. `Ok(false)` (and zeros) while no model is active. Real-time.
     pub fn predict(
         &mut self,
         x: &[f64],
@@ -661,7 +674,24 @@ impl Learner {
             var.fill(0.0);
             return Ok(false);
         };
-        model.predict(x, mean, var)?;
+        // q̈ of the query is the law's command, not a measurement: under the nominal law a
+        // joint whose true inertia exceeds the model's accelerates less than commanded, so
+        // the commands reach beyond every q̈ learned. There an SE-kernel model bends back to
+        // its mean, a negative slope in q̈ that can cancel the law's inertia; at the edge of
+        // what was learned the slope is zero, as for the nominal law.
+        let nv = self.nv;
+        let query = &mut self.query;
+        if x.len() == query.len() && x.len() == 3 * nv {
+            query.copy_from_slice(x);
+            for (qdd, &(lo, hi)) in query[2 * nv..].iter_mut().zip(&self.accel_seen) {
+                if lo <= hi {
+                    *qdd = qdd.clamp(lo, hi);
+                }
+            }
+            model.predict(query, mean, var)?;
+        } else {
+            model.predict(x, mean, var)?;
+        }
         self.standardizer.inverse_mut(mean, var);
         Ok(true)
     }

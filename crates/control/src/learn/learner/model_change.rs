@@ -26,6 +26,7 @@ impl Learner {
             p: self.nv,
             max_points: self.params.fit_max_points,
             sharing: self.params.hyper_sharing,
+            max_noise_groups: self.params.max_noise_groups,
         };
         match worker.try_send(Job::Fit(job, ModelChange::Fit)) {
             Ok(()) => true,
@@ -91,6 +92,7 @@ impl Learner {
                     p: self.nv,
                     max_points: self.params.fit_max_points,
                     sharing: self.params.hyper_sharing,
+                    max_noise_groups: self.params.max_noise_groups,
                 },
                 ModelChange::Refit,
             ),
