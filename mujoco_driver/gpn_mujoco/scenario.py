@@ -202,7 +202,7 @@ class Sim:
         )
     )
     armature_kgm2: PerJoint = field(default_factory=lambda: PerJoint("sim.armature_kgm2", 0.1))
-    torque_noise_std_nm: float = 0.05
+    torque_noise_std_nm: PerJoint = field(default_factory=lambda: PerJoint("sim.torque_noise_std_nm", 0.05))
     encoder_noise_std_rad: float = 1e-5
     velocity_noise_std_rad_s: float = 0.0
     glitches: Glitches = field(default_factory=Glitches)
@@ -246,7 +246,14 @@ class Scenario:
         """Checks every per-joint value against the robot's joint count."""
         s = self.sim
         ref = self.run.reference
-        for per_joint in (s.friction.viscous_nms_per_rad, s.friction.coulomb_nm, s.armature_kgm2, ref.amplitude_rad):
+        per_joints = (
+            s.friction.viscous_nms_per_rad,
+            s.friction.coulomb_nm,
+            s.armature_kgm2,
+            s.torque_noise_std_nm,
+            ref.amplitude_rad,
+        )
+        for per_joint in per_joints:
             per_joint.expand(nv)
         for key, values in (("center_rad", ref.center_rad), ("frequencies_hz", ref.frequencies_hz)):
             if len(values) != nv:
@@ -339,7 +346,7 @@ def _sim(sec: _Section) -> Sim:
         payload=_payload(sec.section("payload")),
         friction=_friction(sec.section("friction")),
         armature_kgm2=sec.per_joint("armature_kgm2", 0.1),
-        torque_noise_std_nm=sec.number("torque_noise_std_nm", 0.05, _nonneg, "must be ≥ 0"),
+        torque_noise_std_nm=sec.per_joint("torque_noise_std_nm", 0.05),
         encoder_noise_std_rad=sec.number("encoder_noise_std_rad", 1e-5, _nonneg, "must be ≥ 0"),
         velocity_noise_std_rad_s=sec.number("velocity_noise_std_rad_s", 0.0, _nonneg, "must be ≥ 0"),
         glitches=_glitches(sec.section("glitches")),

@@ -35,7 +35,8 @@ class Sensors:
         self.rng = np.random.Generator(np.random.PCG64(sim.seed))
         self.encoder_std = sim.encoder_noise_std_rad
         self.velocity_std = sim.velocity_noise_std_rad_s
-        self.torque_std = sim.torque_noise_std_nm
+        self.torque_noise = sim.torque_noise_std_nm
+        self.torque_std: list[float] | None = None
         self.glitch_probability = sim.glitches.probability_per_sample
         self.torque_spike = sim.glitches.torque_spike_nm
         self.encoder_spike = sim.glitches.encoder_spike_rad
@@ -45,10 +46,13 @@ class Sensors:
         n = len(q)
         out = Measurement(q.astype(float).copy(), v.astype(float).copy(), tau_applied.astype(float).copy(), 0)
         rng = self.rng
+        if self.torque_std is None or len(self.torque_std) != n:
+            self.torque_std = self.torque_noise.expand(n)
+        torque_std = self.torque_std
         for j in range(n):
             out.q[j] += self.encoder_std * rng.standard_normal()
             out.v[j] += self.velocity_std * rng.standard_normal()
-            out.tau[j] += self.torque_std * rng.standard_normal()
+            out.tau[j] += torque_std[j] * rng.standard_normal()
             if rng.random() < self.glitch_probability:
                 out.glitches += 1
                 sign = 1.0 if rng.random() < 0.5 else -1.0

@@ -296,6 +296,9 @@ def test_sensor_noise_has_the_configured_spread_and_is_seeded():
         err = np.array([getattr(s, field) for s in samples]) - truth
         assert abs(err.std() / std - 1.0) < 0.03, field
         assert abs(err.mean()) < 4 * std / math.sqrt(err.size), field
+    per_joint = sensors.Sensors(sensor_scenario(seed=7, torque_noise_std_nm=[0.1 * (j + 1) for j in range(7)]))
+    err = np.array([per_joint.measure(q, v, tau).tau for _ in range(3000)]) - tau
+    assert np.all(np.abs(err.std(axis=0) / (0.1 * np.arange(1, 8)) - 1.0) < 0.05)
     quiet = sensors.Sensors(sensor_scenario(encoder_noise_std_rad=0.0, torque_noise_std_nm=0.0))
     m = quiet.measure(q, v, tau)
     assert np.array_equal(m.q, q) and np.array_equal(m.v, v) and np.array_equal(m.tau, tau)

@@ -24,15 +24,17 @@ def test_the_shipped_file_leaves_robot_values_to_the_node_and_reads_once_resolve
     assert sc.urdf == REPO_ROOT / "urdf" / "panda.urdf"
     s = sc.sim
     assert (s.rate_hz, s.substeps, s.integrator, s.seed) == (1000.0, 1, "rk4", 1)
-    # The tool link, and 8 % of the built-in Panda's moving mass.
-    assert s.payload.link == "panda_link7" and 1.0 < s.payload.mass_kg < 2.0
+    # The tool link; 8 % of the built-in Panda's moving mass (1.35 kg) is more than its
+    # shoulder holds within the tolerated error, so the node makes it lighter.
+    assert s.payload.link == "panda_link7" and 0.3 < s.payload.mass_kg < 1.35
     assert s.payload.com_m == (0.0, 0.0, 0.08) and s.payload.inertia_diag_kgm2 == (0.0, 0.0, 0.0)
     assert s.payload.step is None
     assert all(v > 0.0 for v in s.friction.viscous_nms_per_rad.expand(7))
     assert all(v > 0.0 for v in s.friction.coulomb_nm.expand(7))
     assert s.friction.coulomb_smoothing_rad_s == 0.01 and s.friction.drift is None
     assert all(v > 0.0 for v in s.armature_kgm2.expand(7))
-    assert (s.torque_noise_std_nm, s.encoder_noise_std_rad, s.velocity_noise_std_rad_s) == (0.05, 1e-5, 0.0)
+    assert all(v > 0.0 for v in s.torque_noise_std_nm.expand(7))
+    assert (s.encoder_noise_std_rad, s.velocity_noise_std_rad_s) == (1e-5, 0.0)
     assert s.glitches.probability_per_sample == 0.0
     r = sc.run
     assert r.duration_s == 30.0
