@@ -548,8 +548,22 @@ impl FitWorker {
     }
 
     /// Waits up to `timeout` for a finished job (not real-time: for simulation and tests).
+    /// Polls instead of blocking: a blocking receive registers a waker, an allocation on the
+    /// control thread of a simulated-time loop.
     pub(super) fn recv_timeout(&self, timeout: std::time::Duration) -> Option<Reply> {
-        self.replies.recv_timeout(timeout).ok()
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.replies.try_recv() {
+                Ok(reply) => return Some(reply),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+                Err(std::sync::mpsc::TryRecvError::Empty) if Instant::now() >= deadline => {
+                    return None;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        }
     }
 
     /// A finished job, if any, without waiting.

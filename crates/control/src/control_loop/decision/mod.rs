@@ -203,6 +203,7 @@ impl CommandDecision {
                 reason: format!("must be finite and > 0, found {bad}"),
             });
         }
+        let kp = params.kp_per_s2.expand("kp_per_s2", nv)?;
         if !(params.handover_s.is_finite() && params.handover_s >= 0.0) {
             return Err(ControlError::Param {
                 key: "handover_s",
@@ -220,7 +221,7 @@ impl CommandDecision {
             safe: None,
             plausible_streak: 0,
             reference: ReferenceLimits::new(limits, &effort, &params.plausibility),
-            monitor: LearnedLawMonitor::new(limits, &params.fallback),
+            monitor: LearnedLawMonitor::new(limits, &kp, &params.fallback),
             handover: Handover::new(rate, params.handover_s),
             command_convention: params.command_convention,
             effort_convention: params.effort_convention,

@@ -4,9 +4,9 @@
 //! - a joint's tracking error e or velocity error ė, as RMS over `tracking_window_s`,
 //!   exceeds `tracking_ratio` × what the nominal law had on it (RMS over
 //!   `baseline_window_s` of nominal ticks) plus `tracking_floor_rad` (for ė
-//!   `tracking_floor_rad_s`, and only while ė moves the joint away from the reference,
-//!   e·ė ≥ 0: right after an adoption the learned law removes the nominal law's error, fast
-//!   on a stiff light joint);
+//!   `tracking_floor_rad_s`, except while the joint returns to the reference no faster than
+//!   its closed loop decays, e·ė < 0 and |ė| ≤ √K_p·|e|: right after an adoption the learned
+//!   law removes the nominal law's error, fast on a stiff light joint);
 //! - a joint moves faster than `velocity_fraction` of its URDF velocity limit;
 //! - a residual |μ| above `mu_effort_fraction` of the joint's effort limit (the tick already
 //!   refused to apply it: [`Fallback::Implausible`]);
@@ -98,6 +98,8 @@ pub struct TickView<'a> {
 pub struct LearnedLawMonitor {
     params: FallbackParams,
     velocity_limit: Vec<f64>,
+    /// √K_p per joint, s⁻¹: the fastest a critically damped correction returns.
+    bandwidth: Vec<f64>,
     /// Mean squares of e (first nv) and ė (last nv): the nominal law's, the learned law's.
     baseline_sq: Vec<f64>,
     has_baseline: bool,
@@ -110,12 +112,13 @@ pub struct LearnedLawMonitor {
 }
 
 impl LearnedLawMonitor {
-    /// A monitor for joints with these limits.
-    pub fn new(limits: &[JointLimits], params: &FallbackParams) -> Self {
+    /// A monitor for joints with these limits and position gains K_p (s⁻², one per joint).
+    pub fn new(limits: &[JointLimits], kp_per_s2: &[f64], params: &FallbackParams) -> Self {
         let nv = limits.len();
         Self {
             params: params.clone(),
             velocity_limit: limits.iter().map(|l| l.velocity).collect(),
+            bandwidth: kp_per_s2.iter().map(|k| k.max(0.0).sqrt()).collect(),
             baseline_sq: vec![0.0; 2 * nv],
             has_baseline: false,
             recent_sq: vec![0.0; 2 * nv],
@@ -192,10 +195,15 @@ impl LearnedLawMonitor {
                 self.params.tracking_floor_rad_s
             };
             let limit = self.params.tracking_ratio * self.baseline_sq[i].sqrt() + floor;
-            // A velocity error that brings the joint back to the reference (e·ė < 0) is the
-            // learned law correcting the nominal law's error (fast on a stiff light joint
-            // after an adoption), not making it worse.
-            let receding = i >= nv && tick.e[i - nv] * tick.ed[i - nv] < 0.0;
+            // A velocity error that brings the joint back to the reference (e·ė < 0) no
+            // faster than the closed loop decays (|ė| ≤ √K_p·|e| for a critically damped
+            // correction) is the learned law correcting the nominal law's error, not making
+            // it worse; a growing or overshooting error is judged.
+            let receding = i >= nv && {
+                let (e, ed) = (tick.e[i - nv], tick.ed[i - nv]);
+                e * ed < 0.0
+                    && ed.abs() <= self.bandwidth.get(i - nv).copied().unwrap_or(0.0) * e.abs()
+            };
             if r.sqrt() > limit && !receding {
                 return Verdict::FallBack(FallbackReason::TrackingWorse, Some(i % nv));
             }
@@ -265,7 +273,7 @@ mod tests {
             probation_s: 2.0,
             ..FallbackParams::default()
         };
-        LearnedLawMonitor::new(&limits, &params)
+        LearnedLawMonitor::new(&limits, &[100.0, 100.0], &params)
     }
 
     fn view(result: TickResult, e: &[f64; 2]) -> TickView<'_> {
@@ -317,6 +325,50 @@ mod tests {
         }
         assert_eq!(m.on_tick(&view(shadow, &[0.01, 0.01])), Verdict::Readopt);
         assert!(!m.on_probation());
+    }
+
+    #[test]
+    fn a_velocity_error_counts_unless_the_joint_returns_within_its_closed_loop_decay() {
+        // Nominal: e = 0.05 rad, ė ≈ 0 on both joints (K_p 100: √K_p = 10 s⁻¹).
+        let nominal_view = |m: &mut LearnedLawMonitor| {
+            for _ in 0..2000 {
+                m.on_tick(&view(TickResult::Nominal(Fallback::NoModel), &[0.05, 0.05]));
+            }
+        };
+        // ė = 0.4 rad/s is beyond 3 × 0 + 0.2 rad/s. Returning (e·ė < 0) with |ė| ≤ 10·|e|:
+        // the correction after an adoption, kept.
+        let mut m = monitor();
+        nominal_view(&mut m);
+        let mut returning = view(TickResult::Learned, &[0.05, 0.05]);
+        returning.ed = &[0.0, -0.4];
+        for _ in 0..50 {
+            assert_eq!(m.on_tick(&returning), Verdict::Keep);
+        }
+        // Moving away (e·ė > 0): judged.
+        let mut m = monitor();
+        nominal_view(&mut m);
+        let mut away = view(TickResult::Learned, &[0.05, 0.05]);
+        away.ed = &[0.0, 0.4];
+        let verdict = (0..50)
+            .map(|_| m.on_tick(&away))
+            .find(|v| *v != Verdict::Keep);
+        assert_eq!(
+            verdict,
+            Some(Verdict::FallBack(FallbackReason::TrackingWorse, Some(1)))
+        );
+        // Returning faster than the loop decays (|ė| > 10·|e|: an overshoot through the
+        // reference): judged.
+        let mut m = monitor();
+        nominal_view(&mut m);
+        let mut overshoot = view(TickResult::Learned, &[0.05, 0.01]);
+        overshoot.ed = &[0.0, -0.4];
+        let verdict = (0..50)
+            .map(|_| m.on_tick(&overshoot))
+            .find(|v| *v != Verdict::Keep);
+        assert_eq!(
+            verdict,
+            Some(Verdict::FallBack(FallbackReason::TrackingWorse, Some(1)))
+        );
     }
 
     #[test]
