@@ -17,7 +17,8 @@ use super::ros_params::RosParams;
 #[serde(default, deny_unknown_fields)]
 pub struct RobotParams {
     /// URDF file; a relative path is taken from the parameter file's folder (or the working
-    /// directory without a file).
+    /// directory without a file). Empty (the default): `gp-node sim` uses the built-in Panda,
+    /// `gp-node run` reads the `robot_description` topic.
     pub urdf: PathBuf,
     /// The movable joints the node controls (URDF names); empty: all. The others are locked
     /// and merged into their parent body (a reduced model, as Pinocchio's
@@ -30,7 +31,7 @@ pub struct RobotParams {
 impl Default for RobotParams {
     fn default() -> Self {
         Self {
-            urdf: PathBuf::from("urdf/panda.urdf"),
+            urdf: PathBuf::new(),
             joints: Vec::new(),
             locked_positions: Vec::new(),
         }
@@ -182,6 +183,50 @@ pub enum ParamsError {
     },
 }
 
+/// `text`'s parameters over those of the default file (`config/sim_default.yaml`): a key
+/// absent from `text` has the default file's value. `model.config` is the plugin's and is
+/// taken whole: from `text` when it names the plugin or its configuration, else the default.
+fn with_default_file_values(text: &str) -> Result<NodeParams, String> {
+    fn inner(text: &str) -> Result<serde_json::Value, String> {
+        let value: serde_json::Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        let node = value
+            .as_object()
+            .and_then(|nodes| nodes.values().next())
+            .and_then(|node| node.get("ros__parameters"))
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        Ok(if node.is_null() {
+            serde_json::json!({})
+        } else {
+            node
+        })
+    }
+    fn merge(base: &mut serde_json::Value, over: serde_json::Value) {
+        match (base, over) {
+            (serde_json::Value::Object(base), serde_json::Value::Object(over)) => {
+                for (key, value) in over {
+                    match base.get_mut(&key) {
+                        Some(slot) => merge(slot, value),
+                        None => {
+                            base.insert(key, value);
+                        }
+                    }
+                }
+            }
+            (slot, value) => *slot = value,
+        }
+    }
+    let mut merged = inner(super::DEFAULT_PARAMS_YAML)?;
+    let user = inner(text)?;
+    let model = user.get("model");
+    let own_plugin = model.is_some_and(|m| m.get("plugin").is_some() || m.get("config").is_some());
+    if own_plugin && let Some(model) = merged.get_mut("model").and_then(|m| m.as_object_mut()) {
+        model.insert("config".into(), serde_json::json!({}));
+    }
+    merge(&mut merged, user);
+    serde_json::from_value(merged).map_err(|e| e.to_string())
+}
+
 /// The file's one top-level key: `gp_learning_node` (what this project writes), `/**` or a
 /// node's full name (what `ros2 param dump` writes). It is not matched against the node's
 /// name: the file is given to this node (`--params`), whatever the node is called.
@@ -235,7 +280,12 @@ impl NodeParams {
                 keys.len()
             ));
         };
-        let params = inner.ros_parameters;
+        // Parsed strictly first (errors name the line); then the keys it leaves out take the
+        // default file's values, not the structs' defaults (which are the libraries').
+        let mut params = inner.ros_parameters;
+        if text != super::DEFAULT_PARAMS_YAML {
+            params = with_default_file_values(text)?;
+        }
         params.check_ranges()?;
         Ok(params)
     }
@@ -269,6 +319,34 @@ mod tests {
             let params = NodeParams::from_yaml(&text).unwrap_or_else(|e| panic!("{key}: {e}"));
             assert_eq!(params.to_yaml(), want.to_yaml(), "{key}");
         }
+    }
+
+    #[test]
+    fn a_key_left_out_has_the_default_files_value() {
+        let default = NodeParams::from_yaml(crate::DEFAULT_PARAMS_YAML).expect("default");
+        let empty = NodeParams::from_yaml("gp_learning_node:\n  ros__parameters: {}\n")
+            .expect("an empty file");
+        assert_eq!(empty.to_yaml(), default.to_yaml());
+        let one = NodeParams::from_yaml(
+            "gp_learning_node:\n  ros__parameters:\n    learn:\n      fit_max_points: 40\n",
+        )
+        .expect("one key");
+        assert_eq!(one.learn.fit_max_points, 40);
+        assert_eq!(one.learn.fit_samples, default.learn.fit_samples);
+        assert_eq!(one.model.config, default.model.config);
+        assert!(one.robot.urdf.as_os_str().is_empty(), "the built-in robot");
+        // Another plugin named: its configuration is the file's (here none), not SkyGP's.
+        let other = NodeParams::from_yaml(
+            "gp_learning_node:\n  ros__parameters:\n    model:\n      plugin: rcagp\n",
+        )
+        .expect("another plugin");
+        assert_eq!(other.model.config, serde_json::json!({}));
+        // Strict parsing still names a wrong key.
+        let err = NodeParams::from_yaml(
+            "gp_learning_node:\n  ros__parameters:\n    learn:\n      fit_max_pionts: 40\n",
+        )
+        .expect_err("misspelt key");
+        assert!(err.contains("fit_max_pionts"), "{err}");
     }
 
     #[test]
