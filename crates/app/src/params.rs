@@ -283,10 +283,11 @@ impl NodeParams {
         // Parsed strictly first (errors name the line); then the keys it leaves out take the
         // default file's values, not the structs' defaults (which are the libraries').
         let mut params = inner.ros_parameters;
+        params.check_ranges()?;
         if text != super::DEFAULT_PARAMS_YAML {
             params = with_default_file_values(text)?;
+            params.check_ranges()?;
         }
-        params.check_ranges()?;
         Ok(params)
     }
 
