@@ -327,47 +327,39 @@ mod tests {
         assert!(!m.on_probation());
     }
 
+    /// The first verdict other than Keep in 50 learned ticks with errors e and ė, after 2 s of
+    /// the nominal law at e = 0.05 rad, ė = 0 on both joints (K_p 100: √K_p = 10 s⁻¹).
+    fn first_verdict_after_nominal(e: &[f64; 2], ed: &[f64; 2]) -> Option<Verdict> {
+        let mut m = monitor();
+        for _ in 0..2000 {
+            m.on_tick(&view(TickResult::Nominal(Fallback::NoModel), &[0.05, 0.05]));
+        }
+        let mut learned = view(TickResult::Learned, e);
+        learned.ed = ed;
+        (0..50)
+            .map(|_| m.on_tick(&learned))
+            .find(|v| *v != Verdict::Keep)
+    }
+
     #[test]
     fn a_velocity_error_counts_unless_the_joint_returns_within_its_closed_loop_decay() {
-        // Nominal: e = 0.05 rad, ė ≈ 0 on both joints (K_p 100: √K_p = 10 s⁻¹).
-        let nominal_view = |m: &mut LearnedLawMonitor| {
-            for _ in 0..2000 {
-                m.on_tick(&view(TickResult::Nominal(Fallback::NoModel), &[0.05, 0.05]));
-            }
-        };
+        let worse = Some(Verdict::FallBack(FallbackReason::TrackingWorse, Some(1)));
         // ė = 0.4 rad/s is beyond 3 × 0 + 0.2 rad/s. Returning (e·ė < 0) with |ė| ≤ 10·|e|:
         // the correction after an adoption, kept.
-        let mut m = monitor();
-        nominal_view(&mut m);
-        let mut returning = view(TickResult::Learned, &[0.05, 0.05]);
-        returning.ed = &[0.0, -0.4];
-        for _ in 0..50 {
-            assert_eq!(m.on_tick(&returning), Verdict::Keep);
-        }
-        // Moving away (e·ė > 0): judged.
-        let mut m = monitor();
-        nominal_view(&mut m);
-        let mut away = view(TickResult::Learned, &[0.05, 0.05]);
-        away.ed = &[0.0, 0.4];
-        let verdict = (0..50)
-            .map(|_| m.on_tick(&away))
-            .find(|v| *v != Verdict::Keep);
         assert_eq!(
-            verdict,
-            Some(Verdict::FallBack(FallbackReason::TrackingWorse, Some(1)))
+            first_verdict_after_nominal(&[0.05, 0.05], &[0.0, -0.4]),
+            None
+        );
+        // Moving away (e·ė > 0): judged.
+        assert_eq!(
+            first_verdict_after_nominal(&[0.05, 0.05], &[0.0, 0.4]),
+            worse
         );
         // Returning faster than the loop decays (|ė| > 10·|e|: an overshoot through the
         // reference): judged.
-        let mut m = monitor();
-        nominal_view(&mut m);
-        let mut overshoot = view(TickResult::Learned, &[0.05, 0.01]);
-        overshoot.ed = &[0.0, -0.4];
-        let verdict = (0..50)
-            .map(|_| m.on_tick(&overshoot))
-            .find(|v| *v != Verdict::Keep);
         assert_eq!(
-            verdict,
-            Some(Verdict::FallBack(FallbackReason::TrackingWorse, Some(1)))
+            first_verdict_after_nominal(&[0.05, 0.01], &[0.0, -0.4]),
+            worse
         );
     }
 
