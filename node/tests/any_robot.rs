@@ -1,13 +1,14 @@
 //! Any robot (issue 22): the defaults derived from the model hold their stated rules on every
 //! robot of the pinned set (`testing/robots`), an infeasible robot is an error naming the
-//! joint, `gp-node sim --print-params` resolves and round-trips, and `gp-node sim --urdf` on
-//! the pinned 9-DoF Panda (fingers included) meets the acceptance line with no other argument.
+//! joint, `gp-node sim --print-params` resolves and round-trips, and `gp-node sim --urdf`
+//! meets the acceptance line with no other argument on the pinned 9-DoF Panda (fingers
+//! included), the UR10, Talos' arm and Baxter's left arm (reduced).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gp_node::app::{self, DEFAULT_PARAMS_YAML, NodeParams, robot_defaults};
-use gp_node::robot::{Data, JointType, Model, gravity};
+use gp_node::robot::{BodyRef, Data, JointType, Model, crba, gravity};
 
 const ROBOT_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testing/robots");
 
@@ -133,6 +134,46 @@ fn the_derived_defaults_keep_their_rules_on_every_robot_of_the_set() {
             params.control.epsilon
         );
         assert!(params.sim.payload.mass_kg > 0.0 && robot.body_of_link(&payload_link).is_some());
+        // The payload sits on the axis of the joint moving its link, 8 cm out.
+        if let Some((BodyRef::Body(body), link_in_body)) = robot.body_of_link(&payload_link) {
+            let axis = link_in_body.rotation.inverse() * robot.joint_axis(body).normalize();
+            let com = nalgebra::Vector3::from(params.sim.payload.com_m);
+            assert!(
+                (com - axis * robot_defaults::PAYLOAD_OFFSET_M).norm() < 1e-12,
+                "{name}: payload centre {com:?}, joint axis {axis:?}"
+            );
+        }
+        // The gains hold its gravity torque at home within the tolerated error (10 % of the
+        // amplitude) on every joint.
+        let mut data_nominal = Data::new(&robot);
+        let g_nominal = gravity(&robot, &mut data_nominal, &reference.center_rad)
+            .expect("gravity")
+            .to_vec();
+        let m = crba(&robot, &mut data_nominal, &reference.center_rad).expect("M");
+        for j in 0..nv {
+            let held = kp[j] * m[(j, j)] * robot_defaults::TOLERATED_ERROR_FRACTION * amplitude[j];
+            assert!(
+                (g[j] - g_nominal[j]).abs() <= held * (1.0 + 1e-9),
+                "{name} joint {j}: payload torque {} beyond what the gains hold ({held})",
+                (g[j] - g_nominal[j]).abs()
+            );
+        }
+        // A torque sensor sized for each joint: 1 % of an unmodelled torque of at most 5 % of
+        // the effort limit.
+        let noise = params
+            .sim
+            .torque_noise_std_nm
+            .expand("noise", nv)
+            .expect("noise");
+        for (j, n) in noise.iter().enumerate() {
+            let most = robot_defaults::TORQUE_NOISE_FRACTION
+                * robot_defaults::UNMODELLED_EFFORT_FRACTION
+                * robot.limits()[j].effort;
+            assert!(
+                *n > 0.0 && *n <= most * (1.0 + 1e-12),
+                "{name} joint {j}: noise {n}"
+            );
+        }
         // Derivation is idempotent: resolved parameters stay as they are.
         let again = app::derive_defaults(&robot, &mut params.clone()).expect("again");
         assert!(again.keys.is_empty(), "{name}: {:?}", again.keys);
@@ -200,6 +241,19 @@ fn print_params_resolves_every_derived_key_and_round_trips() {
 fn sim_on_the_pinned_panda_with_fingers_meets_the_acceptance_line() {
     let urdf = format!("{ROBOT_SET}/panda.urdf");
     meets_the_acceptance_line(&["sim", "--urdf", &urdf, "--json", "--no-viz"], 9);
+}
+
+/// The line on arms of other makers, with no argument but the URDF: a 6-DoF industrial arm
+/// whose flange link's z is not its joint axis (the payload's axis is derived from the joint)
+/// and a humanoid's 7-DoF arm ending in a gripper jaw (the payload sits on the jaw's axis,
+/// lightened to what the derived gains hold).
+#[test]
+fn sim_on_arms_of_other_makers_meets_the_acceptance_line() {
+    for (name, nv) in [("ur10", 6), ("talos_left_arm", 7)] {
+        let urdf = format!("{ROBOT_SET}/{name}.urdf");
+        eprintln!("{name}:");
+        meets_the_acceptance_line(&["sim", "--urdf", &urdf, "--json", "--no-viz"], nv);
+    }
 }
 
 /// The same line on one arm of the 19-DoF two-arm tree: Baxter's left arm, its other 12

@@ -348,7 +348,12 @@ fn robot_summary(
         "kp_per_s2": params.control.kp_per_s2,
         "kd_per_s": params.control.kd_per_s,
         "epsilon": params.control.epsilon,
-        "payload": {"link": params.sim.payload.link, "mass_kg": params.sim.payload.mass_kg},
+        "payload": {
+            "link": params.sim.payload.link,
+            "mass_kg": params.sim.payload.mass_kg,
+            "com_m": params.sim.payload.com_m,
+        },
+        "torque_noise_std_nm": params.sim.torque_noise_std_nm,
         "coulomb_nm": params.sim.friction.coulomb_nm,
         "viscous_nms_per_rad": params.sim.friction.viscous_nms_per_rad,
         "armature_kgm2": params.sim.armature_kgm2,
