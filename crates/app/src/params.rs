@@ -189,17 +189,13 @@ pub enum ParamsError {
 fn with_default_file_values(text: &str) -> Result<NodeParams, String> {
     fn inner(text: &str) -> Result<serde_json::Value, String> {
         let value: serde_json::Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
-        let node = value
+        Ok(value
             .as_object()
             .and_then(|nodes| nodes.values().next())
             .and_then(|node| node.get("ros__parameters"))
+            .filter(|parameters| !parameters.is_null())
             .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        Ok(if node.is_null() {
-            serde_json::json!({})
-        } else {
-            node
-        })
+            .unwrap_or_else(|| serde_json::json!({})))
     }
     fn merge(base: &mut serde_json::Value, over: serde_json::Value) {
         match (base, over) {

@@ -34,7 +34,8 @@
 //! - **True robot** (`gp-node sim`): a payload of [`PAYLOAD_MASS_FRACTION`] of the moving
 //!   mass on the tool link ([`Model::tool_body`]: the end of the longest chain of rotary
 //!   joints), moved up the chain while the nominal law cannot hold it within half the
-//!   amplitude (a gripper jaw cannot), its centre [`PAYLOAD_OFFSET_M`] along the axis of
+//!   amplitude (a gripper jaw cannot) and lightened until every joint holds it within the
+//!   tolerated error, its centre [`PAYLOAD_OFFSET_M`] along the axis of
 //!   the joint moving that link (a load held on the flange axis; the link frame's z is that
 //!   axis on some descriptions only); Coulomb and viscous friction
 //!   [`FRICTION_FRACTION`] of τ_u,i (N·m, N·m·s/rad); armature [`ARMATURE_PER_NM`]·τ_u,i,
@@ -186,13 +187,13 @@ fn derive(
         let mut trial = params.clone();
         let derived = derive_with_tool(model, &mut trial, model.body_link_name(body), pose)?;
         let parent = model.parent(body);
-        if parent.is_none() || payload_ratio(model, &trial)? <= PAYLOAD_WALK_RATIO {
+        let ratio = payload_ratio(model, &trial)?;
+        if parent.is_none() || ratio <= PAYLOAD_WALK_RATIO {
             // Held, but perhaps not within the tolerated error: then the largest payload
             // that is (the ratio is linear in the heaviest simulated mass).
             let base = trial.sim.payload.mass_kg;
             let heaviest = base.max(trial.sim.payload.step.as_ref().map_or(0.0, |s| s.mass_kg));
-            let ratio_at_base =
-                payload_ratio(model, &trial)? * base / heaviest.max(f64::MIN_POSITIVE);
+            let ratio_at_base = ratio * base / heaviest.max(f64::MIN_POSITIVE);
             if params.sim.payload.mass_kg < 0.0 && ratio_at_base > 1.0 {
                 let mass = base / ratio_at_base;
                 trial.sim.payload.mass_kg = mass;
