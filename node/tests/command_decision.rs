@@ -213,7 +213,7 @@ fn nominal_loop<R: ReferenceSource>(
     let mut control = params.control.clone();
     control.use_model = false;
     let tick = Tick::new(robot, &control, BudgetClock::Wall).expect("tick");
-    let factory: ModelFactory = Box::new(|_| Err("no model in this test".to_owned()));
+    let factory: ModelFactory = Box::new(|_, _, _| Err("no model in this test".to_owned()));
     let learner = Learner::new(robot, params.learn.clone(), None, factory).expect("learner");
     let decision = CommandDecision::new(robot, &control)
         .expect("decision")

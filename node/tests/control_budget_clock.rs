@@ -49,7 +49,7 @@ impl Rig {
         let plugin = Plugin::open(double("gpn_double_slow", test)).expect("open the slow double");
         let for_factory = plugin.clone();
         let config = serde_json::json!({ "predict_sleep_ms": PREDICT_SLEEP_MS });
-        let factory: ModelFactory = Box::new(move |_| {
+        let factory: ModelFactory = Box::new(move |_, _, _| {
             for_factory
                 .create_json(&config, 3 * nv, nv)
                 .map(|m| Box::new(m) as Box<dyn OnlineModel>)

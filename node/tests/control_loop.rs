@@ -96,7 +96,7 @@ impl Rig {
                 Some(serde_json::json!({})),
                 scripted_factory(move || BadModel(b)),
             ),
-            None => (None, Box::new(|_| Err("never created".to_owned()))),
+            None => (None, Box::new(|_, _, _| Err("never created".to_owned()))),
         };
         let learner =
             Learner::new(&robot, LearnParams::default(), hyper, factory).expect("learner");

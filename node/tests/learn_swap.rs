@@ -262,9 +262,9 @@ fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_
 /// A probe factory that takes 50 ms to build (a cancel then surely finds it on the worker).
 fn slow_probe_factory(id: u64, drops: &Arc<Mutex<Vec<(u64, ThreadId)>>>) -> ModelFactory {
     let mut inner = probe_factory(id, drops);
-    Box::new(move |hyper| {
+    Box::new(move |hyper, d, p| {
         std::thread::sleep(std::time::Duration::from_millis(50));
-        inner(hyper)
+        inner(hyper, d, p)
     })
 }
 
@@ -323,7 +323,7 @@ fn a_cancelled_swap_is_never_adopted_and_the_worker_keeps_the_plugin_in_use() {
 }
 
 fn failing_factory(message: &'static str) -> ModelFactory {
-    Box::new(move |_| Err(message.to_owned()))
+    Box::new(move |_, _, _| Err(message.to_owned()))
 }
 
 #[test]
@@ -331,7 +331,6 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
     let drops = Arc::new(Mutex::new(Vec::new()));
     let mut rig = Rig::new(probe_factory(7, &drops), hyper());
     rig.warm(1500);
-    let nv = 7;
     // Each double is a private copy found by name in its own directory (names, never
     // paths: a path is refused before anything loads).
     let in_dir = |crate_name: &str, test: &str| {
@@ -361,7 +360,7 @@ fn a_swap_to_a_missing_or_broken_plugin_leaves_the_old_model_running() {
         .iter()
         .map(|((search, name), why)| {
             (
-                app::model_factory(search, name, &serde_json::json!({}), 3 * nv, nv),
+                app::model_factory(search, name, &serde_json::json!({})),
                 *why,
             )
         })
@@ -426,13 +425,7 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let nv = 7;
     let search = SearchPath::standard(Vec::<&str>::new());
     let dense = serde_json::json!({"variant": "dense"});
-    let factory = app::model_factory(
-        &SearchPath::standard(Vec::<&str>::new()),
-        "skygp",
-        &dense,
-        3 * nv,
-        nv,
-    );
+    let factory = app::model_factory(&SearchPath::standard(Vec::<&str>::new()), "skygp", &dense);
     let mut rig = Rig::new(factory, hyper());
     rig.warm(3000);
     let dir = model_support::scratch_dir("learn_swap_file");
@@ -528,8 +521,6 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
             &SearchPath::standard(Vec::<&str>::new()),
             "skygp",
             &serde_json::json!({"variant": variant}),
-            21,
-            7,
         );
         rig.request_warm_swap(id, factory);
         let event = rig.until_event(100_000).expect("swapped");

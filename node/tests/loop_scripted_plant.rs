@@ -197,7 +197,7 @@ impl OutputListener for Outputs {
 
 /// The nominal law runs: no model is ever built.
 fn no_model() -> ModelFactory {
-    Box::new(|_| Err("no model in this test".to_owned()))
+    Box::new(|_, _, _| Err("no model in this test".to_owned()))
 }
 
 fn setup() -> (Model, NodeParams) {

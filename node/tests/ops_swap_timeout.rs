@@ -74,8 +74,6 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
         &SearchPath::standard(Vec::<&str>::new()),
         &params.model.plugin,
         &params.model.config,
-        3 * nv,
-        nv,
     );
     let learner =
         Learner::new(&robot, params.learn.clone(), Some(hyper()), factory).expect("learner");

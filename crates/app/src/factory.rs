@@ -14,19 +14,21 @@ pub fn plugin_search(params: &NodeParams) -> SearchPath {
 }
 
 /// Builds the model factory for `plugin`, found on `search`: merges the fitted `"hyper"`
-/// into the plugin config and creates the model (off the control thread).
+/// into the plugin config and creates a model of the dimensions asked (off the control
+/// thread).
 pub fn model_factory(
     search: &SearchPath,
     plugin: &str,
     config: &serde_json::Value,
-    d: usize,
-    p: usize,
 ) -> ModelFactory {
     let plugin = plugin.to_owned();
     let config = config.clone();
     let search = search.clone();
     Box::new(
-        move |hyper: &serde_json::Value| -> Result<Box<dyn OnlineModel>, String> {
+        move |hyper: &serde_json::Value,
+              d: usize,
+              p: usize|
+              -> Result<Box<dyn OnlineModel>, String> {
             let mut cfg = config.clone();
             if let Some(obj) = cfg.as_object_mut() {
                 obj.insert("hyper".into(), hyper.clone());

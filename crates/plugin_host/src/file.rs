@@ -16,7 +16,8 @@
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use gpn_control::learn::{ModelSnapshot, ReadyModel, Standardizer};
+use gpn_control::learn::{ModelSnapshot, ReadyModel, Standardizer, create_model};
+use gpn_online_model::OnlineModel;
 
 use super::{HostError, Plugin, SearchPath};
 
@@ -423,23 +424,29 @@ impl ModelFile {
                 path: path.to_owned(),
             });
         }
-        let mut config = h.config.clone();
-        if let Some(obj) = config.as_object_mut() {
-            obj.insert("hyper".into(), h.hyper.clone());
-        }
         let refused = |what, message: String| ModelFileError::Refused {
             plugin: h.plugin.clone(),
             what,
             message,
             path: path.to_owned(),
         };
-        let mut model = plugin
-            .create_json(&config, d, p)
-            .map_err(|e| refused("configuration", e.to_string()))?;
-        gpn_online_model::OnlineModel::restore_state_bytes(&mut model, &self.state)
+        // A split `hyper` (one model per kinematic branch) builds one plugin model per part.
+        let mut model = create_model(&h.hyper, d, p, |hyper, d, p| {
+            let mut config = h.config.clone();
+            if let Some(obj) = config.as_object_mut() {
+                obj.insert("hyper".into(), hyper.clone());
+            }
+            let model = plugin
+                .create_json(&config, d, p)
+                .map_err(|e| e.to_string())?;
+            Ok(Box::new(model) as Box<dyn OnlineModel>)
+        })
+        .map_err(|e| refused("configuration", e))?;
+        model
+            .restore_state_bytes(&self.state)
             .map_err(|e| refused("state", e.to_string()))?;
         Ok(ReadyModel {
-            model: Box::new(model),
+            model,
             standardizer,
             hyper: h.hyper.clone(),
         })

@@ -258,9 +258,8 @@ impl Ops {
         let found = Plugin::find(plugin, &self.search).map_err(|e| e.to_string())?;
         found.check_config(&config).map_err(|e| e.to_string())?;
         let info = found.info().clone();
-        let nv = self.robot.nv();
         let id = self.id();
-        let factory = model_factory(&self.search, plugin, &config, 3 * nv, nv);
+        let factory = model_factory(&self.search, plugin, &config);
         let requested = Instant::now();
         let end = self.change_model(SwapRequest {
             id,

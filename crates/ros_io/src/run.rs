@@ -351,13 +351,7 @@ impl LoopParts {
     fn build(robot: &Model, params: &NodeParams) -> Result<Self, RosError> {
         let nv = robot.nv();
         let search = plugin_search(params);
-        let factory = model_factory(
-            &search,
-            &params.model.plugin,
-            &params.model.config,
-            3 * nv,
-            nv,
-        );
+        let factory = model_factory(&search, &params.model.plugin, &params.model.config);
         let hyper = params.model.config.get("hyper").cloned();
         // A robot does not wait for the model: its work is charged on the wall clock.
         let tick = Tick::new(robot, &params.control, WallClock.budget())

@@ -159,8 +159,6 @@ pub fn run_with_viz(
         &plugin_search(params),
         &params.model.plugin,
         &params.model.config,
-        3 * robot.nv(),
-        robot.nv(),
     );
     run_inner(robot, params, learning, factory, recorder, viz, progress)
 }
@@ -280,7 +278,7 @@ fn assemble_loop<'p>(
     learn_params.calibration_samples = (ticks / 2).max(1);
     let hyper = params.model.config.get("hyper").cloned();
     let learner = Learner::new(robot, learn_params, hyper, factory)?;
-    let ops = sim_operations(robot.nv(), params, learning, ticks);
+    let ops = sim_operations(params, learning, ticks);
     let probing = ProbingReference::new(robot, &params.run.reference, &params.learn.probe);
     // The simulated robot is never silent (no watchdog) and is commanded from the start.
     let decision = CommandDecision::new(robot, &control)?;
@@ -327,7 +325,7 @@ fn check_reference(
 
 /// The run's operations: the swap schedule (learning runs with `run.swap_every_s`) and the
 /// announced payload step (`run.announce_changes`).
-fn sim_operations(nv: usize, params: &NodeParams, learning: bool, ticks: usize) -> SimOperations {
+fn sim_operations(params: &NodeParams, learning: bool, ticks: usize) -> SimOperations {
     let dt = params.sim.dt_secs();
     let schedule = if learning {
         SwapSchedule::new(
@@ -339,8 +337,6 @@ fn sim_operations(nv: usize, params: &NodeParams, learning: bool, ticks: usize) 
             },
             &params.run.swap_to,
             params.run.duration_s,
-            3 * nv,
-            nv,
         )
     } else {
         None

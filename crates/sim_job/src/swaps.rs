@@ -37,8 +37,6 @@ impl SwapSchedule {
         first: &SwapTarget,
         targets: &[SwapTarget],
         duration_s: f64,
-        d: usize,
-        p: usize,
     ) -> Option<Self> {
         if every_s.is_nan() || every_s <= 0.0 || targets.is_empty() {
             return None;
@@ -52,13 +50,7 @@ impl SwapSchedule {
             labels.push(format!("{} {}", target.plugin, target.config));
             requests.push(SwapRequest {
                 id: i as u64 + 1,
-                source: SwapSource::Warm(model_factory(
-                    search,
-                    &target.plugin,
-                    &target.config,
-                    d,
-                    p,
-                )),
+                source: SwapSource::Warm(model_factory(search, &target.plugin, &target.config)),
             });
         }
         requests.reverse();
@@ -344,8 +336,6 @@ mod tests {
             &target("dense"),
             &[target("fast")],
             duration_s,
-            21,
-            7,
         )
         .expect("swaps planned")
     }

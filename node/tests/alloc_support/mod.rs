@@ -23,13 +23,10 @@ pub fn fixed_hyper_setup(adjust: impl FnOnce(&mut NodeParams)) -> (NodeParams, M
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
     adjust(&mut params);
     let robot = app::load_robot(&params).expect("robot");
-    let nv = robot.nv();
     let factory = app::model_factory(
         &app::plugin_search(&params),
         &params.model.plugin,
         &params.model.config,
-        3 * nv,
-        nv,
     );
     let hyper = params.model.config.get("hyper").cloned();
     let learner = Learner::new(&robot, params.learn.clone(), hyper, factory).expect("learner");

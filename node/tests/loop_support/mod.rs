@@ -39,7 +39,7 @@ impl<S: Script> OnlineModel for Scripted<S> {
 
 /// A factory of [`Scripted`] models, each with the script `make` returns.
 pub fn scripted_factory<S: Script>(make: impl Fn() -> S + Send + 'static) -> ModelFactory {
-    Box::new(move |_| Ok(Box::new(Scripted(make())) as Box<dyn OnlineModel>))
+    Box::new(move |_, _, _| Ok(Box::new(Scripted(make())) as Box<dyn OnlineModel>))
 }
 
 /// Predicts the same value on every joint, with a small variance (0.01).
@@ -74,7 +74,7 @@ impl Script for Exact {
 /// A factory of [`Exact`] models for `robot` with the true robot of `sim`.
 pub fn exact_factory(robot: &Model, sim: &SimParams) -> ModelFactory {
     let (robot, sim) = (robot.clone(), sim.clone());
-    Box::new(move |_| {
+    Box::new(move |_, _, _| {
         let model = Exact {
             sim: Simulator::new(&robot, &sim).map_err(|e| e.to_string())?,
             state: SimState::at_rest(&[0.0; 7]),

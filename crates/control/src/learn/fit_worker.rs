@@ -13,14 +13,18 @@ use gpn_gp_core::hyperfit::{FitMode, FitOptions, fit};
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
+use super::branches::{Part, create_model, parts_hyper};
 use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
 use super::standardize::Standardizer;
 
-/// Creates a model from its hyperparameters (the model config's `"hyper"` value: an array
-/// with one `{sigma_f, sigma_n, lengthscales}` object per output). Runs off the control thread.
+/// Creates a model of `d` inputs and `p` outputs (the 2nd and 3rd arguments) from its
+/// hyperparameters (the model config's `"hyper"` value: an array with one
+/// `{sigma_f, sigma_n, lengthscales}` object per output). A split model
+/// ([`super::branches`]) calls it once per part, with the part's dimensions. Runs off the
+/// control thread.
 pub type ModelFactory =
-    Box<dyn FnMut(&serde_json::Value) -> Result<Box<dyn OnlineModel>, String> + Send>;
+    Box<dyn FnMut(&serde_json::Value, usize, usize) -> Result<Box<dyn OnlineModel>, String> + Send>;
 
 /// How fitted hyperparameters are shared across outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -324,6 +328,10 @@ struct Undo {
 /// model in use (a swap reuses them).
 struct WorkerState {
     factory: ModelFactory,
+    /// Inputs and outputs of the learner's models.
+    dims: (usize, usize),
+    /// The kinematic split a fit builds (one part: a single model).
+    parts: Vec<Part>,
     current: Option<(serde_json::Value, Standardizer)>,
     /// What the last caller's change replaced here, until a later one replaces it.
     undo: Option<Undo>,
@@ -380,7 +388,7 @@ impl WorkerState {
 
     /// Fits hyperparameters on the job's samples and creates and warms a model.
     fn handle_fit(&mut self, job: FitJob, change: ModelChange) -> Reply {
-        match run_fit(&job, &mut self.factory) {
+        match run_fit(&job, &mut self.factory, &self.parts) {
             Ok(outcome) => {
                 self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
                 Reply::Ready(outcome, Some(job.samples), meta(change, 0))
@@ -455,7 +463,7 @@ impl WorkerState {
     ) -> Result<(Box<dyn OnlineModel>, f64), String> {
         match factory {
             Some(mut new) => {
-                let built = warm(&mut new, hyper, standardizer, samples);
+                let built = warm(&mut new, hyper, self.dims, standardizer, samples);
                 if built.is_ok() {
                     // The old factory is kept until a cancel or the next change
                     // (then dropped here, with its library handle).
@@ -464,7 +472,7 @@ impl WorkerState {
                 }
                 built
             }
-            None => warm(&mut self.factory, hyper, standardizer, samples),
+            None => warm(&mut self.factory, hyper, self.dims, standardizer, samples),
         }
     }
 
@@ -501,10 +509,13 @@ fn meta(change: ModelChange, id: u64) -> ReplyMeta {
 }
 
 impl FitWorker {
-    /// Starts the worker with `factory`; `current` are the hyperparameters and output map of
-    /// a model the learner created itself (given hyperparameters).
+    /// Starts the worker with `factory` for models of `dims` (inputs, outputs), fitted split
+    /// into `parts`; `current` are the hyperparameters and output map of a model the learner
+    /// created itself (given hyperparameters).
     pub(super) fn spawn(
         factory: ModelFactory,
+        dims: (usize, usize),
+        parts: Vec<Part>,
         current: Option<(serde_json::Value, Standardizer)>,
         reidentifier: Option<Reidentifier>,
     ) -> std::io::Result<Self> {
@@ -512,6 +523,8 @@ impl FitWorker {
         let (reply_tx, replies) = sync_channel::<Reply>(4);
         let mut state = WorkerState {
             factory,
+            dims,
+            parts,
             current,
             undo: None,
             reidentifier,
@@ -714,12 +727,12 @@ fn retain(samples: &mut FitBuffers, keep: impl Fn(f64) -> bool) {
 fn warm(
     factory: &mut ModelFactory,
     hyper: &serde_json::Value,
+    (d, p): (usize, usize),
     standardizer: &Standardizer,
     samples: &FitBuffers,
 ) -> Result<(Box<dyn OnlineModel>, f64), String> {
     let start = Instant::now();
-    let mut model = factory(hyper)?;
-    let (d, p) = (model.input_dim(), model.output_dim());
+    let mut model = create_model(hyper, d, p, |h, d, p| factory(h, d, p))?;
     let (mut y, mut var) = (vec![0.0; p], vec![0.0; p]);
     for i in 0..samples.len() {
         let (Some(x), Some(y_raw), Some(nv)) = (
@@ -751,7 +764,7 @@ fn per_output_json(outputs: &[gpn_gp_core::hyperfit::OutputHyper]) -> serde_json
     )
 }
 
-fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, String> {
+fn run_fit(job: &FitJob, factory: &mut ModelFactory, parts: &[Part]) -> Result<FitOutcome, String> {
     let start = Instant::now();
     let (d, p) = (job.d, job.p);
     let samples = &job.samples;
@@ -769,25 +782,69 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, Strin
     // Evenly spaced subset: consecutive samples of a 1 kHz stream are nearly identical and
     // the likelihood costs O(n³).
     let m = job.max_points.clamp(2, n);
-    let (mut xs, mut ys) = (Vec::with_capacity(m * d), Vec::with_capacity(m * p));
-    for i in 0..m {
-        let k = i * (n - 1) / (m - 1).max(1);
-        xs.extend_from_slice(&samples.x[k * d..(k + 1) * d]);
-        ys.extend_from_slice(&y_std[k * p..(k + 1) * p]);
+    let rows: Vec<usize> = (0..m).map(|i| i * (n - 1) / (m - 1).max(1)).collect();
+    let hyper = match parts {
+        [] | [_] => per_output_json(&fit_outputs(job, &rows, &y_std, None)?),
+        _ => {
+            let mut per_part = Vec::with_capacity(parts.len());
+            for (k, part) in parts.iter().enumerate() {
+                let outputs = fit_outputs(job, &rows, &y_std, Some(part))
+                    .map_err(|e| format!("part {k} (outputs {:?}): {e}", part.outputs))?;
+                per_part.push(per_output_json(&outputs));
+            }
+            parts_hyper(parts, per_part)
+        }
+    };
+    let (model, _) = warm(factory, &hyper, (d, p), &standardizer, samples)?;
+    Ok(FitOutcome {
+        model,
+        standardizer,
+        hyper,
+        fit_secs: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Fits the hyperparameters of `part`'s outputs on its inputs (all of them without a part)
+/// at the sample `rows`, shared as `job.sharing` says.
+fn fit_outputs(
+    job: &FitJob,
+    rows: &[usize],
+    y_std: &[f64],
+    part: Option<&Part>,
+) -> Result<Vec<gpn_gp_core::hyperfit::OutputHyper>, String> {
+    let (d, p) = (job.d, job.p);
+    let all_in: Vec<usize>;
+    let all_out: Vec<usize>;
+    let (inputs, outputs) = match part {
+        Some(part) => (&part.inputs, &part.outputs),
+        None => {
+            all_in = (0..d).collect();
+            all_out = (0..p).collect();
+            (&all_in, &all_out)
+        }
+    };
+    let (di, pi) = (inputs.len(), outputs.len());
+    let (mut xs, mut ys) = (
+        Vec::with_capacity(rows.len() * di),
+        Vec::with_capacity(rows.len() * pi),
+    );
+    for &k in rows {
+        xs.extend(inputs.iter().map(|&i| job.samples.x[k * d + i]));
+        ys.extend(outputs.iter().map(|&o| y_std[k * p + o]));
     }
-    let kernel = ArdKernel::se(1.0, &vec![1.0; d]).map_err(|e| e.to_string())?;
+    let kernel = ArdKernel::se(1.0, &vec![1.0; di]).map_err(|e| e.to_string())?;
     let opts = FitOptions {
         mode: FitMode::SharedLengthscales,
-        max_samples: m,
+        max_samples: rows.len(),
         ..FitOptions::default()
     };
-    let mut result = fit(&kernel, &xs, &ys, d, p, &opts)
+    let mut result = fit(&kernel, &xs, &ys, di, pi, &opts)
         .map_err(|e| format!("hyperparameter fit failed: {e}"))?;
     match job.sharing {
         HyperSharing::SharedLengthscales => {}
         HyperSharing::Tied => {
             let geo = |f: &dyn Fn(&gpn_gp_core::hyperfit::OutputHyper) -> f64| {
-                (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / p as f64).exp()
+                (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / pi as f64).exp()
             };
             let (sf, sn) = (geo(&|o| o.sigma_f), geo(&|o| o.sigma_n));
             for o in &mut result.outputs {
@@ -808,12 +865,5 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory) -> Result<FitOutcome, Strin
             }
         }
     }
-    let hyper = per_output_json(&result.outputs);
-    let (model, _) = warm(factory, &hyper, &standardizer, samples)?;
-    Ok(FitOutcome {
-        model,
-        standardizer,
-        hyper,
-        fit_secs: start.elapsed().as_secs_f64(),
-    })
+    Ok(result.outputs)
 }

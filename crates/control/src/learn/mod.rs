@@ -6,6 +6,8 @@
 //! ROS, plugins' internals or the control law.
 
 mod accel;
+mod branch_model;
+mod branches;
 mod change;
 mod fit_worker;
 mod gate;
@@ -17,6 +19,8 @@ mod standardize;
 mod swap;
 
 pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
+pub use branch_model::BranchModel;
+pub use branches::{Part, create_model, kinematic_parts};
 pub use change::{
     ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum, describe_change,
 };

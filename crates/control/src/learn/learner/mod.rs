@@ -25,6 +25,7 @@ use gpn_gp_core::bound::CalibratedBound;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 
 use super::accel::{AccelEstimator, AccelParams, AccelUpdate};
+use super::branches::{create_model, kinematic_parts};
 use super::change::{ChangeAction, ChangeNotice, ChangeParams, CoverageMonitor, Cusum};
 use super::fit_worker::{
     FitBuffers, FitWorker, HyperSharing, Injection, Job, ModelFactory, Reidentifier, Reply,
@@ -53,6 +54,11 @@ pub struct LearnParams {
     pub hyper_sharing: HyperSharing,
     /// Most noise-ratio groups of `hyper_sharing: grouped` (factorisations per expert).
     pub max_noise_groups: usize,
+    /// Fit one model per class of joints with the same kinematic support (ancestors and
+    /// descendants) on a tree robot — each finger of a hand, each arm of a two-arm robot —
+    /// with the inputs it depends on (`super::branches`). No effect on a serial robot or
+    /// with given hyperparameters.
+    pub split_branches: bool,
     /// Samples kept for warming a replacement model (and for refits).
     pub replay_capacity: usize,
     /// Refit the hyperparameters after the model has learned this many samples, on the
@@ -85,6 +91,7 @@ impl Default for LearnParams {
             fit_max_points: 300,
             hyper_sharing: HyperSharing::Grouped,
             max_noise_groups: 4,
+            split_branches: true,
             replay_capacity: 10_000,
             refit_after_samples: 3000,
             max_refits: 1,
@@ -368,7 +375,7 @@ fn calibration_bounds(params: &LearnParams, p: usize) -> Result<Vec<CalibratedBo
 fn initial_model(
     hyper: Option<&serde_json::Value>,
     factory: &mut ModelFactory,
-    p: usize,
+    (d, p): (usize, usize),
 ) -> Result<
     (
         Option<Box<dyn OnlineModel>>,
@@ -379,7 +386,7 @@ fn initial_model(
 > {
     Ok(match hyper {
         Some(h) => (
-            Some(factory(h).map_err(LearnError::Model)?),
+            Some(create_model(h, d, p, |h, d, p| factory(h, d, p)).map_err(LearnError::Model)?),
             LearnPhase::Active,
             Some((h.clone(), Standardizer::identity(p))),
         ),
@@ -422,10 +429,21 @@ impl Learner {
         check_params(&params)?;
         let calibration = calibration_bounds(&params, p)?;
         // The worker always runs: fits, swaps and retired models all go through it.
-        let (model, phase, current) = initial_model(hyper.as_ref(), &mut factory, p)?;
+        let (model, phase, current) = initial_model(hyper.as_ref(), &mut factory, (d, p))?;
         let shared_robot = std::sync::Arc::new(robot.clone());
         let reidentifier = payload_reidentifier(robot, &params, &shared_robot);
-        let worker = Some(FitWorker::spawn(factory, current, reidentifier)?);
+        let parts = if params.split_branches {
+            kinematic_parts(robot)
+        } else {
+            Vec::new()
+        };
+        let worker = Some(FitWorker::spawn(
+            factory,
+            (d, p),
+            parts,
+            current,
+            reidentifier,
+        )?);
         let hyper_fixed = hyper.is_some();
         let fit_n = params.fit_samples;
         Ok(Self {
