@@ -20,7 +20,7 @@ mod swap;
 
 pub use accel::{AccelEstimator, AccelParams, AccelUpdate};
 pub use branch_model::BranchModel;
-pub use branches::{Part, create_model, kinematic_parts};
+pub use branches::{Part, create_model, kinematic_parts, parts_hyper};
 pub use change::{
     ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum, describe_change,
 };
