@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(part_of(index("t")).inputs.len(), 3 * nv);
         let f1 = part_of(index("f1a"));
         assert_eq!(f1, part_of(index("f1b")));
-        let mut joints = vec![index("t"), index("f1a"), index("f1b")];
+        let mut joints = [index("t"), index("f1a"), index("f1b")];
         joints.sort();
         let expected: Vec<usize> = (0..3)
             .flat_map(|b| joints.iter().map(move |&k| b * nv + k))

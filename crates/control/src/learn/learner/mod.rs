@@ -57,14 +57,12 @@ pub struct LearnParams {
     /// Fit one model per class of joints with the same kinematic support (ancestors and
     /// descendants) on a tree robot — each finger of a hand, each arm of a two-arm robot —
     /// with the inputs it depends on (`super::branches`). No effect on a serial robot or
-    /// with given hyperparameters.
+    /// with given hyperparameters. Off by default: it helps a hand (Allegro: worst joint
+    /// 3.9× → 6.2×, 13 of 16 joints ≥ 10×) but each part's lengthscales are then fitted on
+    /// fewer outputs, and on Baxter the worst joint fell from 22–26× to 11.6–16.9× (a
+    /// single-joint part, whose sinusoidal motion makes q and q̈ collinear, to 1.1× on one
+    /// seed); `docs/results/any-robot.md`.
     pub split_branches: bool,
-    /// Beyond the q̈ learned, extrapolate the residual linearly in q̈ (the model's slope
-    /// inside the range, at most one range's width out) rather than holding its value at
-    /// the edge ([`Learner::predict`]). Off by default: it makes an inertia-dominated
-    /// residual learnable (SO-101) but a slope error pushed into a light wrist drove one to
-    /// its velocity limit (Kinova); `docs/results/any-robot.md`.
-    pub accel_extrapolation: bool,
     /// Samples kept for warming a replacement model (and for refits).
     pub replay_capacity: usize,
     /// Refit the hyperparameters after the model has learned this many samples, on the
@@ -97,8 +95,7 @@ impl Default for LearnParams {
             fit_max_points: 300,
             hyper_sharing: HyperSharing::Grouped,
             max_noise_groups: 4,
-            split_branches: true,
-            accel_extrapolation: false,
+            split_branches: false,
             replay_capacity: 10_000,
             refit_after_samples: 3000,
             max_refits: 1,
@@ -112,15 +109,6 @@ impl Default for LearnParams {
         }
     }
 }
-
-/// How far inside the learned q̈ range an extrapolated query's slope is measured: this
-/// fraction of the range (or the excess itself, if shorter).
-const BACK_STEP_OF_RANGE: f64 = 0.25;
-
-/// How far beyond the learned q̈ range the residual is extrapolated, in widths of the range
-/// (beyond, it is held): a slope error grows with the reach, and a command far beyond what
-/// the joint has done is feedback fighting a torque the model is still learning.
-const REACH_OF_RANGE: f64 = 1.0;
 
 /// Where the learner is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,10 +244,6 @@ pub struct Learner {
     accel_seen: Vec<(f64, f64)>,
     /// Scratch: the query point with q̈ inside `accel_seen`.
     query: Vec<f64>,
-    /// The point inside the learned q̈ range of an extrapolated query, and its prediction.
-    query_back: Vec<f64>,
-    mu_back: Vec<f64>,
-    var_back: Vec<f64>,
     /// A reply taken by `wait_for_model`, adopted by the next `poll`.
     pending: Option<Reply>,
     /// Outliers in a row (see [`GateParams::check_innovation`]).
@@ -500,9 +484,6 @@ impl Learner {
             sample_formed: false,
             accel_seen: vec![(f64::INFINITY, f64::NEG_INFINITY); p],
             query: vec![0.0; d],
-            query_back: vec![0.0; d],
-            mu_back: vec![0.0; p],
-            var_back: vec![0.0; p],
             pending: None,
             consecutive_outliers: 0,
             export: None,
@@ -702,9 +683,8 @@ impl Learner {
     }
 
     /// Posterior mean (N·m) and latent variance ((N·m)²) of the residual at `x` =
-    /// [q, q̇, q̈]. Beyond the range of the q̈ of the samples formed so far the residual is
-    /// extrapolated linearly in q̈ from inside that range. `Ok(false)` (and zeros) while no
-    /// model is active. Real-time.
+    /// [q, q̇, q̈], with each q̈ clamped into the range of the q̈ of the samples formed so
+    /// far. `Ok(false)` (and zeros) while no model is active. Real-time.
     pub fn predict(
         &mut self,
         x: &[f64],
@@ -717,55 +697,24 @@ impl Learner {
             return Ok(false);
         };
         // q̈ of the query is the law's command, not a measurement: under the nominal law a
-        // joint whose true inertia exceeds the model's accelerates less than commanded, and
-        // the feedback that holds an unmodelled torque is commanded acceleration that never
-        // happens, so the commands reach beyond every q̈ learned. There an SE-kernel model
-        // bends back to its mean, a slope in q̈ of the wrong sign that can cancel the law's
-        // inertia: the query is clamped into the learned range. A rigid body's torque is
-        // affine in q̈ (τ = M(q)q̈ + h(q, q̇)), and so is the residual of any inertia error:
-        // with `accel_extrapolation` the model's slope at the edge, measured along the excess
-        // from a point further inside, carries it out.
+        // joint whose true inertia exceeds the model's accelerates less than commanded, so
+        // the commands reach beyond every q̈ learned. There an SE-kernel model bends back to
+        // its mean, a negative slope in q̈ that can cancel the law's inertia; at the edge of
+        // what was learned the slope is zero, as for the nominal law. (Extrapolating the
+        // model's slope linearly instead — a rigid body's torque is affine in q̈ — was
+        // measured worse on the robot set: `docs/results/any-robot.md`.)
         let nv = self.nv;
-        if x.len() != self.query.len() || x.len() != 3 * nv {
-            model.predict(x, mean, var)?;
-            self.standardizer.inverse_mut(mean, var);
-            return Ok(true);
-        }
         let query = &mut self.query;
-        query.copy_from_slice(x);
-        let back_point = &mut self.query_back;
-        let mut back = f64::INFINITY;
-        for (k, &(lo, hi)) in (2 * nv..3 * nv).zip(&self.accel_seen) {
-            if lo <= hi {
-                let inside = x[k].clamp(lo, hi);
-                // The excess, carried out at most one range's width beyond the edge.
-                let width = hi - lo;
-                let excess = (x[k] - inside).clamp(-REACH_OF_RANGE * width, REACH_OF_RANGE * width);
-                if excess != 0.0 {
-                    back = back.min(BACK_STEP_OF_RANGE * width / excess.abs());
+        if x.len() == query.len() && x.len() == 3 * nv {
+            query.copy_from_slice(x);
+            for (qdd, &(lo, hi)) in query[2 * nv..].iter_mut().zip(&self.accel_seen) {
+                if lo <= hi {
+                    *qdd = qdd.clamp(lo, hi);
                 }
-                query[k] = inside;
-                back_point[k] = excess;
-            } else {
-                back_point[k] = 0.0;
             }
-        }
-        model.predict(query, mean, var)?;
-        if back.is_finite() && back > 0.0 && self.params.accel_extrapolation {
-            // The step back: s·(excess) inward, s ≤ 1 and within the learned range.
-            let s = back.min(1.0);
-            for k in 2 * nv..3 * nv {
-                self.query_back[k] = query[k] - s * self.query_back[k];
-            }
-            self.query_back[..2 * nv].copy_from_slice(&query[..2 * nv]);
-            model.predict(&self.query_back, &mut self.mu_back, &mut self.var_back)?;
-            for j in 0..mean.len() {
-                let slope = (mean[j] - self.mu_back[j]) / s;
-                mean[j] += slope;
-                // The difference of two posterior means, scaled by 1/s: no covariance is
-                // known, so their variances add (a bound wider where the reach is longer).
-                var[j] += (var[j] + self.var_back[j]) / (s * s);
-            }
+            model.predict(query, mean, var)?;
+        } else {
+            model.predict(x, mean, var)?;
         }
         self.standardizer.inverse_mut(mean, var);
         Ok(true)
