@@ -349,7 +349,6 @@ struct ControlParts {
 
 impl LoopParts {
     fn build(robot: &Model, params: &NodeParams) -> Result<Self, RosError> {
-        let nv = robot.nv();
         let search = plugin_search(params);
         let factory = model_factory(&search, &params.model.plugin, &params.model.config);
         let hyper = params.model.config.get("hyper").cloned();
