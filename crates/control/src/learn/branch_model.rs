@@ -62,11 +62,6 @@ impl BranchModel {
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Self { d, p, members })
     }
-
-    /// Number of parts.
-    pub fn parts(&self) -> usize {
-        self.members.len()
-    }
 }
 
 fn gather(dst: &mut [f64], src: &[f64], index: &[usize]) {

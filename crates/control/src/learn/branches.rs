@@ -173,8 +173,8 @@ pub fn create_model(
 mod tests {
     use super::*;
 
-    /// A palm with two two-joint fingers and a serial arm with a two-finger hand (x axes,
-    /// unit boxes; the dynamics do not matter here, the tree does).
+    /// A robot of revolute joints `(name, parent link, child link)` on link `base` (x axes,
+    /// unit inertias; the dynamics do not matter here, the tree does).
     fn tree(joints: &[(&str, &str, &str)]) -> Model {
         let mut urdf = String::from("<robot name='t'><link name='base'/>");
         for (_, _, child) in joints {

@@ -784,11 +784,17 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory, parts: &[Part]) -> Result<F
     let m = job.max_points.clamp(2, n);
     let rows: Vec<usize> = (0..m).map(|i| i * (n - 1) / (m - 1).max(1)).collect();
     let hyper = match parts {
-        [] | [_] => per_output_json(&fit_outputs(job, &rows, &y_std, None)?),
+        [] | [_] => {
+            let whole = Part {
+                outputs: (0..p).collect(),
+                inputs: (0..d).collect(),
+            };
+            per_output_json(&fit_outputs(job, &rows, &y_std, &whole)?)
+        }
         _ => {
             let mut per_part = Vec::with_capacity(parts.len());
             for (k, part) in parts.iter().enumerate() {
-                let outputs = fit_outputs(job, &rows, &y_std, Some(part))
+                let outputs = fit_outputs(job, &rows, &y_std, part)
                     .map_err(|e| format!("part {k} (outputs {:?}): {e}", part.outputs))?;
                 per_part.push(per_output_json(&outputs));
             }
@@ -804,25 +810,16 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory, parts: &[Part]) -> Result<F
     })
 }
 
-/// Fits the hyperparameters of `part`'s outputs on its inputs (all of them without a part)
-/// at the sample `rows`, shared as `job.sharing` says.
+/// Fits the hyperparameters of `part`'s outputs on its inputs at the sample `rows`, shared
+/// as `job.sharing` says.
 fn fit_outputs(
     job: &FitJob,
     rows: &[usize],
     y_std: &[f64],
-    part: Option<&Part>,
+    part: &Part,
 ) -> Result<Vec<gpn_gp_core::hyperfit::OutputHyper>, String> {
     let (d, p) = (job.d, job.p);
-    let all_in: Vec<usize>;
-    let all_out: Vec<usize>;
-    let (inputs, outputs) = match part {
-        Some(part) => (&part.inputs, &part.outputs),
-        None => {
-            all_in = (0..d).collect();
-            all_out = (0..p).collect();
-            (&all_in, &all_out)
-        }
-    };
+    let (inputs, outputs) = (&part.inputs, &part.outputs);
     let (di, pi) = (inputs.len(), outputs.len());
     let (mut xs, mut ys) = (
         Vec::with_capacity(rows.len() * di),
