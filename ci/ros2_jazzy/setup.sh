@@ -6,8 +6,9 @@
 #   source VENV/gpn/env.sh                        # then: cargo build / rclpy peers
 #
 # --msgs also installs ament_cmake and the rosidl generators (build-requirements.txt) and
-# builds msgs/ as a real interface package (Debian cmake and a C/C++ compiler) into
-# VENV/gpn/msgs, which env.sh puts on the ament, library and Python paths.
+# builds interfaces/control_msgs (vendored, not on PyPI) and msgs/ as real interface packages
+# (Debian cmake and a C/C++ compiler) into VENV/gpn/msgs, which env.sh puts on the ament,
+# library and Python paths.
 #
 # The venv prefix is an ament install space (include/, lib/, share/ament_index/). The
 # wheels have two quirks, handled here and nowhere else (shared/notes/ros2-jazzy-from-pypi.md):
@@ -63,15 +64,21 @@ if [ "$msgs" = 1 ]; then
   { grep -rl --include='*.cmake' /opt/python/cp311-cp311 "$venv/share" || true; } | while read -r file; do
     sed -i "s|/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include|$npinc|g; s|/opt/python/cp311-cp311/include/python3.11|$pyinc|g" "$file"
   done
-  build="$venv/gpn/msgs-build"
-  rm -rf "$build"
-  PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv" cmake -S "$repo/msgs" -B "$build" -DCMAKE_PREFIX_PATH="$venv" \
-    -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF \
-    -DCMAKE_INSTALL_PREFIX="$venv/gpn/msgs" >"$venv/gpn/msgs-build.log" 2>&1 \
-    || { echo "error: configuring msgs/ failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
-  PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv" LD_LIBRARY_PATH="$libs" cmake --build "$build" -j "$(nproc)" >>"$venv/gpn/msgs-build.log" 2>&1 \
-    && cmake --install "$build" >>"$venv/gpn/msgs-build.log" 2>&1 \
-    || { echo "error: building msgs/ failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
+  # The interface packages, in dependency order, into one merged install space: control_msgs
+  # (vendored verbatim, interfaces/control_msgs: not on PyPI) and ours (msgs/).
+  rm -f "$venv/gpn/msgs-build.log"
+  for package in interfaces/control_msgs msgs; do
+    build="$venv/gpn/msgs-build/$(basename "$package")"
+    rm -rf "$build"
+    PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv/gpn/msgs:$venv" cmake -S "$repo/$package" -B "$build" \
+      -DCMAKE_PREFIX_PATH="$venv/gpn/msgs;$venv" -DPython3_EXECUTABLE="$venv/bin/python" -DBUILD_TESTING=OFF \
+      -DCMAKE_INSTALL_PREFIX="$venv/gpn/msgs" >>"$venv/gpn/msgs-build.log" 2>&1 \
+      || { echo "error: configuring $package failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
+    PATH="$venv/bin:$PATH" AMENT_PREFIX_PATH="$venv/gpn/msgs:$venv" LD_LIBRARY_PATH="$venv/gpn/msgs/lib:$libs" \
+      cmake --build "$build" -j "$(nproc)" >>"$venv/gpn/msgs-build.log" 2>&1 \
+      && cmake --install "$build" >>"$venv/gpn/msgs-build.log" 2>&1 \
+      || { echo "error: building $package failed; see $venv/gpn/msgs-build.log" >&2; exit 1; }
+  done
   prefix="$venv/gpn/msgs:$venv"
   libs="$venv/gpn/msgs/lib:$libs"
   pythonpath="$venv/gpn/msgs/lib/python3.11/site-packages"

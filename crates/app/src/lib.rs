@@ -20,7 +20,9 @@ pub use factory::{
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
 pub use reference::ReferenceParams;
 pub use robot_defaults::{DeriveError, DerivedDefaults, derive_defaults, derive_node_defaults};
-pub use ros_params::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};
+pub use ros_params::{
+    Mode, RosParams, TopicNames, TorqueSource, TrajectoryConstraints, WatchdogAction,
+};
 
 /// The default parameter file (`config/sim_default.yaml`), built in so that `gp-node sim`
 /// runs from any directory.

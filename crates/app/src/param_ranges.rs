@@ -217,6 +217,14 @@ pub const RANGES: &[(&str, Range)] = &[
     ("ros.watchdog_timeout_s", R::above(0.0, 3600.0)),
     ("ros.residual_every", R::count(0.0, 1e6)),
     ("ros.diagnostics_period_s", R::above(0.0, 3600.0)),
+    ("ros.constraints.goal_time", R::closed(0.0, 3600.0)),
+    (
+        "ros.constraints.stopped_velocity_tolerance",
+        R::closed(0.0, 1e3),
+    ),
+    ("ros.constraints.trajectory", R::closed(0.0, 1e3)),
+    ("ros.constraints.goal", R::closed(0.0, 1e3)),
+    ("ros.action_monitor_rate", R::above(0.0, 1e4)),
 ];
 
 /// Keys whose values are free-form (checked by their owner): not walked.

@@ -63,6 +63,8 @@ pub enum Constraint {
     Positive,
     /// An empty array, or every element finite and > 0.
     PositiveOrEmpty,
+    /// An empty array, or every element finite and ≥ 0.
+    NonNegativeOrEmpty,
     /// Finite and ≥ the value.
     AtLeast(f64),
     /// Finite, lo < x ≤ hi.
@@ -81,6 +83,7 @@ impl Constraint {
             Constraint::None => String::new(),
             Constraint::Positive => "> 0".into(),
             Constraint::PositiveOrEmpty => "> 0, or empty".into(),
+            Constraint::NonNegativeOrEmpty => "≥ 0, or empty".into(),
             Constraint::AtLeast(v) => format!("≥ {v}"),
             Constraint::LeftOpen(lo, hi) => format!("in ({lo}, {hi}]"),
             Constraint::OneOf(options) => options.join(" \\| "),
@@ -224,11 +227,18 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.topics.command", K::String, "", "std_msgs/Float64MultiArray out (control) or in (learn)", C::None, A::ReadOnly),
     spec("ros.topics.residual", K::String, "", "gp_learning_node_msgs/ResidualEstimate out", C::None, A::ReadOnly),
     spec("ros.topics.diagnostics", K::String, "", "diagnostic_msgs/DiagnosticArray out", C::None, A::ReadOnly),
+    spec("ros.topics.follow_joint_trajectory", K::String, "", "control_msgs/action/FollowJointTrajectory server (control mode)", C::None, A::ReadOnly),
     spec("ros.torque_source", K::String, "", "torque of a learning sample", C::OneOf(&["measured", "commanded"]), A::ReadOnly),
     spec("ros.watchdog_timeout_s", K::Double, "s", "no valid joint state for this long: the safe output", C::Positive, A::Watchdog),
     spec("ros.watchdog_action", K::String, "", "the safe output", C::OneOf(&["hold_gravity", "zero_torque", "stop_publishing"]), A::Watchdog),
     spec("ros.residual_every", K::Integer, "", "publish ~/residual every n-th tick (0: never)", C::AtLeast(0.0), A::Publishing),
     spec("ros.diagnostics_period_s", K::Double, "s", "period of /diagnostics", C::Positive, A::ReadOnly),
+    spec("ros.constraints.goal_time", K::Double, "s", "FollowJointTrajectory: time after the trajectory's end to meet the goal tolerances (0: no limit)", C::AtLeast(0.0), A::ReadOnly),
+    spec("ros.constraints.stopped_velocity_tolerance", K::Double, "rad/s", "FollowJointTrajectory: largest joint speed at the goal (unless the goal gives one)", C::AtLeast(0.0), A::ReadOnly),
+    spec("ros.constraints.trajectory", K::JointDoubles, "rad", "FollowJointTrajectory: default path position tolerance (0 or empty: not checked)", C::NonNegativeOrEmpty, A::ReadOnly),
+    spec("ros.constraints.goal", K::JointDoubles, "rad", "FollowJointTrajectory: default goal position tolerance (0 or empty: not checked)", C::NonNegativeOrEmpty, A::ReadOnly),
+    spec("ros.allow_partial_joints_goal", K::Bool, "", "FollowJointTrajectory goals may name a subset of the joints (the others hold)", C::None, A::ReadOnly),
+    spec("ros.action_monitor_rate", K::Double, "Hz", "FollowJointTrajectory feedback rate", C::Positive, A::ReadOnly),
     spec("ros.model_dir", K::String, "", "the only directory ~/save_model and ~/load_model use (empty: $ROS_HOME/gp_learning_node/models)", C::None, A::ReadOnly),
 ];
 
@@ -269,6 +279,7 @@ pub fn validate(spec: &ParamSpec, value: &ParamValue, nv: usize) -> Result<(), S
     let check_number = |x: f64| -> Result<(), String> {
         let ok = match spec.constraint {
             Constraint::Positive | Constraint::PositiveOrEmpty => x.is_finite() && x > 0.0,
+            Constraint::NonNegativeOrEmpty => x.is_finite() && x >= 0.0,
             Constraint::AtLeast(lo) => x.is_finite() && x >= lo,
             Constraint::LeftOpen(lo, hi) => x.is_finite() && x > lo && x <= hi,
             _ => x.is_finite(),
@@ -294,7 +305,11 @@ pub fn validate(spec: &ParamSpec, value: &ParamValue, nv: usize) -> Result<(), S
         (ParamKind::Double, ParamValue::Double(x)) => check_number(*x),
         (ParamKind::Double, ParamValue::Integer(i)) => check_number(*i as f64),
         (ParamKind::JointDoubles, ParamValue::DoubleArray(xs))
-            if xs.is_empty() && spec.constraint == Constraint::PositiveOrEmpty =>
+            if xs.is_empty()
+                && matches!(
+                    spec.constraint,
+                    Constraint::PositiveOrEmpty | Constraint::NonNegativeOrEmpty
+                ) =>
         {
             Ok(())
         }

@@ -47,6 +47,8 @@ pub struct TopicNames {
     pub residual: String,
     /// diagnostic_msgs/DiagnosticArray out.
     pub diagnostics: String,
+    /// control_msgs/action/FollowJointTrajectory server (control mode).
+    pub follow_joint_trajectory: String,
 }
 
 impl Default for TopicNames {
@@ -57,6 +59,7 @@ impl Default for TopicNames {
             command: "/effort_controller/commands".into(),
             residual: "~/residual".into(),
             diagnostics: "/diagnostics".into(),
+            follow_joint_trajectory: "~/follow_joint_trajectory".into(),
         }
     }
 }
@@ -101,6 +104,53 @@ pub struct RosParams {
     /// ROS 2; a relative directory is relative to the node's working directory. Read-only
     /// (set at start), so that a peer cannot move it.
     pub model_dir: String,
+    /// Default tolerances of `FollowJointTrajectory` goals (a goal's own tolerances
+    /// override them), as ros2_control's joint trajectory controller names them.
+    pub constraints: TrajectoryConstraints,
+    /// Goals may name a subset of the joints; the others hold the reference in force.
+    pub allow_partial_joints_goal: bool,
+    /// Rate of the action's feedback, Hz.
+    pub action_monitor_rate: f64,
+}
+
+/// Default tolerances of `FollowJointTrajectory` goals (0: not checked).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrajectoryConstraints {
+    /// How long after the trajectory's end the goal tolerances may take to be met, s
+    /// (0: no limit).
+    pub goal_time: f64,
+    /// Largest joint speed at the goal, rad/s or m/s (unless the goal gives a velocity
+    /// tolerance).
+    pub stopped_velocity_tolerance: f64,
+    /// Path position tolerance per joint (one value for all, or one per joint; []: none).
+    pub trajectory: Vec<f64>,
+    /// Goal position tolerance per joint (one value for all, or one per joint; []: none).
+    pub goal: Vec<f64>,
+}
+
+impl Default for TrajectoryConstraints {
+    fn default() -> Self {
+        // The joint trajectory controller's defaults.
+        Self {
+            goal_time: 0.0,
+            stopped_velocity_tolerance: 0.01,
+            trajectory: Vec::new(),
+            goal: Vec::new(),
+        }
+    }
+}
+
+impl TrajectoryConstraints {
+    /// The path and goal position tolerances of joint `j`.
+    pub fn of_joint(&self, j: usize) -> (f64, f64) {
+        let pick = |v: &[f64]| match v {
+            [] => 0.0,
+            [one] => *one,
+            many => many.get(j).copied().unwrap_or(0.0),
+        };
+        (pick(&self.trajectory), pick(&self.goal))
+    }
 }
 
 impl Default for RosParams {
@@ -119,6 +169,9 @@ impl Default for RosParams {
             residual_every: 1,
             diagnostics_period_s: 1.0,
             model_dir: String::new(),
+            constraints: TrajectoryConstraints::default(),
+            allow_partial_joints_goal: false,
+            action_monitor_rate: 20.0,
         }
     }
 }
@@ -136,6 +189,28 @@ impl RosParams {
             return Err(format!(
                 "ros.diagnostics_period_s must be > 0, found {}",
                 self.diagnostics_period_s
+            ));
+        }
+        let c = &self.constraints;
+        for (name, value) in [
+            ("goal_time", c.goal_time),
+            ("stopped_velocity_tolerance", c.stopped_velocity_tolerance),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("ros.constraints.{name} must be ≥ 0, found {value}"));
+            }
+        }
+        for (name, values) in [("trajectory", &c.trajectory), ("goal", &c.goal)] {
+            if let Some(v) = values.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+                return Err(format!(
+                    "ros.constraints.{name} must be ≥ 0 (0: not checked), found {v}"
+                ));
+            }
+        }
+        if !(self.action_monitor_rate.is_finite() && self.action_monitor_rate > 0.0) {
+            return Err(format!(
+                "ros.action_monitor_rate must be > 0, found {}",
+                self.action_monitor_rate
             ));
         }
         if self.domain_id > 232 {

@@ -179,9 +179,9 @@ impl IngestCounters {
     pub fn refuse_trajectory(&self, why: &TrajectoryError) {
         bump(match why {
             TrajectoryError::Empty => &self.trajectories_refused_empty,
-            TrajectoryError::MissingJoint(_) | TrajectoryError::DuplicateJoint(_) => {
-                &self.trajectories_refused_names
-            }
+            TrajectoryError::MissingJoint(_)
+            | TrajectoryError::UnknownJoint(_)
+            | TrajectoryError::DuplicateJoint(_) => &self.trajectories_refused_names,
             TrajectoryError::Length { .. } => &self.trajectories_refused_length,
             TrajectoryError::NonFinite { .. } => &self.trajectories_refused_non_finite,
             TrajectoryError::Time { .. } => &self.trajectories_refused_time,

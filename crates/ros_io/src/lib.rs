@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod diagnostics;
+pub mod goal_monitor;
 pub mod ingest;
 pub mod joint_state;
 pub mod latency;
@@ -33,6 +34,8 @@ pub mod probe_offer;
 pub mod stamp_clock;
 pub mod trajectory;
 
+#[cfg(feature = "ros")]
+mod follow_joint_trajectory;
 #[cfg(feature = "ros")]
 mod node_log;
 #[cfg(feature = "ros")]
@@ -57,4 +60,4 @@ pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use latency::LatencyHistogram;
 pub use plant::{ChannelOperations, PublishQueue, RosPlant};
 pub use stamp_clock::{StampClock, StampParams, StampRefusal, Stamped, Timing};
-pub use trajectory::{Reference, TopicReference, Trajectory, TrajectoryError};
+pub use trajectory::{Reference, ReferenceInput, TopicReference, Trajectory, TrajectoryError};

@@ -16,7 +16,7 @@ use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 use super::ingest::IngestCounters;
 use super::joint_state::{JointStateReader, StateFrame};
-use super::trajectory::Trajectory;
+use super::trajectory::{ReferenceInput, Trajectory};
 use super::transport::Subscription;
 
 /// Two deliveries of one reference message (one per reader) arrive within this; the same
@@ -34,7 +34,7 @@ pub(super) struct Receiver_ {
     pub(super) free: Receiver<StateFrame>,
     pub(super) spare: Option<StateFrame>,
     pub(super) full: SyncSender<StateFrame>,
-    pub(super) trajectories: SyncSender<Box<Trajectory>>,
+    pub(super) trajectories: SyncSender<ReferenceInput>,
     pub(super) commands: SyncSender<ControlCommand>,
 }
 
@@ -79,7 +79,7 @@ impl Receiver_ {
                     match Trajectory::from_msg(&msg, &joints, &limits) {
                         Ok(t) => {
                             ingest.count(&ingest.trajectories_accepted);
-                            let _ = trajectories.try_send(Box::new(t));
+                            let _ = trajectories.try_send(ReferenceInput::Follow(Box::new(t)));
                         }
                         Err(e) => {
                             ingest.refuse_trajectory(&e);

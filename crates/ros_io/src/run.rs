@@ -46,6 +46,7 @@ use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 use gpn_plugin_host::SearchPath;
 
+use super::follow_joint_trajectory::{ActionServer, GoalRequests, GoalRules};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::latency::LatencyHistogram;
@@ -57,7 +58,7 @@ use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
 use super::receive::Receiver_;
 use super::robot_description;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
-use super::trajectory::{TopicReference, Trajectory};
+use super::trajectory::{ReferenceInput, TopicReference, Trajectory};
 use super::transport::{NodeClock, Publisher, RosError, Subscription, TopicQos, Transport};
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
@@ -395,6 +396,8 @@ struct Endpoints {
     parameters: ParamServices,
     param_events: ParamEvents,
     clock: NodeClock,
+    /// Control mode: `~/follow_joint_trajectory`'s goal requests.
+    follow_joint_trajectory: Option<GoalRequests>,
 }
 
 /// The subscriptions the receive thread reads.
@@ -468,6 +471,15 @@ impl Endpoints {
             &topics.diagnostics,
             TopicQos::Reliable(10),
         )?;
+        let follow_joint_trajectory = match ros.mode {
+            Mode::Control => Some(
+                transport
+                    .action_server::<r2r::control_msgs::action::FollowJointTrajectory::Action>(
+                        &topics.follow_joint_trajectory,
+                    )?,
+            ),
+            Mode::Learn => None,
+        };
         let services = Services::open(transport)?;
         let parameters = ParamServices::open(transport)?;
         let param_events = ParamEvents::open(transport)?;
@@ -487,6 +499,7 @@ impl Endpoints {
             parameters,
             param_events,
             clock: transport.clock(),
+            follow_joint_trajectory,
         })
     }
 }
@@ -515,7 +528,7 @@ struct Running {
 }
 
 /// Both ends of the reference channel the receive thread feeds and the loop drains.
-type IdleReference = (Receiver<Box<Trajectory>>, SyncSender<Box<Trajectory>>);
+type IdleReference = (Receiver<ReferenceInput>, SyncSender<Box<Trajectory>>);
 
 /// Starts the probe, receive, spin, operations, control and publish threads (in this
 /// order), wired by the bounded channels of preallocated frames.
@@ -537,7 +550,7 @@ fn start_threads(
     let last_rejection = Arc::new(Mutex::new(None::<String>));
     let (plant, queue, receive_end, publish_end) =
         plant::channels(nv, POOL_FRAMES, ros.mode == Mode::Control);
-    let (traj_tx, traj_rx) = sync_channel::<Box<Trajectory>>(4);
+    let (traj_tx, traj_rx) = sync_channel::<ReferenceInput>(4);
     let (trash_tx, trash_rx) = sync_channel::<Box<Trajectory>>(4);
     let (command_tx, command_rx) = sync_channel::<ControlCommand>(8);
     let (reply_tx, reply_rx) = sync_channel::<ControlReply>(32);
@@ -555,8 +568,28 @@ fn start_threads(
         free: receive_end.free_states,
         spare: None,
         full: receive_end.states,
-        trajectories: traj_tx,
+        trajectories: traj_tx.clone(),
         commands: command_tx.clone(),
+    };
+    // Control mode: the action server, which feeds the same reference as the topic.
+    let action = match endpoints.follow_joint_trajectory {
+        Some(goals) => {
+            let limits = parts.control.decision.reference_limits().clone();
+            let rules = GoalRules::new(ros, &joints, limits).map_err(RosError::Param)?;
+            let (server, reports) = ActionServer::new(
+                rules,
+                ros.action_monitor_rate,
+                traj_tx,
+                endpoints.clock.clone(),
+                log.clone(),
+            );
+            Some((server, goals, reports))
+        }
+        None => None,
+    };
+    let (action, reports) = match action {
+        Some((server, goals, reports)) => (Some((server, goals)), Some(reports)),
+        None => (None, None),
     };
     let ops = Ops::new(
         params.clone(),
@@ -583,6 +616,7 @@ fn start_threads(
             parameters: endpoints.parameters,
             snapshot,
             ops: ops_tx,
+            action,
         },
         spin_stop.clone(),
         log.clone(),
@@ -593,6 +627,10 @@ fn start_threads(
         replies: reply_tx,
     };
     let (reference, idle_reference) = topic_reference(ros.mode, nv, (traj_rx, trash_tx));
+    let reference = reference.map(|r| match reports {
+        Some(reports) => r.reporting_to(reports),
+        None => r,
+    });
     let control = spawn_control_loop(parts.control, reference, plant, operations, queue, stop)?;
 
     let publisher = Publisher_ {
@@ -632,6 +670,8 @@ struct SpinWork {
     parameters: ParamServices,
     snapshot: ParamSnapshot,
     ops: SyncSender<OpsInput>,
+    /// Control mode: the FollowJointTrajectory server and its goal requests.
+    action: Option<(ActionServer, GoalRequests)>,
 }
 
 /// How long one rcl wait lasts at most: the spin thread sees `stop` this often.
@@ -656,11 +696,21 @@ fn spawn_spin(
                 parameters,
                 snapshot,
                 ops,
+                action,
             } = work;
             let mut pool = futures::executor::LocalPool::new();
             let spawner = pool.spawner();
             let to_ops = ops.clone();
-            let tasks: [std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>; 3] = [
+            let (action, action_task) = match action {
+                Some((server, goals)) => {
+                    let server = std::rc::Rc::new(server);
+                    let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> =
+                        Box::pin(server.clone().serve(goals));
+                    (Some(server), task)
+                }
+                None => (None, Box::pin(std::future::ready(())) as _),
+            };
+            let tasks: [std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>; 4] = [
                 Box::pin(receiver.run(
                     inputs.joint_states,
                     inputs.reference,
@@ -671,6 +721,7 @@ fn spawn_spin(
                 Box::pin(parameters.serve(snapshot, move |r| {
                     send_to_ops(&to_ops, OpsInput::Params(r));
                 })),
+                action_task,
             ];
             for task in tasks {
                 if let Err(e) = futures::task::LocalSpawnExt::spawn_local(&spawner, task) {
@@ -681,6 +732,9 @@ fn spawn_spin(
             while !stop.load(Ordering::SeqCst) {
                 node.spin_once(SPIN_WAIT);
                 pool.run_until_stalled();
+                if let Some(action) = &action {
+                    action.poll();
+                }
             }
         })
         .map_err(|e| RosError::Param(format!("cannot start the spin thread: {e}")))

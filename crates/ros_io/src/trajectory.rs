@@ -16,6 +16,8 @@ use gpn_control::control_loop::{
 };
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 
+use super::goal_monitor::{self, GoalOutcome, GoalReports, GoalTolerances, TickState};
+
 /// Why a trajectory was refused (the previous reference stays in force).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TrajectoryError {
@@ -25,6 +27,9 @@ pub enum TrajectoryError {
     /// A joint of the model is not in `joint_names`.
     #[error("reference trajectory lacks joint {0:?}")]
     MissingJoint(String),
+    /// A goal names a joint the model does not have.
+    #[error("trajectory names joint {0:?}, which the robot model does not have")]
+    UnknownJoint(String),
     /// A name appears twice.
     #[error("reference trajectory names joint {0:?} twice")]
     DuplicateJoint(String),
@@ -101,6 +106,18 @@ pub struct Trajectory {
     points: Vec<Point>,
     /// The reference in force when the trajectory began (segment before the first point).
     anchor: Point,
+    /// Joints a partial goal leaves out: they hold the reference in force at the switch.
+    held: Vec<bool>,
+    /// The action goal this trajectory serves, if any.
+    goal: Option<GoalRun>,
+}
+
+/// An action goal being followed: its tolerances, checked at every tick until it ends.
+#[derive(Debug, Clone)]
+struct GoalRun {
+    id: u64,
+    tolerances: GoalTolerances,
+    ended: bool,
 }
 
 impl Trajectory {
@@ -111,11 +128,44 @@ impl Trajectory {
         joints: &[String],
         limits: &ReferenceLimits,
     ) -> Result<Self, TrajectoryError> {
+        Self::parse(msg, joints, limits, false)
+    }
+
+    /// The trajectory of action goal `id`: like [`Trajectory::from_msg`], and every name must
+    /// be a model joint; with `allow_partial` the joints it leaves out hold the reference in
+    /// force when it starts. `tolerances` are checked at every tick ([`goal_monitor`]).
+    pub fn from_goal(
+        msg: &JointTrajectory,
+        joints: &[String],
+        limits: &ReferenceLimits,
+        allow_partial: bool,
+        id: u64,
+        tolerances: GoalTolerances,
+    ) -> Result<Self, TrajectoryError> {
+        if let Some(unknown) = msg.joint_names.iter().find(|n| !joints.contains(n)) {
+            return Err(TrajectoryError::UnknownJoint(unknown.clone()));
+        }
+        let mut trajectory = Self::parse(msg, joints, limits, allow_partial)?;
+        trajectory.goal = Some(GoalRun {
+            id,
+            tolerances,
+            ended: false,
+        });
+        Ok(trajectory)
+    }
+
+    fn parse(
+        msg: &JointTrajectory,
+        joints: &[String],
+        limits: &ReferenceLimits,
+        allow_partial: bool,
+    ) -> Result<Self, TrajectoryError> {
         if msg.points.is_empty() {
             return Err(TrajectoryError::Empty);
         }
         let n = msg.joint_names.len();
-        let mut column = vec![0usize; joints.len()];
+        // Column of each model joint in the message; None: held (a partial goal).
+        let mut column = vec![None::<usize>; joints.len()];
         for (j, joint) in joints.iter().enumerate() {
             let mut found = msg
                 .joint_names
@@ -123,11 +173,18 @@ impl Trajectory {
                 .enumerate()
                 .filter(|(_, n)| *n == joint);
             column[j] = match (found.next(), found.next()) {
-                (Some((k, _)), None) => k,
+                (Some((k, _)), None) => Some(k),
                 (Some(_), Some(_)) => return Err(TrajectoryError::DuplicateJoint(joint.clone())),
+                (None, _) if allow_partial => None,
                 (None, _) => return Err(TrajectoryError::MissingJoint(joint.clone())),
             };
         }
+        if let Some(k) = (0..n).find(|k| msg.joint_names[..*k].contains(&msg.joint_names[*k])) {
+            return Err(TrajectoryError::DuplicateJoint(msg.joint_names[k].clone()));
+        }
+        // Held joints' placeholders (replaced at the switch) inside the limits.
+        let mut placeholder = vec![0.0; joints.len()];
+        limits.clamp_position(&mut placeholder);
         let nv = joints.len();
         let mut points = Vec::with_capacity(msg.points.len());
         let mut previous_t = -1.0;
@@ -165,7 +222,10 @@ impl Trajectory {
                 qdd: vec![0.0; nv],
             };
             for j in 0..nv {
-                let k = column[j];
+                let Some(k) = column[j] else {
+                    point.q[j] = placeholder[j];
+                    continue;
+                };
                 let value = |field: &'static str, values: &[f64]| -> Result<f64, TrajectoryError> {
                     let x = values.get(k).copied().unwrap_or(0.0);
                     if x.is_finite() {
@@ -211,7 +271,14 @@ impl Trajectory {
                 qdd: vec![0.0; nv],
             },
             points,
+            held: column.iter().map(Option::is_none).collect(),
+            goal: None,
         })
+    }
+
+    /// The action goal this trajectory serves.
+    pub fn goal_id(&self) -> Option<u64> {
+        self.goal.as_ref().map(|g| g.id)
     }
 
     /// Moves an absolute start (a stamped trajectory) by `secs`: from the sender's clock to
@@ -356,7 +423,25 @@ impl Reference {
         next.anchor.qd.copy_from_slice(&self.qd);
         next.anchor.qdd.copy_from_slice(&self.qdd);
         next.anchor.t_secs = (t - start).clamp(0.0, next.points[0].t_secs);
+        // Joints a partial goal left out hold the reference in force now.
+        for j in 0..next.held.len() {
+            if next.held[j] {
+                for p in &mut next.points {
+                    (p.q[j], p.qd[j], p.qdd[j]) = (self.q[j], 0.0, 0.0);
+                }
+            }
+        }
         self.trajectory.replace(next)
+    }
+
+    /// The goal being followed, if a goal's trajectory is in force and has not ended.
+    fn running_goal(&mut self) -> Option<&mut GoalRun> {
+        self.trajectory.as_mut()?.goal.as_mut().filter(|g| !g.ended)
+    }
+
+    /// The action goal whose trajectory is in force.
+    pub fn goal_id(&self) -> Option<u64> {
+        self.trajectory.as_ref().and_then(|t| t.goal_id())
     }
 
     /// Drops the trajectory (returned, to be dropped off the control thread) and holds the
@@ -386,15 +471,27 @@ impl Reference {
     }
 }
 
+/// What the spin thread sends the reference: a trajectory to follow (from the reference topic
+/// or an action goal), or the cancellation of a goal.
+#[derive(Debug)]
+pub enum ReferenceInput {
+    /// Switch to this trajectory at the next tick.
+    Follow(Box<Trajectory>),
+    /// Goal `id` was cancelled: if its trajectory is in force, hold where the arm is.
+    Cancel(u64),
+}
+
 /// The reference source of the ROS node in control mode: the [`Reference`], switched to each
-/// trajectory that arrives on the reference topic (through a channel from the receive
-/// thread) at the next tick. Replaced trajectories go back through `trash` to be dropped off
-/// the control thread.
+/// trajectory that arrives on the reference topic or as an action goal (through a channel
+/// from the spin thread) at the next tick. Replaced trajectories go back through `trash` to
+/// be dropped off the control thread. A goal's tolerances are checked at every tick and its
+/// outcome and feedback reported ([`goal_monitor`]).
 #[derive(Debug)]
 pub struct TopicReference {
     reference: Reference,
-    incoming: Option<Receiver<Box<Trajectory>>>,
+    incoming: Option<Receiver<ReferenceInput>>,
     trash: Option<SyncSender<Box<Trajectory>>>,
+    reports: Option<GoalReports>,
     /// The stamp clock's shift at the last state (sender's stamps → node time).
     shift_secs: f64,
 }
@@ -406,6 +503,7 @@ impl TopicReference {
             reference: Reference::new(nv),
             incoming: None,
             trash: None,
+            reports: None,
             shift_secs: 0.0,
         }
     }
@@ -413,11 +511,17 @@ impl TopicReference {
     /// Takes trajectories from `incoming` and returns replaced ones through `trash`.
     pub fn fed_by(
         mut self,
-        incoming: Receiver<Box<Trajectory>>,
+        incoming: Receiver<ReferenceInput>,
         trash: SyncSender<Box<Trajectory>>,
     ) -> Self {
         self.incoming = Some(incoming);
         self.trash = Some(trash);
+        self
+    }
+
+    /// Reports the outcome and feedback of action goals to `reports`.
+    pub fn reporting_to(mut self, reports: GoalReports) -> Self {
+        self.reports = Some(reports);
         self
     }
 
@@ -431,9 +535,19 @@ impl TopicReference {
 
 impl ReferenceSource for TopicReference {
     fn sample(&mut self, frame: &StateFrame, _qdd_estimate: &[f64], desired: Desired<'_>) {
-        while let Some(next) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
-            if let Some(old) = self.switch(next) {
-                self.discard(old);
+        while let Some(input) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            match input {
+                ReferenceInput::Follow(next) => {
+                    self.end_goal(GoalOutcome::Replaced);
+                    if let Some(old) = self.switch(next) {
+                        self.discard(old);
+                    }
+                }
+                ReferenceInput::Cancel(id) => {
+                    if self.reference.goal_id() == Some(id) {
+                        self.hold_here();
+                    }
+                }
             }
         }
         self.shift_secs = frame.shift_secs();
@@ -441,27 +555,81 @@ impl ReferenceSource for TopicReference {
         desired.q.copy_from_slice(q);
         desired.qd.copy_from_slice(qd);
         desired.qdd.copy_from_slice(qdd);
+        self.monitor_goal(frame);
     }
 
     fn has_trajectory(&self) -> bool {
         self.reference.has_trajectory()
     }
 
-    /// The validator refused the trajectory's sample: hold where the arm is.
+    /// The validator refused the trajectory's sample: hold where the arm is (a goal being
+    /// followed ends).
     fn refuse(&mut self) {
+        self.end_goal(GoalOutcome::Refused);
         self.hold_here();
     }
 
-    /// Activation: trajectories that arrived while inactive are dropped; hold where the arm is.
+    /// Activation: trajectories that arrived while inactive are dropped (a goal among them,
+    /// or one being followed, ends); hold where the arm is.
     fn restart(&mut self) {
         while let Some(stale) = self.incoming.as_ref().and_then(|rx| rx.try_recv().ok()) {
-            self.discard(stale);
+            if let ReferenceInput::Follow(stale) = stale {
+                if let (Some(id), Some(reports)) = (stale.goal_id(), self.reports.as_ref()) {
+                    reports.report(id, GoalOutcome::Stopped, self.reference.last_t);
+                }
+                self.discard(stale);
+            }
         }
+        self.end_goal(GoalOutcome::Stopped);
         self.hold_here();
     }
 }
 
 impl TopicReference {
+    /// Checks the goal being followed against its tolerances at this tick; reports its
+    /// outcome (holding where the arm is on a violation) and the feedback. Real-time.
+    fn monitor_goal(&mut self, frame: &StateFrame) {
+        let Some(reports) = self.reports.as_ref() else {
+            return;
+        };
+        let (q, qd, qdd) = (&self.reference.q, &self.reference.qd, &self.reference.qdd);
+        let t = self.reference.last_t;
+        let Some(trajectory) = self.reference.trajectory.as_mut() else {
+            return;
+        };
+        let elapsed_secs = t - trajectory.start_secs.unwrap_or(t);
+        let duration_secs = trajectory.duration_secs();
+        let Some(goal) = trajectory.goal.as_mut().filter(|g| !g.ended) else {
+            return;
+        };
+        let state = TickState {
+            t_secs: t,
+            elapsed_secs,
+            duration_secs,
+            desired: (q, qd, qdd),
+            actual: (&frame.q, &frame.v),
+        };
+        reports.write_feedback(goal.id, &state);
+        let Some(outcome) = goal_monitor::check(&goal.tolerances, &state) else {
+            return;
+        };
+        goal.ended = true;
+        reports.report(goal.id, outcome, t);
+        if !matches!(outcome, GoalOutcome::Succeeded) {
+            self.hold_here();
+        }
+    }
+
+    /// Ends the goal being followed, if any, with `outcome`.
+    fn end_goal(&mut self, outcome: GoalOutcome) {
+        let t = self.reference.last_t;
+        if let (Some(reports), Some(goal)) = (self.reports.as_ref(), self.reference.running_goal())
+        {
+            goal.ended = true;
+            reports.report(goal.id, outcome, t);
+        }
+    }
+
     fn hold_here(&mut self) {
         if let Some(old) = self.reference.hold_next_pose() {
             self.discard(old);

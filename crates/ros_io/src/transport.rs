@@ -221,6 +221,21 @@ impl Transport {
         self.node.logger().to_owned()
     }
 
+    /// The server of action `T` on `name` (its goal requests).
+    pub fn action_server<T>(
+        &mut self,
+        name: &str,
+    ) -> Result<Pin<Box<dyn Stream<Item = r2r::ActionServerGoalRequest<T>> + Send>>, RosError>
+    where
+        T: r2r::WrappedActionTypeSupport + 'static,
+    {
+        let stream = self
+            .node
+            .create_action_server::<T>(name)
+            .map_err(rcl_error(format!("action server {name:?}")))?;
+        Ok(Box::pin(stream))
+    }
+
     /// A server of service `S` on `name`.
     pub fn server<S>(&mut self, name: &str) -> Result<Requests<S>, RosError>
     where

@@ -223,6 +223,34 @@ pub fn mujoco_driver_with_reference(
     driver
 }
 
+/// The MuJoCo driver as a robot that takes no reference from the test (the node's other
+/// inputs, e.g. an action goal, move it): lock-step in real time for `duration_s`, on
+/// loopback, its result to `result`.
+pub fn mujoco_robot(
+    python: &Path,
+    params: &str,
+    domain: &str,
+    duration_s: &str,
+    result: &Path,
+) -> Command {
+    let _ = std::fs::remove_file(result);
+    let mut driver = Command::new(python);
+    driver
+        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
+        .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
+        .args(["--params", params, "--domain-id", domain])
+        .args(["--duration-s", duration_s])
+        .args([
+            "--localhost-only",
+            "--command-timeout-s",
+            "10",
+            "--realtime",
+        ])
+        .arg("--result")
+        .arg(result);
+    driver
+}
+
 /// The result the MuJoCo driver wrote to `path`; if there is none, panics with the driver's
 /// `stderr`.
 pub fn driver_result(path: &Path, stderr: &[u8]) -> serde_json::Value {
