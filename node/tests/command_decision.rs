@@ -420,12 +420,25 @@ fn the_node_starts_inactive_and_activation_is_bumpless() {
         Handled::Held(Mode::Inactive)
     );
     assert!(!Handled::Held(Mode::Inactive).commands());
+    // A driver that republishes its last state (same stamp) while waiting for a command gets
+    // no command from an inactive node either (it used to get the last one, zeros).
+    let mut again = frame(7, 0.001, &q0, &zeros, &zeros);
+    again.timing = Timing::Repeat;
+    assert_eq!(
+        control.on_state(&again, now, &mut out),
+        Handled::Held(Mode::Inactive)
+    );
     assert!(control.command(ControlCommand::Activate(true)).is_none());
     let f = frame(7, 0.002, &q0, &zeros, &zeros);
     assert!(matches!(
         control.on_state(&f, now, &mut out),
         Handled::Ticked(_)
     ));
+    let answered = out.u.clone();
+    let mut again = frame(7, 0.002, &q0, &zeros, &zeros);
+    again.timing = Timing::Repeat;
+    assert_eq!(control.on_state(&again, now, &mut out), Handled::Repeated);
+    assert_eq!(out.u, answered, "an active node repeats its last command");
     // The first command is the holding torque plus at most one rate-limited step.
     let rate: Vec<f64> = robot
         .limits()

@@ -61,7 +61,7 @@ fn an_rclpy_action_client_drives_the_mujoco_panda_through_follow_joint_trajector
         "--json",
     ]);
     let result = dir.join("driver.json");
-    let mut driver = mujoco_robot(&python, params, &domain, "90", &result)
+    let mut driver = mujoco_robot(&python, params, &domain, "90", &result, None)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start the MuJoCo driver");

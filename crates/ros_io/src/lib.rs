@@ -28,6 +28,7 @@ pub mod goal_monitor;
 pub mod ingest;
 pub mod joint_state;
 pub mod latency;
+pub mod lifecycle;
 pub mod ops;
 pub mod plant;
 pub mod probe_offer;
@@ -36,6 +37,8 @@ pub mod trajectory;
 
 #[cfg(feature = "ros")]
 mod follow_joint_trajectory;
+#[cfg(feature = "ros")]
+mod lifecycle_services;
 #[cfg(feature = "ros")]
 mod node_log;
 #[cfg(feature = "ros")]

@@ -11,7 +11,7 @@
 //! plugin is a name found on the plugin search path ([`SearchPath`]), and a model file is a
 //! name inside `ros.model_dir` ([`ModelDir`]); anything else is refused with the reason.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,6 +26,8 @@ use gpn_control::learn::{
 use gpn_dynamics::Model;
 use gpn_plugin_host::file::ModelDir;
 use gpn_plugin_host::{ModelFile, ModelFileError, Plugin, SearchPath};
+
+use super::lifecycle::{Lifecycle, Primary, Transition};
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the
 /// new model on the replay buffer).
@@ -104,6 +106,11 @@ pub struct Ops {
     next_id: u64,
     shared: SharedStatus,
     answer_timeout: Duration,
+    lifecycle: Lifecycle,
+    /// The lifecycle's state id, for the spin thread's `get_state`.
+    lifecycle_state: Arc<AtomicU8>,
+    /// Transitions completed since the last [`Ops::take_transitions`].
+    transitions: Vec<&'static Transition>,
 }
 
 impl Ops {
@@ -116,8 +123,8 @@ impl Ops {
         replies: Receiver<ControlReply>,
         shared: SharedStatus,
     ) -> Self {
+        let lifecycle = Lifecycle::new(params.ros.active);
         Self {
-            params,
             robot,
             search,
             commands,
@@ -125,7 +132,48 @@ impl Ops {
             next_id: 0,
             shared,
             answer_timeout: ANSWER_TIMEOUT,
+            lifecycle,
+            lifecycle_state: Arc::new(AtomicU8::new(lifecycle.state().id().id)),
+            transitions: Vec::new(),
+            params,
         }
+    }
+
+    /// The lifecycle state's id as the operations keep it (shared with the spin thread).
+    pub fn lifecycle_state(&self) -> Arc<AtomicU8> {
+        self.lifecycle_state.clone()
+    }
+
+    /// The lifecycle state.
+    pub fn lifecycle(&self) -> Lifecycle {
+        self.lifecycle
+    }
+
+    /// The lifecycle transitions completed since the last call (for transition events).
+    pub fn take_transitions(&mut self) -> Vec<&'static Transition> {
+        std::mem::take(&mut self.transitions)
+    }
+
+    /// A `ChangeState` request: the transition `id` (or `label` when `id` is 0) from the
+    /// current state; activation and deactivation take effect at the loop's next state, as
+    /// `ros.active` does (which follows).
+    pub fn change_state(&mut self, id: u8, label: &str) -> Result<(), String> {
+        let transition = self.lifecycle.find(id, label)?;
+        let commands = transition.goal == Primary::Active;
+        if commands != self.lifecycle.commands() {
+            self.send(ControlCommand::Activate(commands))?;
+            self.params.ros.active = commands;
+        }
+        self.lifecycle.complete(transition);
+        self.record(vec![transition]);
+        Ok(())
+    }
+
+    /// Keeps the completed `transitions` for their events and publishes the new state.
+    fn record(&mut self, transitions: Vec<&'static Transition>) {
+        self.transitions.extend(transitions);
+        self.lifecycle_state
+            .store(self.lifecycle.state().id().id, Ordering::Relaxed);
     }
 
     /// Waits `timeout` instead of 60 s for the control loop's answer (tests).
@@ -472,7 +520,17 @@ impl Ops {
                     action: new.ros.watchdog_action,
                 })?;
             }
-            Apply::Activation => self.send(ControlCommand::Activate(new.ros.active))?,
+            Apply::Activation => {
+                if new.ros.active && self.lifecycle.state() == Primary::Finalized {
+                    return Err(
+                        "ros.active: the node is finalized (lifecycle shutdown) and commands nothing any more"
+                            .into(),
+                    );
+                }
+                self.send(ControlCommand::Activate(new.ros.active))?;
+                let taken = self.lifecycle.follow_active(new.ros.active);
+                self.record(taken);
+            }
             Apply::Publishing => self
                 .shared
                 .residual_every

@@ -50,6 +50,7 @@ use super::follow_joint_trajectory::{ActionServer, GoalRequests, GoalRules};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::latency::LatencyHistogram;
+use super::lifecycle_services::{LifecycleServices, TransitionEvents};
 use super::node_log::NodeLog;
 use super::ops::{Ops, SharedStatus};
 use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrides};
@@ -398,6 +399,8 @@ struct Endpoints {
     clock: NodeClock,
     /// Control mode: `~/follow_joint_trajectory`'s goal requests.
     follow_joint_trajectory: Option<GoalRequests>,
+    lifecycle: LifecycleServices,
+    transition_events: TransitionEvents,
 }
 
 /// The subscriptions the receive thread reads.
@@ -483,6 +486,7 @@ impl Endpoints {
         let services = Services::open(transport)?;
         let parameters = ParamServices::open(transport)?;
         let param_events = ParamEvents::open(transport)?;
+        let (lifecycle, transition_events) = LifecycleServices::open(transport)?;
         Ok(Self {
             inputs: Inputs {
                 joint_states,
@@ -500,6 +504,8 @@ impl Endpoints {
             param_events,
             clock: transport.clock(),
             follow_joint_trajectory,
+            lifecycle,
+            transition_events,
         })
     }
 }
@@ -603,8 +609,16 @@ fn start_threads(
     let (ops_tx, ops_rx) = sync_channel::<OpsInput>(8);
     let ops_snapshot = snapshot.clone();
     let param_events = endpoints.param_events;
+    let transition_events = endpoints.transition_events;
+    let lifecycle_state = ops.lifecycle_state();
     spawn("gpn-ros-ops", move || {
-        ops_thread(ops, &ops_rx, &ops_snapshot, &param_events);
+        ops_thread(
+            ops,
+            &ops_rx,
+            &ops_snapshot,
+            &param_events,
+            &transition_events,
+        );
     })?;
     let spin_stop = Arc::new(AtomicBool::new(false));
     let spin = spawn_spin(
@@ -617,6 +631,7 @@ fn start_threads(
             snapshot,
             ops: ops_tx,
             action,
+            lifecycle: (endpoints.lifecycle, lifecycle_state),
         },
         spin_stop.clone(),
         log.clone(),
@@ -672,6 +687,8 @@ struct SpinWork {
     ops: SyncSender<OpsInput>,
     /// Control mode: the FollowJointTrajectory server and its goal requests.
     action: Option<(ActionServer, GoalRequests)>,
+    /// The lifecycle services and the state the operations thread keeps.
+    lifecycle: (LifecycleServices, Arc<std::sync::atomic::AtomicU8>),
 }
 
 /// How long one rcl wait lasts at most: the spin thread sees `stop` this often.
@@ -697,6 +714,7 @@ fn spawn_spin(
                 snapshot,
                 ops,
                 action,
+                lifecycle,
             } = work;
             let mut pool = futures::executor::LocalPool::new();
             let spawner = pool.spawner();
@@ -710,7 +728,8 @@ fn spawn_spin(
                 }
                 None => (None, Box::pin(std::future::ready(())) as _),
             };
-            let tasks: [std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>; 4] = [
+            let to_ops_lifecycle = ops.clone();
+            let tasks: [std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>; 5] = [
                 Box::pin(receiver.run(
                     inputs.joint_states,
                     inputs.reference,
@@ -722,6 +741,7 @@ fn spawn_spin(
                     send_to_ops(&to_ops, OpsInput::Params(r));
                 })),
                 action_task,
+                Box::pin(lifecycle.0.serve(lifecycle.1, to_ops_lifecycle)),
             ];
             for task in tasks {
                 if let Err(e) = futures::task::LocalSpawnExt::spawn_local(&spawner, task) {

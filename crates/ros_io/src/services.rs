@@ -11,6 +11,7 @@ use r2r::gp_learning_node_msgs::srv::{
 };
 use r2r::rcl_interfaces::srv::{SetParameters, SetParametersAtomically};
 
+use super::lifecycle_services::TransitionEvents;
 use super::ops::{self, Ops};
 use super::parameters::{self, ParamEvents, ParamSnapshot, SetRequest};
 use super::transport::{Requests, RosError, Transport};
@@ -67,6 +68,7 @@ pub(super) enum OpsInput {
     Reset(r2r::ServiceRequest<ResetLearning::Service>),
     Announce(r2r::ServiceRequest<AnnounceChange::Service>),
     Params(SetRequest),
+    ChangeState(r2r::ServiceRequest<r2r::lifecycle_msgs::srv::ChangeState::Service>),
 }
 
 macro_rules! answer {
@@ -87,18 +89,24 @@ impl OpsInput {
             OpsInput::Reset(req) => answer!(req, ResetLearning, no()),
             OpsInput::Announce(req) => answer!(req, AnnounceChange, no()),
             OpsInput::Params(request) => parameters::refuse_busy(request),
+            OpsInput::ChangeState(req) => {
+                eprintln!("gp-node: lifecycle change refused: {why}");
+                let _ =
+                    req.respond(r2r::lifecycle_msgs::srv::ChangeState::Response { success: false });
+            }
         }
     }
 }
 
-/// The operations thread: services and parameter changes, one at a time; after each
-/// parameter set, `snapshot` holds the parameters in force and `events` announced the
-/// changes.
+/// The operations thread: services, parameter changes and lifecycle transitions, one at a
+/// time; after each parameter set or transition, `snapshot` holds the parameters in force,
+/// `events` announced the changes and `transitions` the lifecycle's.
 pub(super) fn ops_thread(
     mut ops: Ops,
     inputs: &Receiver<OpsInput>,
     snapshot: &ParamSnapshot,
     events: &ParamEvents,
+    transitions: &TransitionEvents,
 ) {
     while let Ok(input) = inputs.recv() {
         match input {
@@ -138,7 +146,30 @@ pub(super) fn ops_thread(
                 }
                 events.changed(ops.params(), &changed);
             }
+            OpsInput::ChangeState(req) => {
+                let (id, label) = (
+                    req.message.transition.id,
+                    req.message.transition.label.clone(),
+                );
+                let active = ops.params().ros.active;
+                let r = ops::guarded(&mut ops, "change_state", |ops| {
+                    ops.change_state(id, &label).map(|()| String::new())
+                });
+                if let Err(why) = &r {
+                    eprintln!("gp-node: lifecycle transition refused: {why}");
+                }
+                let _ = req.respond(r2r::lifecycle_msgs::srv::ChangeState::Response {
+                    success: r.is_ok(),
+                });
+                if ops.params().ros.active != active {
+                    if let Ok(mut params) = snapshot.lock() {
+                        *params = ops.params().clone();
+                    }
+                    events.changed(ops.params(), &["ros.active".to_owned()]);
+                }
+            }
         }
+        transitions.publish(&ops.take_transitions());
         ops.drain();
     }
 }

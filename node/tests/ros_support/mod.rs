@@ -225,13 +225,16 @@ pub fn mujoco_driver_with_reference(
 
 /// The MuJoCo driver as a robot that takes no reference from the test (the node's other
 /// inputs, e.g. an action goal, move it): lock-step in real time for `duration_s`, on
-/// loopback, its result to `result`.
+/// loopback, its result to `result`; `on_silence`: `None` stops after 10 s without a
+/// command, `Some(s)` holds the arm itself (gravity and damping, real time) after `s`
+/// seconds without one, as a robot's driver does, until commands resume.
 pub fn mujoco_robot(
     python: &Path,
     params: &str,
     domain: &str,
     duration_s: &str,
     result: &Path,
+    on_silence: Option<&str>,
 ) -> Command {
     let _ = std::fs::remove_file(result);
     let mut driver = Command::new(python);
@@ -240,14 +243,12 @@ pub fn mujoco_robot(
         .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
         .args(["--params", params, "--domain-id", domain])
         .args(["--duration-s", duration_s])
-        .args([
-            "--localhost-only",
-            "--command-timeout-s",
-            "10",
-            "--realtime",
-        ])
-        .arg("--result")
-        .arg(result);
+        .args(["--localhost-only", "--realtime", "--command-timeout-s"]);
+    match on_silence {
+        None => driver.arg("10"),
+        Some(s) => driver.args([s, "--on-command-timeout", "hold"]),
+    };
+    driver.arg("--result").arg(result);
     driver
 }
 

@@ -77,6 +77,9 @@ pub struct ControlLoop<R> {
     qdd_d: Vec<f64>,
     /// The last command sent (the command convention).
     last_u: Vec<f64>,
+    /// Whether the last new state was answered with a command (a repeat of its stamp is
+    /// answered the same way: an inactive node stays quiet).
+    answered_last: bool,
     /// The last command in full torque (what acted, for learning from our own command).
     last_u_full: Vec<f64>,
     /// g(q) at the current state (the torque conventions).
@@ -118,6 +121,7 @@ impl<R: ReferenceSource> ControlLoop<R> {
             qd_d: z(),
             qdd_d: z(),
             last_u: z(),
+            answered_last: false,
             last_u_full: z(),
             gravity: z(),
             last_t: None,
@@ -282,10 +286,22 @@ impl<R: ReferenceSource> ControlLoop<R> {
             self.counters.repeated += 1;
             self.fill_common(frame, out);
             out.kind = OutKind::Republish;
+            if !self.answered_last {
+                // Nothing was commanded for this stamp (inactive): nothing is repeated.
+                out.mode = Mode::Inactive;
+                out.u.fill(0.0);
+                return Handled::Held(Mode::Inactive);
+            }
             out.mode = self.decision.mode();
             out.u.copy_from_slice(&self.last_u);
             return Handled::Repeated;
         }
+        let handled = self.on_new_state(frame, now, out);
+        self.answered_last = handled.commands();
+        handled
+    }
+
+    fn on_new_state(&mut self, frame: &StateFrame, now: Instant, out: &mut LoopOutput) -> Handled {
         self.shift_secs = frame.shift_secs();
         self.decision.on_state(now);
         let elapsed = self.last_t.map_or(0.0, |t| frame.t_secs - t);
