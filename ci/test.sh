@@ -17,7 +17,8 @@ if [ ! -f .venv/gpn-installed ] || [ ci/requirements.txt -nt .venv/gpn-installed
   touch .venv/gpn-installed
 fi
 if [ ! -f .venv-jazzy/gpn/env.sh ] || [ ci/ros2_jazzy/requirements.txt -nt .venv-jazzy/gpn/env.sh ] \
-  || [ ci/ros2_jazzy/build-requirements.txt -nt .venv-jazzy/gpn/env.sh ]; then
+  || [ ci/ros2_jazzy/build-requirements.txt -nt .venv-jazzy/gpn/env.sh ] \
+  || [ ci/ros2_jazzy/setup.sh -nt .venv-jazzy/gpn/env.sh ] || [ ! -d .venv-jazzy/gpn/msgs/share/control_msgs ]; then
   bash ci/ros2_jazzy/setup.sh --msgs .venv-jazzy
 fi
 # shellcheck source=/dev/null

@@ -6,6 +6,7 @@
 mod dynamics;
 mod eval;
 mod plugins;
+mod ros2_control;
 mod run;
 mod sim;
 
@@ -32,6 +33,10 @@ enum Command {
     Plugins(plugins::PluginsArgs),
     /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
     Sim(sim::SimArgs),
+    /// The ros2_control side of a robot for the node: the controllers YAML, or the joints
+    /// for the shipped xacro macro (urdf/ros2_control.urdf.xacro), derived from its model.
+    #[command(name = "ros2-control")]
+    Ros2Control(ros2_control::Ros2ControlArgs),
     /// The ROS 2 node: joint states in, compensated effort command and estimates out.
     /// ROS 2 arguments follow `--ros-args` as for any node (`-r`, `-p`, `--params-file`).
     Run(run::RunArgs),
@@ -58,6 +63,7 @@ pub fn main(name: &'static str) -> ExitCode {
         Command::Plugins(args) => plugins::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Run(args) => run::run(args),
+        Command::Ros2Control(args) => ros2_control::run(args),
     };
     match result {
         Ok(code) => code,
