@@ -150,6 +150,15 @@ def parser() -> argparse.ArgumentParser:
         "controller's background work lands later in simulated time than on a robot",
     )
     p.add_argument(
+        "--command-delay-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="apply the command answering a state N steps later, as a ros2_control robot does "
+        "(N = 1: the command written in one controller-manager cycle reaches the hardware in the "
+        "next); the first N steps apply the safe torque (default: %(default)s, lock-step)",
+    )
+    p.add_argument(
         "--startup-timeout-s",
         type=float,
         default=30.0,
@@ -221,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         publish_reference=args.publish_reference,
         on_command_timeout=args.on_command_timeout,
         realtime=args.realtime,
+        command_delay_steps=args.command_delay_steps,
     )
     transport = transport_mod.DriverTransport(
         domain_id, topics, with_reference=args.publish_reference, reference_durability=args.reference_durability

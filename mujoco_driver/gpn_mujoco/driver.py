@@ -49,6 +49,8 @@ physics and the noise are seeded and nothing depends on the wall clock.
 
 from __future__ import annotations
 
+import collections
+
 import logging
 import math
 import time
@@ -111,6 +113,11 @@ class DriverOptions:
     """Keep the true states and applied torques (tests)."""
     realtime: bool = False
     """Pace the lock-step by the wall clock: state k no earlier than k/rate_hz after the first."""
+    command_delay_steps: int = 0
+    """Apply the command answering state k at step k + this (a ros2_control robot: the
+    controller manager reads the state, the command written in that cycle reaches the
+    hardware in the next one). The first steps, and the first after a hold, apply the safe
+    torque."""
 
 
 @dataclass
@@ -170,6 +177,8 @@ class Driver:
     def __init__(self, robot: Robot, scenario: Scenario, transport: DriverTransport, options: DriverOptions):
         if not (math.isfinite(options.duration_s) and options.duration_s > 0.0):
             raise ValueError(f"duration {options.duration_s} s must be > 0")
+        if options.command_delay_steps < 0:
+            raise ValueError(f"command delay {options.command_delay_steps} steps must be >= 0")
         if options.on_command_timeout not in ON_COMMAND_TIMEOUT:
             raise ValueError(
                 f"on_command_timeout {options.on_command_timeout!r} is not one of {', '.join(ON_COMMAND_TIMEOUT)}"
@@ -189,6 +198,7 @@ class Driver:
         self._holding = False
         self._hold_deadline = 0.0
         self._safe_steps_at_hold_start = 0
+        self._delayed: collections.deque[np.ndarray] = collections.deque()
         nv = len(self.names)
         self.counters = Counters(clamped_per_joint=[0] * nv)
         self._err_sq = np.zeros(nv)
@@ -286,10 +296,17 @@ class Driver:
                 if not self._holding:
                     self._start_hold(k)
                 tau = self._safe_torque(measured.q, measured.v)
+                self._delayed.clear()
             else:
                 if self._holding:
                     self._end_hold(k)
                 tau = self._clamp_command(command)
+                if self.options.command_delay_steps > 0:
+                    self._delayed.append(tau)
+                    if len(self._delayed) > self.options.command_delay_steps:
+                        tau = self._delayed.popleft()
+                    else:
+                        tau = self._safe_torque(measured.q, measured.v)
             self.plant.step(tau)
             tau_prev = tau
             self.counters.steps += 1

@@ -12,7 +12,7 @@ driven by the hold's gravity compensation with damping), ``clamped_safe_steps``,
 ``clamped_commands`` (commands with at least one entry clamped),
 ``clamped_commands_per_joint``, ``stale_commands_dropped``, ``glitches``, ``round_trip_us``
 {``p50``, ``p99``, ``max``} (state published → command taken, as the driver measured it;
-null before the first step), ``wall_s``, ``realtime`` (bool) and ``late_steps`` (states published
+null before the first step), ``wall_s``, ``realtime`` (bool), ``command_delay_steps`` and ``late_steps`` (states published
 more than a tick after their wall-clock time; 0 without ``--realtime``), ``domain_id``, ``topics`` (ROS names),
 ``reference_durability`` (``transient_local`` or ``volatile``; null without
 ``--publish-reference``), ``payload_switched``.
@@ -101,6 +101,7 @@ def result(driver: Driver, domain_id: int, error: str | None = None) -> dict[str
         "round_trip_us": round_trip_us(c.round_trip_ns),
         "wall_s": c.wall_s,
         "realtime": driver.options.realtime,
+        "command_delay_steps": driver.options.command_delay_steps,
         "late_steps": c.late_steps,
         "domain_id": domain_id,
         "topics": {"joint_states": topics.joint_states, "command": topics.command, "reference": topics.reference},

@@ -113,6 +113,19 @@ def test_wrong_length_and_non_finite_commands_are_refused_and_do_not_act():
     assert all(np.array_equal(x, y) for x, y in zip(reference.true_q, driver.true_q, strict=True))
 
 
+def test_a_command_delay_applies_each_command_one_step_later():
+    law = ComputedTorque(ROBOT, IDEAL)
+    now, _ = run(IDEAL, law)
+    later, _ = run(IDEAL, law, command_delay_steps=1)
+    # Step 0 applies the safe torque (no command has reached the hardware yet); step k the
+    # command computed for state k - 1.
+    assert not np.array_equal(later.applied[0], now.applied[0])
+    assert np.allclose(later.applied[1], now.applied[0], atol=1e-9)
+    assert report.result(later, 7)["command_delay_steps"] == 1
+    with pytest.raises(ValueError, match="command delay"):
+        Driver(ROBOT, IDEAL, None, DriverOptions(duration_s=1.0, command_delay_steps=-1))
+
+
 def test_a_lost_command_republishes_the_same_state():
     law = ComputedTorque(ROBOT, DEFAULT)
     reference, ref_controller = run(DEFAULT, law)

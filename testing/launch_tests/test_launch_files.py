@@ -30,6 +30,7 @@ import sys
 import textwrap
 import threading
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -846,3 +847,143 @@ def test_mujoco_sim_closes_the_loop_with_the_driver(install_tree, tmp_path):
     assert driver.returncode == 0, f"the driver's run did not complete:\n{driver.stderr}"
     assert code == 0, f"the node exited with {code} after SIGINT:\n{node.log}"
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Gazebo: launch/gazebo.launch.py and config/gazebo/empty.sdf (Gazebo itself cannot run
+# here: everything up to it is checked — the files parse, the world is SDF with the
+# controller manager's period, every file named is installed, the controllers, joints and
+# topics agree with the node's).
+
+GAZEBO_LAUNCH = "gazebo.launch.py"
+GAZEBO_ARGS = {
+    "urdf": "the installed urdf/panda.urdf",
+    "world": "the installed config/gazebo/empty.sdf",
+    "params_file": "the installed config/sim_default.yaml",
+    "plugin": "",
+    "autostart": "true",
+}
+# The packages the Gazebo launch starts besides ours, and their executables.
+GAZEBO_PACKAGES = {
+    "robot_state_publisher": "robot_state_publisher",
+    "ros_gz_sim": "create",
+    "ros_gz_bridge": "parameter_bridge",
+    "controller_manager": "spawner",
+}
+
+
+def test_gazebo_world_is_sdf_stepping_at_the_controller_managers_period():
+    world = ET.parse(REPO / "config" / "gazebo" / "empty.sdf").getroot()
+    assert world.tag == "sdf" and tuple(map(int, world.get("version").split("."))) >= (1, 6)
+    worlds = world.findall("world")
+    assert len(worlds) == 1 and worlds[0].get("name")
+    controllers = yaml.safe_load((REPO / "config" / "ros2_controllers.yaml").read_text())
+    rate = controllers["controller_manager"]["ros__parameters"]["update_rate"]
+    step = float(worlds[0].findtext("physics/max_step_size"))
+    assert step == pytest.approx(1.0 / rate), (step, rate)
+    plugins = {p.get("name") for p in worlds[0].findall("plugin")}
+    assert {"gz::sim::systems::Physics", "gz::sim::systems::SceneBroadcaster"} <= plugins
+
+
+@pytest.fixture(scope="session")
+def gazebo_packages(tmp_path_factory):
+    """An install prefix with the other packages the Gazebo launch names (markers and
+    executable stubs, never run)."""
+    base = tmp_path_factory.mktemp("gazebo_packages")
+    for package, executable in GAZEBO_PACKAGES.items():
+        index = base / "share/ament_index/resource_index/packages"
+        index.mkdir(parents=True, exist_ok=True)
+        (index / package).write_text("")
+        lib = base / "lib" / package
+        lib.mkdir(parents=True)
+        (lib / executable).write_text("#!/bin/sh\nexit 3\n")
+        (lib / executable).chmod(0o755)
+    return base
+
+
+def test_gazebo_launch_declares_documented_arguments(fake_tree):
+    ld = load_launch_file(fake_tree.launch_file(GAZEBO_LAUNCH))
+    assert set(declared_arguments(ld)) == set(GAZEBO_ARGS)
+    for name, arg in declared_arguments(ld).items():
+        assert arg.description, name
+
+
+def test_gazebo_launch_refuses_when_the_node_cannot_describe_the_robot(fake_tree, gazebo_packages, tmp_path):
+    ld = load_launch_file(fake_tree.launch_file(GAZEBO_LAUNCH))
+    with pytest.raises(RuntimeError, match="ros2-control --urdf .* failed"):
+        resolve(ld, {}, ament_prefix_path=fake_tree.prefixes + [str(gazebo_packages)], tmp_dir=tmp_path)
+
+
+@pytest.mark.parametrize("robot", ["", "ur10"])
+def test_gazebo_launch_wires_gz_ros2_control_the_controllers_and_the_node(install_tree, gazebo_packages, tmp_path, robot):
+    urdf = str(REPO / "testing" / "robots" / f"{robot}.urdf") if robot else None
+    arguments = {"urdf": urdf} if urdf else {}
+    ld = load_launch_file(install_tree.launch_file(GAZEBO_LAUNCH))
+    r = resolve(ld, arguments, ament_prefix_path=install_tree.prefixes + [str(gazebo_packages)], tmp_dir=tmp_path)
+    urdf = urdf or str(install_tree.share / "urdf" / "panda.urdf")
+    by_exe = {Path(p.cmd[0]).name: p for p in r.processes}
+    assert set(by_exe) >= {"gz", "robot_state_publisher", "create", "parameter_bridge", "spawner", PACKAGE}
+
+    # gz sim runs the installed world, which is SDF.
+    gz = by_exe["gz"]
+    assert gz.cmd[:3] == ["gz", "sim", "-r"] and install_tree.contains(gz.cmd[3]) and Path(gz.cmd[3]).is_file()
+    world_name = ET.parse(gz.cmd[3]).getroot().find("world").get("name")
+
+    # The joints the node commands, from the installed node itself.
+    joints = subprocess.run(
+        [str(install_tree.executable), "ros2-control", "--urdf", urdf, "--print", "joints"],
+        check=True, capture_output=True, text=True,
+    ).stdout.split()
+    source = ET.parse(urdf).getroot()
+    assert sorted(joints) == sorted(
+        j.get("name") for j in source.findall("joint") if j.get("type") in ("revolute", "continuous", "prismatic")
+    )
+
+    # robot_state_publisher's description: the robot with the gz_ros2_control block.
+    _, rsp = params_file_of(by_exe["robot_state_publisher"])
+    (params,) = rsp.values()
+    params = params["ros__parameters"]
+    assert params["use_sim_time"] is True
+    robot_xml = ET.fromstring(params["robot_description"])
+    assert robot_xml.get("name") == source.get("name")
+    assert [l.get("name") for l in robot_xml.findall("link")] == [l.get("name") for l in source.findall("link")]
+    (block,) = [b for b in robot_xml.findall("ros2_control") if b.get("name") == "gp_learning_node_system"]
+    assert block.findtext("hardware/plugin") == "gz_ros2_control/GazeboSimSystem"
+    assert [j.get("name") for j in block.findall("joint")] == joints
+    for j in block.findall("joint"):
+        assert [c.get("name") for c in j.findall("command_interface")] == ["effort"]
+        assert [s.get("name") for s in j.findall("state_interface")] == ["position", "velocity", "effort"]
+    (gz_plugin,) = [p for p in robot_xml.findall("gazebo/plugin") if p.get("filename") == "gz_ros2_control-system"]
+    controllers_file = Path(gz_plugin.findtext("parameters"))
+    controllers = yaml.safe_load(controllers_file.read_text())
+
+    # The controllers: the manager at 1 kHz (the world's step), the broadcaster, and the
+    # effort controller over the node's joints, in its order; the spawners load exactly these.
+    manager = controllers["controller_manager"]["ros__parameters"]
+    assert manager["update_rate"] == 1000
+    assert manager["joint_state_broadcaster"]["type"] == "joint_state_broadcaster/JointStateBroadcaster"
+    assert manager["effort_controller"]["type"] == "forward_command_controller/ForwardCommandController"
+    effort = controllers["effort_controller"]["ros__parameters"]
+    assert effort == {"interface_name": "effort", "joints": joints}
+    spawned = sorted(p.cmd[1] for p in r.processes if Path(p.cmd[0]).name == "spawner")
+    assert spawned == ["effort_controller", "joint_state_broadcaster"]
+
+    # ros_gz_sim spawns the described robot into that world; /clock is bridged.
+    create = by_exe["create"].cmd
+    assert create[create.index("-world") + 1] == world_name
+    assert create[create.index("-topic") + 1] == "robot_description"
+    assert "/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock" in by_exe["parameter_bridge"].cmd
+
+    # The node: simulated time, active, the same URDF; its default topics are the
+    # controllers' (/joint_states from the broadcaster, /effort_controller/commands).
+    node = by_exe[PACKAGE]
+    _, overrides = params_file_of(node)
+    (node_params,) = overrides.values()
+    node_params = node_params["ros__parameters"]
+    assert node_params["use_sim_time"] is True and node_params["ros.active"] is True
+    assert node_params["robot.urdf"] == urdf
+    params_file = Path(node.cmd[node.cmd.index("--params") + 1])
+    assert install_tree.contains(params_file) and params_file.is_file()
+    topics = yaml.safe_load(params_file.read_text())["gp_learning_node"]["ros__parameters"]["ros"]["topics"]
+    assert topics["joint_states"] == "/joint_states"
+    assert topics["command"] == "/effort_controller/commands"

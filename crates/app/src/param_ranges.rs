@@ -232,7 +232,15 @@ const FREE_FORM: &[&str] = &["model.config", "run.swap_to"];
 
 /// The range of `key`, if it is numeric.
 pub fn range_of(key: &str) -> Option<Range> {
-    RANGES.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
+    RANGES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, r)| *r)
+        .or_else(|| {
+            // `ros.constraints.<joint>.trajectory` / `.goal`: one joint's tolerance by name.
+            crate::ros_params::TrajectoryConstraints::per_joint_key(key)
+                .map(|_| R::closed(0.0, 1e3))
+        })
 }
 
 /// Checks one value of `key` (an element, for array keys).

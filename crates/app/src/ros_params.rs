@@ -113,9 +113,11 @@ pub struct RosParams {
     pub action_monitor_rate: f64,
 }
 
-/// Default tolerances of `FollowJointTrajectory` goals (0: not checked).
+/// Default tolerances of `FollowJointTrajectory` goals (0: not checked). Per joint either as
+/// arrays in the node's joint order (`trajectory`, `goal`) or, as ros2_control's joint
+/// trajectory controller names them, `<joint>: {trajectory, goal}` (which win).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct TrajectoryConstraints {
     /// How long after the trajectory's end the goal tolerances may take to be met, s
     /// (0: no limit).
@@ -127,6 +129,19 @@ pub struct TrajectoryConstraints {
     pub trajectory: Vec<f64>,
     /// Goal position tolerance per joint (one value for all, or one per joint; []: none).
     pub goal: Vec<f64>,
+    /// `<joint>: {trajectory, goal}`: the tolerances of one joint by name (every other key).
+    #[serde(flatten)]
+    pub joints: std::collections::BTreeMap<String, JointConstraint>,
+}
+
+/// One joint's tolerances by name (`constraints.<joint>.trajectory` / `.goal`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JointConstraint {
+    /// Path position tolerance (0: not checked).
+    pub trajectory: f64,
+    /// Goal position tolerance (0: not checked).
+    pub goal: f64,
 }
 
 impl Default for TrajectoryConstraints {
@@ -137,19 +152,58 @@ impl Default for TrajectoryConstraints {
             stopped_velocity_tolerance: 0.01,
             trajectory: Vec::new(),
             goal: Vec::new(),
+            joints: std::collections::BTreeMap::new(),
         }
     }
 }
 
 impl TrajectoryConstraints {
-    /// The path and goal position tolerances of joint `j`.
-    pub fn of_joint(&self, j: usize) -> (f64, f64) {
+    /// The path and goal position tolerances of joint `j`, named `name`: its entry by name,
+    /// else the arrays.
+    pub fn of_joint(&self, j: usize, name: &str) -> (f64, f64) {
+        if let Some(c) = self.joints.get(name) {
+            return (c.trajectory, c.goal);
+        }
         let pick = |v: &[f64]| match v {
             [] => 0.0,
             [one] => *one,
             many => many.get(j).copied().unwrap_or(0.0),
         };
         (pick(&self.trajectory), pick(&self.goal))
+    }
+
+    /// Checks the per-joint entries name joints of `joints`.
+    pub fn check_joints(&self, joints: &[String]) -> Result<(), String> {
+        match self.joints.keys().find(|k| !joints.contains(k)) {
+            Some(unknown) => Err(format!(
+                "ros.constraints.{unknown}: the robot has no joint {unknown:?} (joints: {})",
+                joints.join(", ")
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `ros.constraints.<joint>.trajectory` or `.goal` as (joint, field).
+    pub fn per_joint_key(name: &str) -> Option<(&str, &str)> {
+        let rest = name.strip_prefix("ros.constraints.")?;
+        let (joint, field) = rest.rsplit_once('.')?;
+        (matches!(field, "trajectory" | "goal") && !joint.is_empty()).then_some((joint, field))
+    }
+
+    /// Sets `field` ("trajectory" or "goal") of `joint` to `value` (≥ 0, finite).
+    pub fn set_per_joint(&mut self, joint: &str, field: &str, value: f64) -> Result<(), String> {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(format!(
+                "ros.constraints.{joint}.{field} must be ≥ 0 (0: not checked), found {value}"
+            ));
+        }
+        let entry = self.joints.entry(joint.to_owned()).or_default();
+        match field {
+            "trajectory" => entry.trajectory = value,
+            "goal" => entry.goal = value,
+            other => return Err(format!("ros.constraints.{joint}.{other}: not a tolerance")),
+        }
+        Ok(())
     }
 }
 
@@ -198,6 +252,15 @@ impl RosParams {
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(format!("ros.constraints.{name} must be ≥ 0, found {value}"));
+            }
+        }
+        for (joint, t) in &c.joints {
+            for (field, value) in [("trajectory", t.trajectory), ("goal", t.goal)] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "ros.constraints.{joint}.{field} must be ≥ 0 (0: not checked), found {value}"
+                    ));
+                }
             }
         }
         for (name, values) in [("trajectory", &c.trajectory), ("goal", &c.goal)] {
@@ -305,5 +368,42 @@ mod tests {
             set.resolved_model_dir(env(&[("ROS_HOME", "/r")])),
             Ok(PathBuf::from("/data/models"))
         );
+    }
+
+    #[test]
+    fn trajectory_tolerances_by_joint_name_win_over_the_arrays() {
+        let params = crate::NodeParams::from_yaml(
+            "gp_learning_node:\n  ros__parameters:\n    ros:\n      constraints:\n        \
+             goal_time: 0.5\n        trajectory: [0.1]\n        panda_joint2: {trajectory: 0.2, goal: 0.03}\n",
+        )
+        .expect("a joint trajectory controller's constraints");
+        let c = &params.ros.constraints;
+        assert_eq!(c.goal_time, 0.5);
+        assert_eq!(c.of_joint(0, "panda_joint1"), (0.1, 0.0));
+        assert_eq!(c.of_joint(1, "panda_joint2"), (0.2, 0.03));
+        let joints: Vec<String> = ["panda_joint1", "panda_joint2"].map(String::from).to_vec();
+        assert_eq!(c.check_joints(&joints), Ok(()));
+        let err = c.check_joints(&joints[..1]).expect_err("unknown joint");
+        assert!(err.contains("ros.constraints.panda_joint2"), "{err}");
+        let typo = crate::NodeParams::from_yaml(
+            "gp_learning_node:\n  ros__parameters:\n    ros:\n      constraints:\n        goal_tme: 0.5\n",
+        );
+        assert!(typo.is_err(), "a misspelt key is not a joint entry either");
+        assert_eq!(
+            TrajectoryConstraints::per_joint_key("ros.constraints.elbow.goal"),
+            Some(("elbow", "goal"))
+        );
+        assert_eq!(
+            TrajectoryConstraints::per_joint_key("ros.constraints.goal"),
+            None
+        );
+        assert_eq!(
+            TrajectoryConstraints::per_joint_key("ros.constraints.goal_time"),
+            None
+        );
+        let mut c = TrajectoryConstraints::default();
+        c.set_per_joint("elbow", "trajectory", 0.4).unwrap();
+        assert_eq!(c.of_joint(3, "elbow"), (0.4, 0.0));
+        assert!(c.set_per_joint("elbow", "goal", -1.0).is_err());
     }
 }

@@ -85,6 +85,7 @@ impl GoalRules {
     ) -> Result<Self, String> {
         let c = &ros.constraints;
         let nv = joints.len();
+        c.check_joints(joints)?;
         for (name, values) in [("trajectory", &c.trajectory), ("goal", &c.goal)] {
             if values.len() > 1 && values.len() != nv {
                 return Err(format!(
@@ -95,7 +96,7 @@ impl GoalRules {
         }
         let (path, goal) = (0..nv)
             .map(|j| {
-                let (path, goal) = c.of_joint(j);
+                let (path, goal) = c.of_joint(j, &joints[j]);
                 (
                     Tolerance {
                         position: path,

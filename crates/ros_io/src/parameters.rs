@@ -187,6 +187,25 @@ pub(crate) fn apply_overrides(
         .collect();
     let mut ignored = Vec::new();
     for (name, value) in overrides {
+        if let Some((joint, field)) = gpn_app::TrajectoryConstraints::per_joint_key(&name) {
+            // ros2_control's `constraints.<joint>.trajectory` names (read at start).
+            let x = match from_rcl(&value) {
+                Some(ParamValue::Double(x)) => x,
+                Some(ParamValue::Integer(i)) => i as f64,
+                _ => {
+                    return Err(RosError::Param(format!(
+                        "--ros-args parameter {name}: a {} is not a tolerance (a double)",
+                        value.type_name()
+                    )));
+                }
+            };
+            params
+                .ros
+                .constraints
+                .set_per_joint(joint, field, x)
+                .map_err(|e| RosError::Param(format!("--ros-args parameter: {e}")))?;
+            continue;
+        }
         let Some(spec) = param_schema::find(&name) else {
             ignored.push((name, "not a parameter of this node".to_owned()));
             continue;
