@@ -47,6 +47,11 @@ for path in \
   gp_learning_node/share/gp_learning_node/launch/gp_learning_node.launch.py \
   gp_learning_node/share/gp_learning_node/launch/mujoco_sim.launch.py \
   gp_learning_node/share/gp_learning_node/config/sim_default.yaml \
+  gp_learning_node/share/gp_learning_node/config/ros2_controllers.yaml \
+  gp_learning_node/share/gp_learning_node/config/gazebo/empty.sdf \
+  gp_learning_node/share/gp_learning_node/launch/gazebo.launch.py \
+  gp_learning_node/share/gp_learning_node/urdf/ros2_control.urdf.xacro \
+  gp_learning_node/share/gp_learning_node/urdf/gp_learning_node_ros2_control.xacro \
   gp_learning_node/share/gp_learning_node/urdf/panda.urdf \
   gp_learning_node/share/gp_learning_node/mujoco_driver/mujoco_driver.py \
   gp_learning_node/share/ament_index/resource_index/packages/gp_learning_node \
