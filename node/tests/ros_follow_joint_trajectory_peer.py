@@ -6,9 +6,7 @@ rosidl from the vendored definitions) for node/tests/ros_follow_joint_trajectory
 The node drives the MuJoCo driver's robot (the joint states it reads are the driver's). With
 the joint names and the pose of the first joint state:
 1. three_point: a 3-point trajectory (positions and zero velocities: cubic segments) away
-   from the pose and back, goal tolerance 0.03 rad (the nominal law against the driver's
-   Coulomb friction stands ~11 mrad off on the Panda's elbow), goal_time_tolerance 1 s → its
-   result;
+   from the pose and back, goal tolerance 0.01 rad, goal_time_tolerance 1 s → its result;
 2. unknown_joint: a goal naming a joint the robot lacks → accepted or not;
 3. preempt: a 4 s move, preempted after 1 s by a 2 s move back → both results;
 4. cancel: a 4 s move cancelled after 1.5 s → its result, and the positions that follow:
@@ -121,7 +119,7 @@ def main():
         before = peer.feedback
         h = peer.send(peer.goal(
             [(1.0, peer.offset(q0, 1), zero), (2.0, peer.offset(q0, 2), zero), (3.0, peer.offset(q0, 1), zero)],
-            path_tol=0.05, goal_tol=0.03, goal_time_s=1.0))
+            path_tol=0.05, goal_tol=0.01, goal_time_s=1.0))
         report["three_point_accepted"] = bool(h.accepted)
         report["three_point"] = peer.result(h) if h.accepted else None
         report["three_point_feedback"] = peer.feedback - before
@@ -137,7 +135,7 @@ def main():
         here = list(peer.q)
         first = peer.send(peer.goal([(4.0, peer.offset(here, -1), zero)]))
         peer.spin(1.0)
-        second = peer.send(peer.goal([(2.0, here, zero)], goal_tol=0.02, goal_time_s=1.0))
+        second = peer.send(peer.goal([(2.0, here, zero)], goal_tol=0.01, goal_time_s=1.0))
         report["preempted"] = peer.result(first) if first.accepted else None
         report["preempting"] = peer.result(second) if second.accepted else None
 

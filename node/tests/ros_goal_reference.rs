@@ -305,3 +305,28 @@ fn goals_naming_unknown_joints_or_too_few_are_refused() {
     let only_j0 = goal_msg(&["j0"], &[(1.0, vec![0.7])]);
     assert!(Trajectory::from_goal(&only_j0, &joints(), &narrow, true, 1, tol()).is_ok());
 }
+
+#[test]
+fn deactivation_ends_the_goal_being_followed_at_once() {
+    let mut rig = Rig::new();
+    rig.tick(0.0, &[0.0; NV]);
+    let msg = goal_msg(&["j0", "j1", "j2"], &[(2.0, vec![1.0, 0.0, 0.0])]);
+    let t = Trajectory::from_goal(
+        &msg,
+        &joints(),
+        &limits(),
+        false,
+        8,
+        tolerances(0.0, 0.0, 0.0),
+    )
+    .expect("valid");
+    rig.follow(t);
+    rig.tick(0.5, &[0.2, 0.0, 0.0]);
+    rig.reference.deactivated();
+    let event = rig.events.try_recv().expect("ended");
+    assert_eq!((event.id, event.outcome), (8, GoalOutcome::Stopped));
+    assert!(
+        !rig.reference.has_trajectory(),
+        "nothing is followed any more"
+    );
+}

@@ -583,6 +583,13 @@ impl ReferenceSource for TopicReference {
         self.end_goal(GoalOutcome::Stopped);
         self.hold_here();
     }
+
+    /// Deactivation: a goal being followed ends now (not at the next activation); the
+    /// trajectory is dropped.
+    fn deactivated(&mut self) {
+        self.end_goal(GoalOutcome::Stopped);
+        self.hold_here();
+    }
 }
 
 impl TopicReference {

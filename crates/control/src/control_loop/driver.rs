@@ -712,7 +712,9 @@ impl<R: ReferenceSource> ControlLoop<R> {
                 None
             }
             ControlCommand::Activate(active) => {
-                self.decision.set_active(active);
+                if self.decision.set_active(active) && !active {
+                    self.reference.deactivated();
+                }
                 None
             }
             ControlCommand::Watchdog { timeout, action } => {

@@ -38,6 +38,10 @@ pub trait ReferenceSource {
 
     /// The node was activated: hold the pose of the next state until told otherwise.
     fn restart(&mut self) {}
+
+    /// The node was deactivated: what is being followed ends (it is not sampled until the
+    /// next activation). Real-time.
+    fn deactivated(&mut self) {}
 }
 
 /// The reference of an observe-only plant: the measured state, with q̈ the latest estimate,
@@ -72,5 +76,9 @@ impl<R: ReferenceSource + ?Sized> ReferenceSource for Box<R> {
 
     fn restart(&mut self) {
         (**self).restart();
+    }
+
+    fn deactivated(&mut self) {
+        (**self).deactivated();
     }
 }
