@@ -129,6 +129,9 @@ class PerJoint:
         """One value per joint; refuses a list of the wrong length, naming the key."""
         if isinstance(self.values, float):
             return [self.values] * nv
+        if len(self.values) == 1:
+            # `[x]` is one value, as the node reads it.
+            return [self.values[0]] * nv
         if len(self.values) != nv:
             raise ScenarioError(
                 f"`{self.key}`: expected one value or {nv} values (one per joint), found {len(self.values)}"

@@ -80,6 +80,9 @@ def test_per_joint_lists_and_steps_are_read(tmp_path):
     assert (sc.sim.integrator, sc.sim.substeps) == ("semi_implicit_euler", 4)
     with pytest.raises(ScenarioError, match=r"`sim.friction.viscous_nms_per_rad`: expected one value or 7 values"):
         sc.check_joints(7)
+    # A one-element list is one value for every joint, as the node reads it.
+    one = scenario.from_file(write_params(tmp_path, {"sim": {"friction": {"coulomb_nm": [0.0]}}}))
+    assert one.sim.friction.coulomb_nm.expand(7) == [0.0] * 7
 
 
 @pytest.mark.parametrize(
