@@ -51,6 +51,7 @@ RESULT_KEYS = (
     "round_trip_us",
     "wall_s",
     "realtime",
+    "command_delay_steps",
     "late_steps",
     "domain_id",
     "topics",
