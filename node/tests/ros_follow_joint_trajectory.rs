@@ -12,10 +12,7 @@
 
 mod ros_support;
 
-use ros_support::{
-    domain_id, mujoco_robot, params_file, python, rclpy_peer, ros_python, scratch, start_node,
-    stop_node,
-};
+use ros_support::peer_with_mujoco_robot;
 
 // action_msgs/GoalStatus and control_msgs/action/FollowJointTrajectory result codes.
 const SUCCEEDED: u64 = 4;
@@ -37,56 +34,23 @@ fn outcome(r: &serde_json::Value, key: &str) -> (u64, i64) {
 
 #[test]
 fn an_rclpy_action_client_drives_the_mujoco_panda_through_follow_joint_trajectory() {
-    let Some(ros_python) = ros_python("ros_follow_joint_trajectory") else {
-        return;
-    };
-    let Some(python) = python("ros_follow_joint_trajectory") else {
-        return;
-    };
-    let dir = scratch("ros_follow_joint_trajectory");
-    let params = params_file(
-        &dir,
-        &[
-            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
-            ("mass_kg: -1.0 ", "mass_kg: 0.0  "),
-            // No Coulomb friction: the nominal law would stand up to ~30 mrad off where it
-            // sticks (5 % of the effort limit against M_jj·K_p), which is the model's
-            // error, not the action's.
-            ("coulomb_nm: []", "coulomb_nm: [0.0]"),
-        ],
-    );
-    let params = params.to_str().expect("utf-8 path");
-    let domain = domain_id(71).to_string();
-    let node = start_node(&[
-        "--params",
-        params,
-        "--domain-id",
-        &domain,
-        "--nominal",
-        "--json",
-    ]);
-    let result = dir.join("driver.json");
-    let mut driver = mujoco_robot(&python, params, &domain, "90", &result, None)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the MuJoCo driver");
-    let out = rclpy_peer(
-        &ros_python,
+    let replacements = [
+        ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+        ("mass_kg: -1.0 ", "mass_kg: 0.0  "),
+        // No Coulomb friction: the nominal law would stand up to ~30 mrad off where it
+        // sticks (5 % of the effort limit against M_jj·K_p), which is the model's error,
+        // not the action's.
+        ("coulomb_nm: []", "coulomb_nm: [0.0]"),
+    ];
+    let Some((r, _)) = peer_with_mujoco_robot(
+        "ros_follow_joint_trajectory",
+        71,
+        &replacements,
+        None,
         "ros_follow_joint_trajectory_peer.py",
-        &[&domain],
-    )
-    .output()
-    .expect("run the action client");
-    let _ = driver.kill();
-    let driver_out = driver.wait_with_output().expect("driver output");
-    let summary = stop_node(node);
-    let r = gpn_test_support::json_output(&out, "ros_follow_joint_trajectory_peer.py");
-    eprintln!(
-        "peer: {r}\nnode: {summary}\ndriver stderr: {}",
-        String::from_utf8_lossy(&driver_out.stderr)
-    );
-    assert!(r.get("error").is_none(), "{r}");
-
+    ) else {
+        return;
+    };
     assert_eq!(r["three_point_accepted"], true, "{r}");
     assert_eq!(outcome(&r, "three_point"), (SUCCEEDED, SUCCESSFUL), "{r}");
     assert!(

@@ -62,6 +62,16 @@ fn tolerances(path: f64, goal: f64, goal_time: f64) -> GoalTolerances {
     }
 }
 
+/// Goal `id`'s trajectory for `msg` on the test robot.
+fn goal(
+    msg: &JointTrajectory,
+    partial: bool,
+    id: u64,
+    tolerances: GoalTolerances,
+) -> Result<Trajectory, TrajectoryError> {
+    Trajectory::from_goal(msg, &joints(), &limits(), partial, id, tolerances)
+}
+
 struct Rig {
     reference: TopicReference,
     inputs: std::sync::mpsc::SyncSender<ReferenceInput>,
@@ -126,15 +136,7 @@ fn a_partial_goal_moves_its_joints_and_holds_the_others_where_the_reference_was(
     let pose = [0.3, -0.2, 0.5];
     assert_eq!(rig.tick(0.0, &pose), pose.to_vec(), "holds the first pose");
     let msg = goal_msg(&["j1"], &[(1.0, vec![0.4])]);
-    let t = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        true,
-        7,
-        tolerances(0.0, 0.0, 0.0),
-    )
-    .expect("a partial goal is allowed");
+    let t = goal(&msg, true, 7, tolerances(0.0, 0.0, 0.0)).expect("a partial goal is allowed");
     rig.follow(t);
     let mid = rig.tick(0.5, &pose);
     assert_eq!((mid[0], mid[2]), (0.3, 0.5), "the joints left out hold");
@@ -158,15 +160,7 @@ fn a_path_violation_is_reported_once_and_the_arm_holds_where_it_is() {
     let mut rig = Rig::new();
     rig.tick(0.0, &[0.0; NV]);
     let msg = goal_msg(&["j0", "j1", "j2"], &[(1.0, vec![0.5, 0.0, 0.0])]);
-    let t = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        false,
-        3,
-        tolerances(0.05, 0.0, 0.0),
-    )
-    .expect("valid");
+    let t = goal(&msg, false, 3, tolerances(0.05, 0.0, 0.0)).expect("valid");
     rig.follow(t);
     let desired = rig.tick(0.5, &[0.0; NV]); // the arm did not move: j0 0.25 behind
     assert!(desired[0] > 0.05, "{desired:?}");
@@ -199,15 +193,7 @@ fn the_goal_tolerance_waits_for_goal_time_then_aborts_and_holds() {
     let mut rig = Rig::new();
     rig.tick(0.0, &[0.0; NV]);
     let msg = goal_msg(&["j2", "j0", "j1"], &[(0.5, vec![0.0, 0.2, 0.0])]);
-    let t = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        false,
-        4,
-        tolerances(0.0, 0.01, 0.3),
-    )
-    .expect("names in any order");
+    let t = goal(&msg, false, 4, tolerances(0.0, 0.01, 0.3)).expect("names in any order");
     rig.follow(t);
     let off = [0.15, 0.0, 0.0];
     assert_eq!(rig.tick(0.5, &off)[0], 0.2, "j0 is named second");
@@ -227,15 +213,7 @@ fn a_cancel_holds_where_the_arm_is_and_a_cancel_of_another_goal_is_ignored() {
     let mut rig = Rig::new();
     rig.tick(0.0, &[0.0; NV]);
     let msg = goal_msg(&["j0", "j1", "j2"], &[(2.0, vec![1.0, 0.0, 0.0])]);
-    let t = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        false,
-        5,
-        tolerances(0.0, 0.0, 0.0),
-    )
-    .expect("valid");
+    let t = goal(&msg, false, 5, tolerances(0.0, 0.0, 0.0)).expect("valid");
     rig.follow(t);
     rig.tick(0.5, &[0.1, 0.0, 0.0]);
     rig.inputs.try_send(ReferenceInput::Cancel(99)).unwrap();
@@ -258,15 +236,7 @@ fn a_trajectory_on_the_topic_ends_the_goal_it_replaces() {
     let mut rig = Rig::new();
     rig.tick(0.0, &[0.0; NV]);
     let msg = goal_msg(&["j0", "j1", "j2"], &[(2.0, vec![1.0, 0.0, 0.0])]);
-    let goal = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        false,
-        6,
-        tolerances(0.0, 0.0, 0.0),
-    )
-    .expect("valid");
+    let goal = goal(&msg, false, 6, tolerances(0.0, 0.0, 0.0)).expect("valid");
     rig.follow(goal);
     rig.tick(0.5, &[0.0; NV]);
     let topic = Trajectory::from_msg(&msg, &joints(), &limits()).expect("valid");
@@ -281,17 +251,17 @@ fn goals_naming_unknown_joints_or_too_few_are_refused() {
     let unknown = goal_msg(&["j0", "j1", "elbow"], &[(1.0, vec![0.0, 0.0, 0.0])]);
     let tol = || tolerances(0.0, 0.0, 0.0);
     assert_eq!(
-        Trajectory::from_goal(&unknown, &joints(), &limits(), true, 1, tol()).unwrap_err(),
+        goal(&unknown, true, 1, tol()).unwrap_err(),
         TrajectoryError::UnknownJoint("elbow".into())
     );
     let partial = goal_msg(&["j0"], &[(1.0, vec![0.0])]);
     assert_eq!(
-        Trajectory::from_goal(&partial, &joints(), &limits(), false, 1, tol()).unwrap_err(),
+        goal(&partial, false, 1, tol()).unwrap_err(),
         TrajectoryError::MissingJoint("j1".into())
     );
     let twice = goal_msg(&["j0", "j0"], &[(1.0, vec![0.0, 0.1])]);
     assert_eq!(
-        Trajectory::from_goal(&twice, &joints(), &limits(), true, 1, tol()).unwrap_err(),
+        goal(&twice, true, 1, tol()).unwrap_err(),
         TrajectoryError::DuplicateJoint("j0".into())
     );
     // A held joint's placeholder never trips the validator, even when 0 is outside its range.
@@ -311,15 +281,7 @@ fn deactivation_ends_the_goal_being_followed_at_once() {
     let mut rig = Rig::new();
     rig.tick(0.0, &[0.0; NV]);
     let msg = goal_msg(&["j0", "j1", "j2"], &[(2.0, vec![1.0, 0.0, 0.0])]);
-    let t = Trajectory::from_goal(
-        &msg,
-        &joints(),
-        &limits(),
-        false,
-        8,
-        tolerances(0.0, 0.0, 0.0),
-    )
-    .expect("valid");
+    let t = goal(&msg, false, 8, tolerances(0.0, 0.0, 0.0)).expect("valid");
     rig.follow(t);
     rig.tick(0.5, &[0.2, 0.0, 0.0]);
     rig.reference.deactivated();

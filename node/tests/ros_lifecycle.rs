@@ -9,59 +9,27 @@
 
 mod ros_support;
 
-use ros_support::{
-    domain_id, mujoco_robot, params_file, python, rclpy_peer, ros_python, scratch, start_node,
-    stop_node,
-};
+use ros_support::peer_with_mujoco_robot;
 
 #[test]
 fn an_rclpy_client_walks_the_node_through_its_lifecycle_on_the_mujoco_panda() {
-    let Some(ros_python) = ros_python("ros_lifecycle") else {
+    let replacements = [
+        ("active: false", "active: false  # the shipped default"),
+        ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+        // Bumpless is about the hand-over: with the default unmodelled 1.5 kg payload the
+        // nominal law itself lets the wrist sag ~20 mrad in 0.5 s (the model's error, which
+        // learning removes), whatever the activation does.
+        ("mass_kg: -1.0 ", "mass_kg: 0.0  "),
+    ];
+    let Some((r, summary)) = peer_with_mujoco_robot(
+        "ros_lifecycle",
+        73,
+        &replacements,
+        Some("0.2"),
+        "ros_lifecycle_peer.py",
+    ) else {
         return;
     };
-    let Some(python) = python("ros_lifecycle") else {
-        return;
-    };
-    let dir = scratch("ros_lifecycle");
-    let params = params_file(
-        &dir,
-        &[
-            ("active: false", "active: false  # the shipped default"),
-            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
-            // Bumpless is about the hand-over: with the default unmodelled 1.5 kg payload the
-            // nominal law itself lets the wrist sag ~20 mrad in 0.5 s (the model's error,
-            // which learning removes), whatever the activation does.
-            ("mass_kg: -1.0 ", "mass_kg: 0.0  "),
-        ],
-    );
-    let params = params.to_str().expect("utf-8 path");
-    let domain = domain_id(73).to_string();
-    let node = start_node(&[
-        "--params",
-        params,
-        "--domain-id",
-        &domain,
-        "--nominal",
-        "--json",
-    ]);
-    let result = dir.join("driver.json");
-    let mut driver = mujoco_robot(&python, params, &domain, "90", &result, Some("0.2"))
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the MuJoCo driver");
-    let out = rclpy_peer(&ros_python, "ros_lifecycle_peer.py", &[&domain])
-        .output()
-        .expect("run the lifecycle client");
-    let _ = driver.kill();
-    let driver_out = driver.wait_with_output().expect("driver output");
-    let summary = stop_node(node);
-    let r = gpn_test_support::json_output(&out, "ros_lifecycle_peer.py");
-    eprintln!(
-        "peer: {r}\nnode: {summary}\ndriver stderr: {}",
-        String::from_utf8_lossy(&driver_out.stderr)
-    );
-    assert!(r.get("error").is_none(), "{r}");
-
     assert_eq!(r["initial_state"], "unconfigured", "{r}");
     assert_eq!(r["commands_unconfigured"], 0, "{r}");
     assert_eq!(

@@ -9,71 +9,22 @@
 
 mod ros_support;
 
-use ros_support::{
-    domain_id, driver_result, mujoco_driver_with_reference, params_file, python, scratch,
-    start_node, stop_node,
-};
+use ros_support::{closed_loop, python};
 
-const DURATION_S: &str = "30";
-
-/// One closed-loop run; returns (driver result, node summary).
+/// One closed-loop run; the learned run's driver publishes the reference volatile (the node
+/// must track a volatile reference), the nominal run's transient-local.
 fn run(
     python: &std::path::Path,
     tag: &str,
     nominal: bool,
     salt: u32,
 ) -> (serde_json::Value, serde_json::Value) {
-    let dir = scratch(&format!("ros_mujoco_{tag}"));
-    // `hyper_sharing: tied`: one factorisation per expert. The test runs the debug build,
-    // whose model costs ~2.5× more per extra noise group than release (Panda, 2 groups: tick
-    // p50 290 µs against 115 µs tied; release 49 µs): next to MuJoCo and DDS on two cores the
-    // grouped model overran the 500 µs budget and was quarantined most of the run.
-    let params = params_file(
-        &dir,
-        &[
-            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
-            ("hyper_sharing: grouped", "hyper_sharing: tied   "),
-        ],
-    );
-    let params = params.to_str().expect("utf-8 path");
-    let domain = domain_id(salt).to_string();
-    let mut args = vec!["--params", params, "--domain-id", &domain, "--json"];
-    if nominal {
-        args.push("--nominal");
-    }
-    let node = start_node(&args);
-    let result_path = dir.join("result.json");
-    // The learned run proves the node tracks a volatile reference.
     let durability = if nominal {
         "transient_local"
     } else {
         "volatile"
     };
-    let driver = mujoco_driver_with_reference(
-        python,
-        params,
-        &domain,
-        DURATION_S,
-        &result_path,
-        durability,
-    )
-    .output()
-    .expect("run the MuJoCo driver");
-    let summary = stop_node(node);
-    let result = driver_result(&result_path, &driver.stderr);
-    assert!(
-        driver.status.success() && result["completed"] == true,
-        "the {tag} run did not complete: {}\n{}",
-        result["error"],
-        String::from_utf8_lossy(&driver.stderr)
-    );
-    assert_eq!(
-        result["reference_durability"], durability,
-        "{tag}: {result}"
-    );
-    assert_eq!(result["realtime"], true, "{tag}: {result}");
-    eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
-    (result, summary)
+    closed_loop(python, tag, nominal, salt, durability, &[])
 }
 
 fn per_joint(v: &serde_json::Value) -> Vec<f64> {

@@ -9,42 +9,18 @@
 
 mod ros_support;
 
-use ros_support::{
-    domain_id, driver_result, mujoco_driver, params_file, python, scratch, start_node, stop_node,
-};
+use ros_support::{closed_loop, python};
 
 fn run(python: &std::path::Path, tag: &str, nominal: bool, salt: u32) -> serde_json::Value {
-    let dir = scratch(&format!("ros_mujoco_delay_{tag}"));
-    // As in ros_mujoco.rs: the debug build's grouped model would overrun next to MuJoCo.
-    let params = params_file(
-        &dir,
-        &[
-            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
-            ("hyper_sharing: grouped", "hyper_sharing: tied   "),
-        ],
-    );
-    let params = params.to_str().expect("utf-8 path");
-    let domain = domain_id(salt).to_string();
-    let mut args = vec!["--params", params, "--domain-id", &domain, "--json"];
-    if nominal {
-        args.push("--nominal");
-    }
-    let node = start_node(&args);
-    let result_path = dir.join("result.json");
-    let driver = mujoco_driver(python, params, &domain, "30", &result_path)
-        .args(["--command-delay-steps", "1"])
-        .output()
-        .expect("run the MuJoCo driver");
-    let summary = stop_node(node);
-    let result = driver_result(&result_path, &driver.stderr);
-    assert!(
-        driver.status.success() && result["completed"] == true,
-        "the {tag} run did not complete: {}\n{}",
-        result["error"],
-        String::from_utf8_lossy(&driver.stderr)
+    let (result, _) = closed_loop(
+        python,
+        tag,
+        nominal,
+        salt,
+        "transient_local",
+        &["--command-delay-steps", "1"],
     );
     assert_eq!(result["command_delay_steps"], 1, "{result}");
-    eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
     result
 }
 

@@ -42,6 +42,27 @@ enum Command {
     Run(run::RunArgs),
 }
 
+/// The parameter file (or the built-in parameters) with the robot of `--urdf` and the joints of
+/// `--joints`, if given.
+fn robot_params(
+    file: Option<&std::path::Path>,
+    urdf: Option<&std::path::Path>,
+    joints: &[String],
+) -> anyhow::Result<crate::app::NodeParams> {
+    let mut params = match file {
+        Some(path) => crate::app::NodeParams::from_file(path)?,
+        None => crate::app::NodeParams::from_yaml(crate::app::DEFAULT_PARAMS_YAML)
+            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
+    };
+    if let Some(urdf) = urdf {
+        params.robot.urdf = urdf.to_path_buf();
+    }
+    if !joints.is_empty() {
+        params.robot.joints = joints.to_vec();
+    }
+    Ok(params)
+}
+
 /// Runs the command line of this process as the executable `name` (shown in help and
 /// usage lines).
 pub fn main(name: &'static str) -> ExitCode {

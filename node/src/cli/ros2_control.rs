@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::app::{DEFAULT_PARAMS_YAML, NodeParams, load_robot};
+use crate::app::{NodeParams, load_robot};
 
 /// What to print.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -41,17 +41,7 @@ pub struct Ros2ControlArgs {
 
 /// Prints the controllers YAML or the joints.
 pub fn run(args: Ros2ControlArgs) -> anyhow::Result<ExitCode> {
-    let mut params = match &args.params {
-        Some(path) => NodeParams::from_file(path)?,
-        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
-            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
-    };
-    if let Some(urdf) = &args.urdf {
-        params.robot.urdf = urdf.clone();
-    }
-    if !args.joints.is_empty() {
-        params.robot.joints = args.joints.clone();
-    }
+    let params = super::robot_params(args.params.as_deref(), args.urdf.as_deref(), &args.joints)?;
     let robot = load_robot(&params)?;
     let description = &params.robot.urdf;
     if !description.as_os_str().is_empty()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::app;
 use crate::app::param_ranges::check_value;
-use crate::app::{DEFAULT_PARAMS_YAML, DEFAULT_URDF, NodeParams};
+use crate::app::{DEFAULT_URDF, NodeParams};
 use crate::simulate::{self, Recorder, RunLog, Scenario, SimReport};
 use crate::viz::{self, Viz, VizTarget};
 use anyhow::Context;
@@ -245,17 +245,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
 /// The parameters (the file or the built-in ones), the command-line overrides, then the
 /// scenario, checked together.
 fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
-    let mut params = match &args.params {
-        Some(path) => NodeParams::from_file(path)?,
-        None => NodeParams::from_yaml(DEFAULT_PARAMS_YAML)
-            .map_err(|e| anyhow::anyhow!("built-in parameters: {e}"))?,
-    };
-    if let Some(urdf) = &args.urdf {
-        params.robot.urdf = urdf.clone();
-    }
-    if !args.joints.is_empty() {
-        params.robot.joints = args.joints.clone();
-    }
+    let mut params =
+        super::robot_params(args.params.as_deref(), args.urdf.as_deref(), &args.joints)?;
     if let Some(plugin) = &args.plugin {
         params.model.plugin = plugin.clone();
     }

@@ -194,6 +194,31 @@ pub fn mujoco_driver(
     )
 }
 
+/// The MuJoCo driver on loopback, lock-step in real time, for `duration_s` of simulated time,
+/// its result to `result` (removed here first); the caller adds the rest.
+fn driver_command(
+    python: &Path,
+    params: &str,
+    domain: &str,
+    duration_s: &str,
+    result: &Path,
+) -> Command {
+    let _ = std::fs::remove_file(result);
+    let mut driver = Command::new(python);
+    driver
+        // This build's node resolves the values the parameter file derives from the robot.
+        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
+        .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
+        .args(["--params", params, "--domain-id", domain])
+        .args(["--duration-s", duration_s, "--localhost-only"])
+        // As on a robot: the node's background work (the hyperparameter fit) must land at the
+        // simulated time it would in real time, not later because the lock-step ran ahead.
+        .arg("--realtime")
+        .arg("--result")
+        .arg(result);
+    driver
+}
+
 /// [`mujoco_driver`] with the reference writer's durability: `"transient_local"` or
 /// `"volatile"` (ROS 2's default QoS; the driver then waits for a reference reader to match
 /// before the run and stops without one).
@@ -205,27 +230,16 @@ pub fn mujoco_driver_with_reference(
     result: &Path,
     reference_durability: &str,
 ) -> Command {
-    let _ = std::fs::remove_file(result);
-    let mut driver = Command::new(python);
+    let mut driver = driver_command(python, params, domain, duration_s, result);
     driver
-        // This build's node resolves the values the parameter file derives from the robot.
-        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
-        .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
-        .args(["--params", params, "--domain-id", domain])
-        .args(["--duration-s", duration_s, "--publish-reference"])
+        .arg("--publish-reference")
         .args(["--reference-durability", reference_durability])
-        .args(["--localhost-only", "--command-timeout-s", "10"])
-        // As on a robot: the node's background work (the hyperparameter fit) must land at the
-        // simulated time it would in real time, not later because the lock-step ran ahead.
-        .arg("--realtime")
-        .arg("--result")
-        .arg(result);
+        .args(["--command-timeout-s", "10"]);
     driver
 }
 
 /// The MuJoCo driver as a robot that takes no reference from the test (the node's other
-/// inputs, e.g. an action goal, move it): lock-step in real time for `duration_s`, on
-/// loopback, its result to `result`; `on_silence`: `None` stops after 10 s without a
+/// inputs, e.g. an action goal, move it); `on_silence`: `None` stops after 10 s without a
 /// command, `Some(s)` holds the arm itself (gravity and damping, real time) after `s`
 /// seconds without one, as a robot's driver does, until commands resume.
 pub fn mujoco_robot(
@@ -236,20 +250,117 @@ pub fn mujoco_robot(
     result: &Path,
     on_silence: Option<&str>,
 ) -> Command {
-    let _ = std::fs::remove_file(result);
-    let mut driver = Command::new(python);
-    driver
-        .env("GPN_NODE", env!("CARGO_BIN_EXE_gp-node"))
-        .arg(repo_root().join("mujoco_driver/mujoco_driver.py"))
-        .args(["--params", params, "--domain-id", domain])
-        .args(["--duration-s", duration_s])
-        .args(["--localhost-only", "--realtime", "--command-timeout-s"]);
+    let mut driver = driver_command(python, params, domain, duration_s, result);
     match on_silence {
-        None => driver.arg("10"),
-        Some(s) => driver.args([s, "--on-command-timeout", "hold"]),
+        None => driver.args(["--command-timeout-s", "10"]),
+        Some(s) => driver.args(["--command-timeout-s", s, "--on-command-timeout", "hold"]),
     };
-    driver.arg("--result").arg(result);
     driver
+}
+
+/// One closed-loop run of the default scenario on the MuJoCo Panda (`extra` driver
+/// arguments; the reference writer of `durability`): the node (nominal or learned) and the
+/// driver for `duration_s`; returns (driver result, node summary), the run checked complete.
+pub fn closed_loop(
+    python: &Path,
+    tag: &str,
+    nominal: bool,
+    salt: u32,
+    durability: &str,
+    extra: &[&str],
+) -> (serde_json::Value, serde_json::Value) {
+    let dir = scratch(&format!("closed_loop_{tag}"));
+    // `hyper_sharing: tied`: one factorisation per expert. The tests run the debug build,
+    // whose model costs ~2.5× more per extra noise group than release (Panda, 2 groups: tick
+    // p50 290 µs against 115 µs tied; release 49 µs): next to MuJoCo and DDS on two cores the
+    // grouped model overran the 500 µs budget and was quarantined most of the run.
+    let params = params_file(
+        &dir,
+        &[
+            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+            ("hyper_sharing: grouped", "hyper_sharing: tied   "),
+        ],
+    );
+    let params = params.to_str().expect("utf-8 path");
+    let domain = domain_id(salt).to_string();
+    let mut args = vec!["--params", params, "--domain-id", &domain, "--json"];
+    if nominal {
+        args.push("--nominal");
+    }
+    let node = start_node(&args);
+    let result_path = dir.join("result.json");
+    let driver =
+        mujoco_driver_with_reference(python, params, &domain, "30", &result_path, durability)
+            .args(extra)
+            .output()
+            .expect("run the MuJoCo driver");
+    let summary = stop_node(node);
+    let result = driver_result(&result_path, &driver.stderr);
+    assert!(
+        driver.status.success() && result["completed"] == true,
+        "the {tag} run did not complete: {}\n{}",
+        result["error"],
+        String::from_utf8_lossy(&driver.stderr)
+    );
+    assert_eq!(
+        result["reference_durability"], durability,
+        "{tag}: {result}"
+    );
+    assert_eq!(result["realtime"], true, "{tag}: {result}");
+    eprintln!("{tag}: driver {result}\n{tag}: node {summary}");
+    (result, summary)
+}
+
+/// `gp-node run --nominal` (the default parameters with `replacements`) commanding the MuJoCo
+/// robot ([`mujoco_robot`], `on_silence`) while the rclpy script `node/tests/<peer>` (given
+/// the domain id, printing one JSON object) runs; the driver is stopped when the peer ends.
+/// Returns the peer's object (checked for an `error` key) and the node's summary; None when
+/// a Python is missing outside CI.
+pub fn peer_with_mujoco_robot(
+    test: &str,
+    salt: u32,
+    replacements: &[(&str, &str)],
+    on_silence: Option<&str>,
+    peer: &str,
+) -> Option<(serde_json::Value, serde_json::Value)> {
+    let ros_python = ros_python(test)?;
+    let python = python(test)?;
+    let dir = scratch(test);
+    let params = params_file(&dir, replacements);
+    let params = params.to_str().expect("utf-8 path");
+    let domain = domain_id(salt).to_string();
+    let node = start_node(&[
+        "--params",
+        params,
+        "--domain-id",
+        &domain,
+        "--nominal",
+        "--json",
+    ]);
+    let mut driver = mujoco_robot(
+        &python,
+        params,
+        &domain,
+        "90",
+        &dir.join("driver.json"),
+        on_silence,
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start the MuJoCo driver");
+    let out = rclpy_peer(&ros_python, peer, &[&domain])
+        .output()
+        .unwrap_or_else(|e| panic!("run {peer}: {e}"));
+    let _ = driver.kill();
+    let driver_out = driver.wait_with_output().expect("driver output");
+    let summary = stop_node(node);
+    let r = gpn_test_support::json_output(&out, peer);
+    eprintln!(
+        "peer: {r}\nnode: {summary}\ndriver stderr: {}",
+        String::from_utf8_lossy(&driver_out.stderr)
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    Some((r, summary))
 }
 
 /// The result the MuJoCo driver wrote to `path`; if there is none, panics with the driver's
