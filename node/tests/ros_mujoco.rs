@@ -9,7 +9,7 @@
 
 mod ros_support;
 
-use ros_support::{closed_loop, python};
+use ros_support::{closed_loop, per_joint, python};
 
 /// One closed-loop run; the learned run's driver publishes the reference volatile (the node
 /// must track a volatile reference), the nominal run's transient-local.
@@ -25,14 +25,6 @@ fn run(
         "volatile"
     };
     closed_loop(python, tag, nominal, salt, durability, &[])
-}
-
-fn per_joint(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .expect("per-joint array")
-        .iter()
-        .map(|x| x.as_f64().expect("number"))
-        .collect()
 }
 
 #[test]

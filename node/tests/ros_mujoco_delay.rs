@@ -9,7 +9,7 @@
 
 mod ros_support;
 
-use ros_support::{closed_loop, python};
+use ros_support::{closed_loop, per_joint, python};
 
 fn run(python: &std::path::Path, tag: &str, nominal: bool, salt: u32) -> serde_json::Value {
     let (result, _) = closed_loop(
@@ -22,14 +22,6 @@ fn run(python: &std::path::Path, tag: &str, nominal: bool, salt: u32) -> serde_j
     );
     assert_eq!(result["command_delay_steps"], 1, "{result}");
     result
-}
-
-fn per_joint(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .expect("per-joint array")
-        .iter()
-        .map(|x| x.as_f64().expect("number"))
-        .collect()
 }
 
 #[test]

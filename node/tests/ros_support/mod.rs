@@ -311,6 +311,15 @@ pub fn closed_loop(
     (result, summary)
 }
 
+/// The numbers of a per-joint JSON array.
+pub fn per_joint(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .expect("per-joint array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
+}
+
 /// `gp-node run --nominal` (the default parameters with `replacements`) commanding the MuJoCo
 /// robot ([`mujoco_robot`], `on_silence`) while the rclpy script `node/tests/<peer>` (given
 /// the domain id, printing one JSON object) runs; the driver is stopped when the peer ends.
