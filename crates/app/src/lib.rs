@@ -15,7 +15,8 @@ pub mod robot_defaults;
 pub mod ros_params;
 
 pub use factory::{
-    check_model_configs, load_robot, load_robot_description, model_factory, plugin_search,
+    check_model_configs, effective_model_config, load_robot, load_robot_description, model_factory,
+    plugin_search,
 };
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
 pub use reference::ReferenceParams;

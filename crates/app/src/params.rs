@@ -89,6 +89,19 @@ impl Default for ModelParams {
 }
 
 impl ModelParams {
+    /// Selects `plugin` (the command line's `--plugin`): another plugin than the configured
+    /// one starts from its own defaults (`config` = `{}`), since a configuration is one
+    /// plugin's (another refuses its keys); the same plugin keeps its configuration. Returns
+    /// whether the configuration was reset.
+    pub fn select_plugin(&mut self, plugin: &str) -> bool {
+        if plugin == self.plugin {
+            return false;
+        }
+        self.plugin = plugin.to_owned();
+        self.config = serde_json::json!({});
+        true
+    }
+
     /// Puts `dirs` (the command line's `--plugin-path`) before `plugin_path`.
     pub fn search_first(&mut self, dirs: Vec<PathBuf>) {
         let from_file = std::mem::take(&mut self.plugin_path);

@@ -494,10 +494,17 @@ impl Ops {
     /// unknown, read-only, invalid, or cannot take effect.
     pub fn set_param(&mut self, name: &str, value: &ParamValue) -> Result<(), String> {
         let spec = self.check_param(name, value)?;
-        let new = param_schema::with_value(&self.params, spec, value)?;
+        let mut new = param_schema::with_value(&self.params, spec, value)?;
         match spec.apply {
             Apply::ReadOnly => {}
             Apply::Model => {
+                if new.model.plugin != self.params.model.plugin
+                    && new.model.config == self.params.model.config
+                {
+                    // Another plugin starts from its own defaults: the configuration in force
+                    // is the old plugin's, whose keys the new one refuses.
+                    new.model.config = serde_json::json!({});
+                }
                 let config = new.model.config.to_string();
                 self.swap_model(&new.model.plugin, &config)?;
             }

@@ -30,7 +30,8 @@ pub struct RunArgs {
     /// DDS domain (overrides `ros.domain_id`; default `$ROS_DOMAIN_ID`, else 0).
     #[arg(long)]
     domain_id: Option<u16>,
-    /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
+    /// Model plugin name (overrides `model.plugin`; another plugin than the file's starts
+    /// from its own default configuration, `model.config` = {}), looked up as lib<NAME>.so, <NAME>.so or
     /// libgpn_<NAME>.so in the `--plugin-path` directories and `model.plugin_path`, then
     /// $GPN_PLUGIN_PATH, then beside the executable, then the plugin packages of the ament
     /// index (its own install's, then $AMENT_PREFIX_PATH's); a path is refused (put its directory
@@ -94,7 +95,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         params.ros.domain_id = i32::from(id);
     }
     if let Some(plugin) = args.plugin {
-        params.model.plugin = plugin;
+        params.model.select_plugin(&plugin);
     }
     params.model.search_first(args.plugin_path);
     if args.nominal {

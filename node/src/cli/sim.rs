@@ -32,7 +32,8 @@ pub struct SimArgs {
     /// Scenario applied on top of the parameters.
     #[arg(long, value_enum, default_value_t = Scenario::Default)]
     scenario: Scenario,
-    /// Model plugin name (overrides `model.plugin`), looked up as lib<NAME>.so, <NAME>.so or
+    /// Model plugin name (overrides `model.plugin`; another plugin than the file's starts
+    /// from its own default configuration, `model.config` = {}), looked up as lib<NAME>.so, <NAME>.so or
     /// libgpn_<NAME>.so in the `--plugin-path` directories and `model.plugin_path`, then
     /// $GPN_PLUGIN_PATH, then beside the executable; a path is refused (put its directory
     /// on --plugin-path and pass the name).
@@ -230,7 +231,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(step) = &params.sim.payload.step {
         report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
     }
-    print_report(&report, &robot_summary(&robot, &params, &derived), &args)?;
+    let model = serde_json::json!({
+        "plugin": params.model.plugin,
+        "config": app::effective_model_config(&params).map_err(|e| anyhow::anyhow!(e))?,
+    });
+    print_report(
+        &report,
+        &robot_summary(&robot, &params, &derived),
+        &model,
+        &args,
+    )?;
     if report.law.learned_worse && !args.learned_only {
         eprintln!(
             "gp-node sim: the learned run tracked worse than the nominal run (RMS {:.4} rad \
@@ -248,7 +258,7 @@ fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
     let mut params =
         super::robot_params(args.params.as_deref(), args.urdf.as_deref(), &args.joints)?;
     if let Some(plugin) = &args.plugin {
-        params.model.plugin = plugin.clone();
+        params.model.select_plugin(plugin);
     }
     params.model.search_first(args.plugin_path.clone());
     if let Some(duration) = args.duration {
@@ -356,11 +366,14 @@ fn robot_summary(
 fn print_report(
     report: &SimReport,
     robot: &serde_json::Value,
+    model: &serde_json::Value,
     args: &SimArgs,
 ) -> anyhow::Result<()> {
     if args.json {
         let mut value = report.to_json();
         value["robot"] = robot.clone();
+        // The configuration the model ran with, the plugin's defaults included.
+        value["model"] = model.clone();
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         println!(
