@@ -31,6 +31,7 @@ pub mod contamination;
 pub mod dataset;
 pub mod plugins;
 pub mod predictions;
+pub mod readiness;
 pub mod report;
 pub mod runner;
 

@@ -5,6 +5,9 @@ use std::fmt::Write as _;
 
 use gpn_gp_core::metrics::TargetMetrics;
 use gpn_gp_core::model::ModelStats;
+
+use crate::readiness::ReadinessReport;
+use crate::runner::Pacing;
 use serde_json::{Value, json};
 
 /// Per-call timing summary in microseconds.
@@ -81,6 +84,12 @@ pub struct EvalReport {
     /// The model's own diagnostics at the end of the run (the plugin's `describe`), if it
     /// has any; the `--json` key `model_info`.
     pub model_info: Option<Value>,
+    /// Which predictions came from the prior ([`crate::readiness`]).
+    pub readiness: ReadinessReport,
+    /// How the stream was fed.
+    pub pacing: Pacing,
+    /// Seconds spent waiting for the model's background work ([`Pacing::WaitReady`]).
+    pub wait_s: f64,
 }
 
 impl EvalReport {
@@ -132,7 +141,90 @@ impl EvalReport {
         if let (Some(info), Value::Object(map)) = (&self.model_info, &mut v) {
             map.insert("model_info".into(), info.clone());
         }
+        if let Value::Object(map) = &mut v {
+            self.insert_readiness(map);
+        }
         v
+    }
+
+    /// `pacing` ({`mode`: `wait`, `timeout_s`} or {`mode`: `rate`, `hz`}), `wait_s`, and per
+    /// target `prior_fraction`, `ready_at_step`, `prior_fraction_after_ready`, plus
+    /// `max_samples_behind` (each `null` when the model does not report its readiness).
+    fn insert_readiness(&self, map: &mut serde_json::Map<String, Value>) {
+        let pacing = match self.pacing {
+            Pacing::WaitReady { timeout } => {
+                json!({"mode": "wait", "timeout_s": timeout.as_secs_f64()})
+            }
+            Pacing::Rate { hz } => json!({"mode": "rate", "hz": num(hz)}),
+        };
+        let r = &self.readiness;
+        let list = |xs: &Option<Vec<f64>>| {
+            xs.as_ref()
+                .map_or(Value::Null, |v| v.iter().map(|&x| num(x)).collect())
+        };
+        map.insert("pacing".into(), pacing);
+        map.insert("wait_s".into(), num(self.wait_s));
+        map.insert("prior_fraction".into(), list(&r.prior_fraction));
+        map.insert("ready_at_step".into(), json!(r.ready_at_step));
+        map.insert(
+            "prior_fraction_after_ready".into(),
+            list(&r.prior_fraction_after_ready),
+        );
+        map.insert("max_samples_behind".into(), json!(r.max_samples_behind));
+    }
+
+    /// The readiness lines of the table: the fraction from the prior per target, and a
+    /// warning when a model never caught up or fell back after it did.
+    fn readiness_table(&self) -> String {
+        let mut s = String::new();
+        let r = &self.readiness;
+        let (Some(fraction), Some(at), Some(after)) = (
+            &r.prior_fraction,
+            &r.ready_at_step,
+            &r.prior_fraction_after_ready,
+        ) else {
+            let _ = writeln!(
+                s,
+                "from the prior: unknown (the model does not report its readiness)"
+            );
+            return s;
+        };
+        let items: Vec<String> = self
+            .targets
+            .iter()
+            .zip(fraction.iter().zip(at.iter().zip(after)))
+            .map(|(name, (f, (at, after)))| match at {
+                Some(step) if *after > 0.0 => {
+                    format!("{name} {f:.4} (ready at step {step}, {after:.4} after)")
+                }
+                Some(step) => format!("{name} {f:.4} (ready at step {step})"),
+                None => format!("{name} {f:.4} (never ready)"),
+            })
+            .collect();
+        let _ = writeln!(s, "from the prior: {}", items.join("  "));
+        match self.pacing {
+            Pacing::WaitReady { .. } => {
+                let _ = writeln!(
+                    s,
+                    "waited {:.2} s for the model's background work",
+                    self.wait_s
+                );
+            }
+            Pacing::Rate { hz } => {
+                let _ = writeln!(
+                    s,
+                    "streamed at {hz} Hz; the background was up to {} samples behind",
+                    r.max_samples_behind.unwrap_or(0)
+                );
+            }
+        }
+        if !r.all_ready() {
+            let _ = writeln!(
+                s,
+                "WARNING: some predictions after the model was ready, or all of them, came from the prior: these scores are not the model's"
+            );
+        }
+        s
     }
 
     /// A human-readable table (one row per target, then timings and model counters).
@@ -217,6 +309,7 @@ impl EvalReport {
                 t.n_tested
             );
         }
+        s.push_str(&self.readiness_table());
         if let Some(info) = &self.model_info {
             s.push_str(&model_info_table(info));
         }

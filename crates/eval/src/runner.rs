@@ -21,7 +21,7 @@
 //!   |truth − μ| ≤ η_cal = β_cal·σ. Calibrating on the observed targets is what a deployed
 //!   robot can do; it includes the noise, so coverage of the truth tends to exceed the level.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gpn_gp_core::bound::CalibratedBound;
 use gpn_gp_core::metrics::{MetricsConfig, Prequential};
@@ -29,6 +29,7 @@ use gpn_gp_core::model::OnlineModel;
 
 use super::EvalError;
 use super::dataset::Dataset;
+use super::readiness::ReadinessTally;
 use super::report::{EvalReport, Timing, TruthReport};
 
 /// What the calibrated bound is calibrated on.
@@ -40,6 +41,35 @@ pub enum CalibrateOn {
     /// The truth columns.
     Truth,
 }
+
+/// How the stream is fed to a model whose learning runs partly in the background.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// After every update, wait until the model has taken in every sample given (its
+    /// background caught up), so that each prediction reflects all earlier samples, as the
+    /// prequential protocol assumes. Fails if one wait exceeds `timeout`.
+    WaitReady {
+        /// Longest wait at one step.
+        timeout: Duration,
+    },
+    /// One sample per 1/`hz` seconds of wall-clock time, never waiting for the model: what a
+    /// robot sampling at that rate gets.
+    Rate {
+        /// Samples per second.
+        hz: f64,
+    },
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing::WaitReady {
+            timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Called while waiting for the model at a step: (step, samples behind, time waited there).
+pub type WaitObserver<'a> = dyn FnMut(usize, u64, Duration) + 'a;
 
 /// Settings of [`run_stream`].
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +84,8 @@ pub struct RunOptions {
     pub bound_level: f64,
     /// What the calibrated bound is calibrated on.
     pub calibrate_on: CalibrateOn,
+    /// Waiting for the model's background work, or a wall-clock rate.
+    pub pacing: Pacing,
 }
 
 impl RunOptions {
@@ -65,6 +97,7 @@ impl RunOptions {
             dt_secs: 1.0,
             bound_level: 0.95,
             calibrate_on: CalibrateOn::Target,
+            pacing: Pacing::default(),
         }
     }
 }
@@ -85,11 +118,20 @@ pub fn run_stream(
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize),
 ) -> Result<EvalReport, EvalError> {
-    run_stream_observed(plugin, model, data, opts, progress, &mut |_, _, _| {})
+    run_stream_observed(
+        plugin,
+        model,
+        data,
+        opts,
+        progress,
+        &mut |_, _, _| {},
+        &mut |_, _, _| {},
+    )
 }
 
 /// [`run_stream`], calling `on_prediction(step, mean, var)` after every prediction (outside
-/// the timed calls), e.g. to write them out ([`super::predictions`]).
+/// the timed calls), e.g. to write them out ([`super::predictions`]), and `on_wait` about
+/// every [`WAIT_SLICE`] while waiting for the model ([`Pacing::WaitReady`]).
 pub fn run_stream_observed(
     plugin: &str,
     model: &mut dyn OnlineModel,
@@ -97,6 +139,7 @@ pub fn run_stream_observed(
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize),
     on_prediction: &mut PredictionObserver<'_>,
+    on_wait: &mut WaitObserver<'_>,
 ) -> Result<EvalReport, EvalError> {
     let n = data.len();
     let p = data.output_dim();
@@ -108,9 +151,15 @@ pub fn run_stream_observed(
     let mut update_ns: Vec<u64> = Vec::with_capacity(n);
     let (mut mean, mut var) = (vec![0.0; p], vec![0.0; p]);
     let mut tally = TruthTally::new(data, opts)?;
+    let mut readiness = ReadinessTally::new(p);
+    let mut waited = Duration::ZERO;
+    let mut flags = vec![false; p];
 
     let wall = Instant::now();
     for i in 0..n {
+        if let Pacing::Rate { hz } = opts.pacing {
+            sleep_until(wall + Duration::from_secs_f64(i as f64 / hz));
+        }
         let x = data.x_row(i);
         let y = data.y_row(i);
         if i == 0 {
@@ -125,6 +174,7 @@ pub fn run_stream_observed(
                     source: e,
                 })?;
             predict_ns.push(elapsed_ns(t0));
+            readiness.observe(i, model);
             on_prediction(i, &mean, &var);
             metrics
                 .push(y, Some((&mean, &var)))
@@ -147,6 +197,9 @@ pub fn run_stream_observed(
                 source: e,
             })?;
         update_ns.push(elapsed_ns(t0));
+        if let Pacing::WaitReady { timeout } = opts.pacing {
+            waited += wait_ready(model, &mut flags, i, timeout, on_wait)?;
+        }
         if (i + 1) % PROGRESS_EVERY == 0 {
             progress(i + 1);
         }
@@ -168,7 +221,62 @@ pub fn run_stream_observed(
         wall_s,
         contamination: data.contamination.clone(),
         model_info: None,
+        readiness: readiness.report(),
+        pacing: opts.pacing,
+        wait_s: waited.as_secs_f64(),
     })
+}
+
+/// How long one wait call lasts before `on_wait` is told (and the time-out checked).
+pub const WAIT_SLICE: Duration = Duration::from_millis(100);
+
+/// Waits until the model reports no sample behind (at once for a model that does not say);
+/// returns the time waited. Fails after `timeout` at this step. `flags`: p entries of
+/// scratch for `readiness`.
+fn wait_ready(
+    model: &mut dyn OnlineModel,
+    flags: &mut [bool],
+    step: usize,
+    timeout: Duration,
+    on_wait: &mut WaitObserver<'_>,
+) -> Result<Duration, EvalError> {
+    let start = Instant::now();
+    loop {
+        let behind = match model.readiness(flags) {
+            Some(r) => r.samples_behind,
+            None => return Ok(Duration::ZERO),
+        };
+        if behind == 0 {
+            return Ok(start.elapsed());
+        }
+        let so_far = start.elapsed();
+        if so_far > timeout {
+            return Err(EvalError::Model {
+                step,
+                phase: "wait for readiness",
+                source: gpn_gp_core::model::ModelError::Other(format!(
+                    "the model's background work is still {behind} samples behind after {:.0} s; raise --wait-timeout or stream at a rate (--rate HZ)",
+                    so_far.as_secs_f64()
+                )),
+            });
+        }
+        on_wait(step, behind, so_far);
+        model
+            .wait_ready(WAIT_SLICE)
+            .map_err(|source| EvalError::Model {
+                step,
+                phase: "wait for readiness",
+                source,
+            })?;
+    }
+}
+
+/// Sleeps until `deadline` (at once if it has passed).
+fn sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
+    }
 }
 
 /// The model must map the data's inputs to its targets, with one noise variance per target.

@@ -115,4 +115,32 @@ pub trait OnlineModel: Send {
     fn plugin_identity(&self) -> Option<(String, String)> {
         None
     }
+
+    /// What `predict` answers from now: sets `from_prior[o]` (p entries) when output o
+    /// answers from the prior (or a data-free fallback) alone, nothing learned in use; and
+    /// returns how many samples given to `update` a background thread has not taken in yet.
+    /// `None` (the default): the model does not say. Real-time: no allocation, lock or I/O.
+    fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+        let _ = from_prior;
+        None
+    }
+
+    /// Blocks up to `timeout` until the background has taken in every sample given so far
+    /// (then [`Readiness::samples_behind`] is 0 and `predict` reflects them), adopting what
+    /// it published. Returns at once for a model without background work. Not real-time:
+    /// for evaluation, tests and tools, never the control thread.
+    fn wait_ready(&mut self, timeout: std::time::Duration) -> Result<(), ModelError> {
+        let _ = timeout;
+        Ok(())
+    }
+}
+
+/// How far a model's background work is behind the samples it was given; see
+/// [`OnlineModel::readiness`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Readiness {
+    /// Samples given to `update` that the model's background thread has not taken in yet
+    /// (queued, or waiting for a phase that runs in the background). 0 for a model that
+    /// learns on the calling thread.
+    pub samples_behind: u64,
 }

@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use gpn_online_model::{ModelError, ModelStats, OnlineModel};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel, Readiness};
 use gpn_plugin_api::{ModelHandle, PluginStats, status};
 
 use super::error::{HostError, Result};
@@ -27,6 +27,8 @@ pub struct PluginModel {
     input_dim: usize,
     output_dim: usize,
     poisoned: bool,
+    /// The bytes `readiness` writes, one per output (allocated at creation).
+    prior_flags: std::cell::RefCell<Vec<u8>>,
     // After `handle`'s destruction in `Drop::drop`, this may be the library's last
     // reference: it must outlive every call into the plugin, which it does as a field.
     loaded: Arc<Loaded>,
@@ -66,6 +68,7 @@ impl PluginModel {
             input_dim,
             output_dim,
             poisoned: false,
+            prior_flags: std::cell::RefCell::new(vec![0; output_dim]),
             loaded,
         }
     }
@@ -327,6 +330,53 @@ impl OnlineModel for PluginModel {
     fn plugin_identity(&self) -> Option<(String, String)> {
         let info = self.plugin_info();
         Some((info.name.clone(), info.version.clone()))
+    }
+
+    /// The plugin's `readiness`; `None` when it has none, reports `UNSUPPORTED` or fails,
+    /// when `from_prior` has the wrong length, or when the model is poisoned. Real-time.
+    fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+        let readiness = self.loaded.functions.readiness?;
+        if self.poisoned || from_prior.len() != self.output_dim {
+            return None;
+        }
+        let mut flags = self.prior_flags.try_borrow_mut().ok()?;
+        let mut samples_behind = 0u64;
+        // SAFETY: `readiness` is the plugin's (non-null); the handle is live and not used
+        // concurrently; `flags` holds `output_dim` writable bytes; `samples_behind` is
+        // writable.
+        let code = unsafe {
+            readiness(
+                self.handle.as_ptr(),
+                flags.as_mut_ptr(),
+                self.output_dim,
+                &mut samples_behind,
+            )
+        };
+        if code != status::OK {
+            return None;
+        }
+        for (out, &flag) in from_prior.iter_mut().zip(flags.iter()) {
+            *out = flag != 0;
+        }
+        Some(Readiness { samples_behind })
+    }
+
+    /// The plugin's `wait_ready` (timeout in whole milliseconds, at least 1); returns at
+    /// once for a plugin without one.
+    fn wait_ready(&mut self, timeout: std::time::Duration) -> std::result::Result<(), ModelError> {
+        let Some(wait_ready) = self.loaded.functions.wait_ready else {
+            return Ok(());
+        };
+        self.check_usable("wait_ready")
+            .map_err(|m| self.loaded.host_error("wait_ready", status::PANIC, m))?;
+        let ms = u64::try_from(timeout.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        // SAFETY: `wait_ready` is the plugin's (non-null); the handle is live and exclusively
+        // borrowed.
+        let code = unsafe { wait_ready(self.handle.as_ptr(), ms) };
+        self.after_call(code)
+            .map_err(|code| self.model_error("wait_ready", code))
     }
 }
 

@@ -6,7 +6,7 @@
 //! [`ABI_VERSION`], and its `struct_size` covers the version-1 table as first published
 //! ([`TABLE_SIZE_MIN`]); then that no required function pointer is null and that the three
 //! strings are valid UTF-8. Only the bytes `struct_size` declares are read: a field added
-//! later within version 1 (`describe`, `config_schema`) counts as absent when the table
+//! later within version 1 (`describe`, `config_schema`, `readiness`, `wait_ready`) counts as absent when the table
 //! ends before it. A plugin that declares its configuration schema has every configuration
 //! checked against it before `create` is called (unknown keys, types, enumerations).
 //! The table is then copied into host memory, so the only thing the host keeps pointing
@@ -393,6 +393,8 @@ fn functions_of(table: &PluginTable, name: &str, path: &Path) -> Result<Function
         load: table.load.ok_or_else(|| missing("load"))?,
         last_error: table.last_error.ok_or_else(|| missing("last_error"))?,
         describe: table.describe,
+        readiness: table.readiness,
+        wait_ready: table.wait_ready,
     })
 }
 

@@ -50,6 +50,10 @@ pub(crate) struct Functions {
     pub(crate) last_error: gpn_plugin_api::abi::LastErrorFn,
     /// Optional (null, or absent from a shorter version-1 table).
     pub(crate) describe: Option<gpn_plugin_api::abi::DescribeFn>,
+    /// Optional, like `describe`.
+    pub(crate) readiness: Option<gpn_plugin_api::abi::ReadinessFn>,
+    /// Optional, like `describe`.
+    pub(crate) wait_ready: Option<gpn_plugin_api::abi::WaitReadyFn>,
 }
 
 impl Loaded {

@@ -5,6 +5,7 @@
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::eval::{
     config,
@@ -12,7 +13,7 @@ use crate::eval::{
     dataset::{Centering, ColumnSelection, Dataset},
     plugins,
     predictions::PredictionWriter,
-    runner::{self, CalibrateOn, RunOptions},
+    runner::{self, CalibrateOn, Pacing, RunOptions},
 };
 use crate::plugin_host::SearchPath;
 use anyhow::Context as _;
@@ -93,6 +94,21 @@ pub struct EvalArgs {
     /// Seed of the contamination.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "contaminate")]
     pub contaminate_seed: u64,
+    /// Stream at HZ samples per second of wall-clock time, never waiting for the model's
+    /// background work (what a robot at that rate gets). Default: after every update wait
+    /// until the model has taken in every sample, so each prediction reflects all earlier
+    /// ones.
+    #[arg(long, value_name = "HZ", value_parser = positive_rate)]
+    pub rate: Option<f64>,
+    /// Longest wait for the model's background work at one step before eval fails
+    /// (without --rate).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 600.0,
+        conflicts_with = "rate"
+    )]
+    pub wait_timeout: f64,
     /// Also write every prediction to this CSV: `step`, then per target `mu_T`, `sigma_T`
     /// (latent), `T` (the clean target) and the truth columns, in the data's units.
     #[arg(long, value_name = "FILE.csv")]
@@ -170,21 +186,27 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             CalibrateArg::Target => CalibrateOn::Target,
             CalibrateArg::Truth => CalibrateOn::Truth,
         },
+        pacing: pacing(&args)?,
     };
     let bar = progress_bar(&args, &data);
+    let mut waiting = WaitNotice::new(&args.plugin, !args.json && !bar.is_hidden());
     let mut write_error = None;
     let mut report = runner::run_stream_observed(
         &args.plugin,
         &mut model,
         &data,
         &opts,
-        &mut |done| bar.set_position(done as u64),
+        &mut |done| {
+            bar.set_position(done as u64);
+            bar.set_message("");
+        },
         &mut |step, mean, var| {
             if let Some(w) = writer.as_mut().filter(|_| write_error.is_none()) {
                 let written = w.row(step, mean, var, data.y_row(step), data.truth_row(step));
                 write_error = written.err();
             }
         },
+        &mut |step, behind, waited| waiting.report(&bar, step, behind, waited),
     )?;
     bar.finish_and_clear();
     if let (Some(w), Some(path)) = (writer, &args.predictions) {
@@ -272,6 +294,71 @@ fn model_config(args: &EvalArgs, data: &Dataset) -> anyhow::Result<serde_json::V
     Ok(cfg)
 }
 
+/// `--rate` or the wait for readiness.
+fn pacing(args: &EvalArgs) -> anyhow::Result<Pacing> {
+    Ok(match args.rate {
+        Some(hz) => Pacing::Rate { hz },
+        None => Pacing::WaitReady {
+            timeout: Duration::try_from_secs_f64(args.wait_timeout)
+                .ok()
+                .filter(|t| !t.is_zero())
+                .with_context(|| {
+                    format!(
+                        "--wait-timeout must be a positive number of seconds, found {}",
+                        args.wait_timeout
+                    )
+                })?,
+        },
+    })
+}
+
+fn positive_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(hz) if hz.is_finite() && hz > 0.0 => Ok(hz),
+        _ => Err(format!(
+            "expected a positive number of samples per second, found {s}"
+        )),
+    }
+}
+
+/// Tells the user that eval is waiting for the model: on the bar's message when there is a
+/// bar, else one line on stderr per wait that lasts over a second (then every 10 s).
+struct WaitNotice {
+    plugin: String,
+    bar_shown: bool,
+    next_line: Duration,
+    step: usize,
+}
+
+impl WaitNotice {
+    fn new(plugin: &str, bar_shown: bool) -> Self {
+        Self {
+            plugin: plugin.to_string(),
+            bar_shown,
+            next_line: Duration::from_secs(1),
+            step: usize::MAX,
+        }
+    }
+
+    fn report(&mut self, bar: &indicatif::ProgressBar, step: usize, behind: u64, waited: Duration) {
+        if step != self.step {
+            self.step = step;
+            self.next_line = Duration::from_secs(1);
+        }
+        let text = format!(
+            "waiting for {}'s background work at sample {step}: {behind} samples behind, {:.0} s",
+            self.plugin,
+            waited.as_secs_f64()
+        );
+        if self.bar_shown {
+            bar.set_message(text);
+        } else if waited >= self.next_line {
+            eprintln!("eval: {text}");
+            self.next_line = waited + Duration::from_secs(10);
+        }
+    }
+}
+
 /// A bar over the samples on a terminal (hidden with `--json` or when stderr is not one).
 fn progress_bar(args: &EvalArgs, data: &Dataset) -> indicatif::ProgressBar {
     if args.json || !std::io::stderr().is_terminal() {
@@ -279,7 +366,7 @@ fn progress_bar(args: &EvalArgs, data: &Dataset) -> indicatif::ProgressBar {
     } else {
         let bar = indicatif::ProgressBar::new(data.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} samples  {elapsed} (eta {eta})",
+            "{bar:40} {pos}/{len} samples  {elapsed} (eta {eta})  {msg}",
         ) {
             bar.set_style(style);
         }

@@ -13,9 +13,9 @@
  * abi_version and struct_size first and refuses the library unless abi_version ==
  * GPN_ABI_VERSION and struct_size >= GPN_TABLE_SIZE_MIN (the table as first published,
  * up to last_error). Within a major version the table only grows at its end; fields added
- * later (describe, config_schema) are optional and read only when struct_size covers
- * them. Every function pointer up to last_error is required; describe and config_schema
- * may be NULL.
+ * later (describe, config_schema, readiness, wait_ready) are optional and read only when
+ * struct_size covers them. Every function pointer up to last_error is required; the later
+ * ones may be NULL.
  *
  * Threading: a model may be created on one thread and used on another; the host never
  * calls two functions on the same model at the same time. create and last_error may run
@@ -141,6 +141,21 @@ typedef struct gpn_plugin_table {
      * object through write(ctx, ...). Takes no model: the host reads it before creating
      * one. Return GPN_STATUS_UNSUPPORTED if the plugin declares none. Not real-time. */
     gpn_status (*config_schema)(gpn_write_fn write, void *ctx);
+
+    /* Added within ABI version 1 after config_schema (optional; may be NULL): what predict
+     * answers from now. Write output_dim bytes to from_prior (1 where that output answers
+     * from the prior or a data-free fallback alone, else 0) and, to *samples_behind, how
+     * many samples given to update a background thread has not taken in yet (0 for a model
+     * that learns in update). Return GPN_STATUS_UNSUPPORTED if the model does not say.
+     * Real-time: no allocation, lock or I/O. */
+    gpn_status (*readiness)(const gpn_model *model, uint8_t *from_prior, size_t output_dim,
+                            uint64_t *samples_behind);
+
+    /* Added within ABI version 1 after readiness (optional; may be NULL): block up to
+     * timeout_ms until the background has taken in every sample given so far, adopting
+     * what it published; return GPN_STATUS_OK also when the time ran out (the host asks
+     * readiness). A model without background work returns at once. Not real-time. */
+    gpn_status (*wait_ready)(gpn_model *model, uint64_t timeout_ms);
 } gpn_plugin_table;
 
 /* Smallest struct_size a version-1 host accepts: the table as first published, every

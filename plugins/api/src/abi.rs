@@ -168,6 +168,27 @@ pub type DescribeFn =
 /// [`crate::status::UNSUPPORTED`]. Not real-time (it may allocate).
 pub type ConfigSchemaFn = unsafe extern "C" fn(write: WriteFn, ctx: *mut c_void) -> StatusCode;
 
+/// `readiness` (added within version 1 after `config_schema`): what `predict` answers from
+/// now. Writes `output_dim` bytes to `from_prior` (1 where that output answers from the
+/// prior or a data-free fallback alone, nothing learned in use; else 0) and, to
+/// `*samples_behind`, how many samples given to `update` a background thread has not taken
+/// in yet (0 for a model that learns on the calling thread). `output_dim` must be the
+/// model's. Optional: the pointer may be null, or the table may end before it; the host
+/// then reports readiness as unknown. Real-time: no allocation, lock or I/O.
+pub type ReadinessFn = unsafe extern "C" fn(
+    model: *const ModelHandle,
+    from_prior: *mut u8,
+    output_dim: usize,
+    samples_behind: *mut u64,
+) -> StatusCode;
+
+/// `wait_ready` (added within version 1 after `readiness`): block up to `timeout_ms`
+/// milliseconds until the background has taken in every sample given so far, adopting what
+/// it published (then `readiness` reports 0 samples behind). Returns `OK` also when the
+/// time ran out; the host asks `readiness` where the model stands. Optional like
+/// `readiness`; a model without background work returns at once. Not real-time.
+pub type WaitReadyFn = unsafe extern "C" fn(model: *mut ModelHandle, timeout_ms: u64) -> StatusCode;
+
 /// `last_error`: copy the message of the most recent failing call **made on the calling
 /// thread** into `buf` (at most `cap` bytes, UTF-8, truncated at a character boundary, no
 /// NUL) and return the number of bytes written (0 when there is none).
@@ -227,6 +248,12 @@ pub struct PluginTable {
     /// See [`ConfigSchemaFn`]. Optional (may be null); added within version 1 after
     /// `describe`, so a host must read it only when `struct_size` covers it.
     pub config_schema: Option<ConfigSchemaFn>,
+    /// See [`ReadinessFn`]. Optional (may be null); added within version 1 after
+    /// `config_schema`, so a host must read it only when `struct_size` covers it.
+    pub readiness: Option<ReadinessFn>,
+    /// See [`WaitReadyFn`]. Optional (may be null); added within version 1 after
+    /// `readiness`, so a host must read it only when `struct_size` covers it.
+    pub wait_ready: Option<WaitReadyFn>,
 }
 
 /// `size_of::<PluginTable>()` as a `u32`: the `struct_size` a plugin built against this
@@ -238,13 +265,14 @@ pub const TABLE_SIZE: u32 = {
 };
 
 /// The smallest `struct_size` a version-1 host accepts: the table as first published
-/// (every field up to `last_error`). Fields after it (`describe`, `config_schema`) are optional and read
+/// (every field up to `last_error`). Fields after it (`describe`, `config_schema`,
+/// `readiness`, `wait_ready`) are optional and read
 /// only when `struct_size` covers them.
 pub const TABLE_SIZE_MIN: u32 = std::mem::offset_of!(PluginTable, describe) as u32;
 
 /// Field names of [`PluginTable`] in declaration order with their byte offsets; the C
 /// header test compares these with `offsetof` in C.
-pub const TABLE_FIELD_OFFSETS: [(&str, usize); 15] = [
+pub const TABLE_FIELD_OFFSETS: [(&str, usize); 17] = [
     (
         "abi_version",
         std::mem::offset_of!(PluginTable, abi_version),
@@ -272,6 +300,8 @@ pub const TABLE_FIELD_OFFSETS: [(&str, usize); 15] = [
         "config_schema",
         std::mem::offset_of!(PluginTable, config_schema),
     ),
+    ("readiness", std::mem::offset_of!(PluginTable, readiness)),
+    ("wait_ready", std::mem::offset_of!(PluginTable, wait_ready)),
 ];
 
 /// Field names of [`PluginStats`] in declaration order with their byte offsets.

@@ -378,6 +378,69 @@ pub unsafe extern "C" fn config_schema<P: Plugin>(write: WriteFn, ctx: *mut c_vo
     })
 }
 
+/// `readiness` for model type `P`: which outputs answer from the prior, and how many samples
+/// the background has not taken in; [`status::UNSUPPORTED`] when the model does not say
+/// ([`gpn_online_model::OnlineModel::readiness`] returns `None`).
+///
+/// # Safety
+/// `model` is null or a live model from `create::<P>`, not used concurrently; `from_prior`
+/// is null or points to `output_dim` writable bytes; `samples_behind` is null or writable.
+pub unsafe extern "C" fn readiness<P: Plugin>(
+    model: *const ModelHandle,
+    from_prior: *mut u8,
+    output_dim: usize,
+    samples_behind: *mut u64,
+) -> StatusCode {
+    let body = |m: &mut P| {
+        check_ptr("readiness", "from_prior", from_prior)?;
+        check_ptr("readiness", "samples_behind", samples_behind)?;
+        if output_dim != m.output_dim() {
+            return Err(Failure::new(
+                status::DIMENSION_MISMATCH,
+                format!(
+                    "readiness: output_dim {output_dim}, the model has {}",
+                    m.output_dim()
+                ),
+            ));
+        }
+        // SAFETY: non-null, `output_dim` writable bytes per the contract. Zeroed first, so
+        // every byte is a valid `bool` (same size and alignment as `u8`) before the model
+        // sees them as such.
+        let flags = unsafe {
+            std::ptr::write_bytes(from_prior, 0, output_dim);
+            std::slice::from_raw_parts_mut(from_prior.cast::<bool>(), output_dim)
+        };
+        let r = m.readiness(flags).ok_or_else(|| {
+            Failure::new(
+                status::UNSUPPORTED,
+                "readiness: this model does not report its readiness",
+            )
+        })?;
+        // SAFETY: non-null, aligned, writable per the contract.
+        unsafe { samples_behind.write(r.samples_behind) };
+        Ok(())
+    };
+    // SAFETY: forwarded contract; `readiness` only reads the model through `&P`.
+    unsafe { with_instance::<P>("readiness", model.cast_mut(), body) }
+}
+
+/// `wait_ready` for model type `P`: [`gpn_online_model::OnlineModel::wait_ready`] with the
+/// timeout in milliseconds.
+///
+/// # Safety
+/// `model` is null or a live model from `create::<P>`, not used concurrently.
+pub unsafe extern "C" fn wait_ready<P: Plugin>(
+    model: *mut ModelHandle,
+    timeout_ms: u64,
+) -> StatusCode {
+    let body = |m: &mut P| {
+        m.wait_ready(std::time::Duration::from_millis(timeout_ms))
+            .map_err(|e| Failure::model("wait_ready", &e))
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_instance::<P>("wait_ready", model, body) }
+}
+
 /// Hands `bytes` to the host's writer in one call; a refusal becomes the writer's code.
 ///
 /// # Safety
@@ -434,5 +497,7 @@ pub const fn table<P: Plugin>(name: StrRef, version: StrRef, description: StrRef
         last_error: Some(last_error),
         describe: Some(describe::<P>),
         config_schema: Some(config_schema::<P>),
+        readiness: Some(readiness::<P>),
+        wait_ready: Some(wait_ready::<P>),
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, check_finite, check_len};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len};
 
 use crate::config::{Config, NoiseSource, ValidConfig, WeightCenter};
 use crate::persist::{self, Counters};
@@ -387,6 +387,27 @@ impl OnlineModel for RcaGp {
             experts: 1,
             memory_bytes: (window + 3 * snapshot + queue) as u64,
         }
+    }
+
+    /// Every output answers from the prior while the snapshot `predict` last adopted holds
+    /// no point; behind: enqueued samples the worker has not handled (0 inline). Real-time
+    /// (atomic loads only).
+    fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+        from_prior.fill(self.current.n_points() == 0);
+        let samples_behind = match &self.mode {
+            Mode::Background(bg) => self
+                .pushed
+                .saturating_sub(bg.shared.processed.load(Ordering::Acquire) + self.dropped),
+            Mode::Inline { .. } => 0,
+        };
+        Some(Readiness { samples_behind })
+    }
+
+    /// [`RcaGp::wait_idle`], then adopts the snapshot the worker published. Not real-time.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<(), ModelError> {
+        self.wait_idle(timeout);
+        self.adopt_published();
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ use crate::pool::Pool;
 use crate::refresh::WorkerParams;
 use crate::runtime::DriftRuntime;
 use gpn_gp_core::cholesky::PackedCholesky;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, check_finite, check_len};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len};
 
 /// What the last prediction computed, reused by the following update at the same x
 /// (spec §2.3 "optional cache", §2.4).
@@ -348,6 +348,13 @@ impl OnlineModel for SkyGp {
             experts: self.pool.len() as u64,
             memory_bytes: (self.pool.memory_bytes() + extra) as u64,
         }
+    }
+
+    /// Every output answers from the prior until a sample is stored (and again after drift
+    /// expired them all); SkyGP learns in `update`, so it is never behind. Real-time.
+    fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+        from_prior.fill(self.pool.points_stored() == 0);
+        Some(Readiness { samples_behind: 0 })
     }
 }
 

@@ -31,7 +31,9 @@
 //!
 //! Real-time: in steady state `predict` and `update` allocate nothing and take no lock.
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
+use std::time::{Duration, Instant};
+
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness};
 
 use crate::config::{Config, PredictWith, ValidConfig};
 use crate::ensemble::Ensemble;
@@ -541,6 +543,35 @@ impl Vbks {
         }
     }
 
+    /// Folds the oldest queued sample into the ensemble (online phase); false when none is
+    /// queued. No allocation.
+    fn fold_oldest_pending(&mut self) -> bool {
+        if self.pending.len() == 0 {
+            return false;
+        }
+        // Move the scratch out so `fold` can borrow `self` (no allocation).
+        let mut tx = std::mem::take(&mut self.tmp_x);
+        let mut ty = std::mem::take(&mut self.tmp_y);
+        let mut te = std::mem::take(&mut self.tmp_ext);
+        let (px, py, pw, _) = self.pending.get(0);
+        tx.copy_from_slice(px);
+        ty.copy_from_slice(py);
+        // Without drift there are no extras: the stamp and noise of the newest sample stand
+        // in (unused on that path).
+        if self.pending.n_extra() == te.len() {
+            te.copy_from_slice(self.pending.extra(0));
+        } else {
+            te[0] = self.last_t_secs;
+            te[1..].copy_from_slice(&self.last_noise_var);
+        }
+        self.pending.pop_front();
+        self.fold(&tx, &ty, pw, te[0], &te[1..]);
+        self.tmp_x = tx;
+        self.tmp_y = ty;
+        self.tmp_ext = te;
+        true
+    }
+
     fn observe_fallback(&mut self, y: &[f64]) {
         self.fb_n += 1;
         let n = self.fb_n as f64;
@@ -733,32 +764,46 @@ impl OnlineModel for Vbks {
                         self.counters.pending_dropped += 1;
                     }
                     for _ in 0..self.cfg.catchup_per_update {
-                        if self.pending.len() == 0 {
+                        if !self.fold_oldest_pending() {
                             break;
                         }
-                        // Move the scratch out so `fold` can borrow `self` (no allocation).
-                        let mut tx = std::mem::take(&mut self.tmp_x);
-                        let mut ty = std::mem::take(&mut self.tmp_y);
-                        let mut te = std::mem::take(&mut self.tmp_ext);
-                        let (px, py, pw, _) = self.pending.get(0);
-                        tx.copy_from_slice(px);
-                        ty.copy_from_slice(py);
-                        // Without drift there are no extras: the stamp and noise of the
-                        // newest sample stand in (unused on that path).
-                        if self.pending.n_extra() == te.len() {
-                            te.copy_from_slice(self.pending.extra(0));
-                        } else {
-                            te[0] = t_secs;
-                            te[1..].copy_from_slice(noise_var);
-                        }
-                        self.pending.pop_front();
-                        self.fold(&tx, &ty, pw, te[0], &te[1..]);
-                        self.tmp_x = tx;
-                        self.tmp_y = ty;
-                        self.tmp_ext = te;
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Every output answers from the fallback (the prior) until the ensemble is online.
+    /// Behind: in the offline phase the N samples it runs on plus the queue; online, the
+    /// queue not yet folded in. Collecting is not behind: the model waits for data, not for
+    /// its thread. Real-time.
+    fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+        from_prior.fill(self.ensemble.is_none());
+        let queued = self.pending.len() as u64;
+        let samples_behind = match self.phase {
+            Phase::Collecting | Phase::Failed => 0,
+            Phase::Offline => self.cfg.offline_samples as u64 + queued,
+            Phase::Online => queued,
+        };
+        Some(Readiness { samples_behind })
+    }
+
+    /// Waits for the offline phase (if it runs), then folds every queued sample in. Not
+    /// real-time. A failed offline phase is reported once, as by `update`.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<(), ModelError> {
+        let deadline = Instant::now() + timeout;
+        self.poll();
+        while self.phase == Phase::Offline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.worker.recv_timeout(left) {
+                Some(reply) => self.handle_reply(reply),
+                None => break,
+            }
+        }
+        self.take_failure()?;
+        if self.phase == Phase::Online {
+            while self.fold_oldest_pending() {}
         }
         Ok(())
     }

@@ -129,6 +129,11 @@ impl Worker {
         self.replies.try_recv().ok()
     }
 
+    /// Wait up to `timeout` for the next reply (None on time-out or if the thread is gone).
+    pub(crate) fn recv_timeout(&self, timeout: std::time::Duration) -> Option<Reply> {
+        self.replies.recv_timeout(timeout).ok()
+    }
+
     /// Wait for the next reply (None if the thread is gone).
     pub(crate) fn recv(&self) -> Option<Reply> {
         self.replies.recv().ok()

@@ -1,0 +1,126 @@
+//! Whether each prediction came from what the model learned or from its prior: the
+//! model's [`OnlineModel::readiness`] asked after every prediction, tallied per target.
+//!
+//! A model whose background work lags (RCaGP's worker, VBKS's offline phase) answers from
+//! the prior until it catches up; without this tally such a run scores SMSE ≈ 1 and nothing
+//! says why. "Ready" for a target is the first predicted step it answered from data; the
+//! fraction from the prior after that step is 0 for a model that kept up.
+
+use gpn_gp_core::model::OnlineModel;
+
+/// Per-target counts of predictions from the prior.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadinessTally {
+    /// Scratch for `readiness` (one flag per target).
+    flags: Vec<bool>,
+    /// The model answered `readiness` at every prediction so far.
+    known: bool,
+    predicted: usize,
+    from_prior: Vec<usize>,
+    ready_at: Vec<Option<usize>>,
+    prior_after_ready: Vec<usize>,
+    max_samples_behind: u64,
+}
+
+/// What [`ReadinessTally::report`] returns; per target where a `Vec`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadinessReport {
+    /// The fraction of predictions made from the prior (`None`: the model does not say).
+    pub prior_fraction: Option<Vec<f64>>,
+    /// The first predicted step answered from data (`None` inside: never).
+    pub ready_at_step: Option<Vec<Option<usize>>>,
+    /// The fraction of predictions after `ready_at_step` made from the prior.
+    pub prior_fraction_after_ready: Option<Vec<f64>>,
+    /// The most samples the model's background work was behind at a prediction.
+    pub max_samples_behind: Option<u64>,
+}
+
+impl ReadinessReport {
+    /// True when the model says every target reached data and never fell back after.
+    pub fn all_ready(&self) -> bool {
+        match (&self.ready_at_step, &self.prior_fraction_after_ready) {
+            (Some(at), Some(after)) => {
+                at.iter().all(Option::is_some) && after.iter().all(|&f| f == 0.0)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl ReadinessTally {
+    /// A tally for `p` targets.
+    pub fn new(p: usize) -> Self {
+        Self {
+            flags: vec![false; p],
+            known: true,
+            predicted: 0,
+            from_prior: vec![0; p],
+            ready_at: vec![None; p],
+            prior_after_ready: vec![0; p],
+            max_samples_behind: 0,
+        }
+    }
+
+    /// Records predicted step `step`: asks the model what that prediction answered from.
+    pub fn observe(&mut self, step: usize, model: &dyn OnlineModel) {
+        self.predicted += 1;
+        let Some(r) = model.readiness(&mut self.flags) else {
+            self.known = false;
+            return;
+        };
+        self.max_samples_behind = self.max_samples_behind.max(r.samples_behind);
+        for (t, &prior) in self.flags.iter().enumerate() {
+            match (prior, self.ready_at[t]) {
+                (true, None) => self.from_prior[t] += 1,
+                (true, Some(_)) => {
+                    self.from_prior[t] += 1;
+                    self.prior_after_ready[t] += 1;
+                }
+                (false, None) => self.ready_at[t] = Some(step),
+                (false, Some(_)) => {}
+            }
+        }
+    }
+
+    /// The fractions (`None` where the model did not answer at every prediction).
+    pub fn report(&self) -> ReadinessReport {
+        if !self.known {
+            return ReadinessReport {
+                prior_fraction: None,
+                ready_at_step: None,
+                prior_fraction_after_ready: None,
+                max_samples_behind: None,
+            };
+        }
+        let fraction = |count: usize, of: usize| {
+            if of == 0 {
+                0.0
+            } else {
+                count as f64 / of as f64
+            }
+        };
+        let after: Vec<f64> = self
+            .ready_at
+            .iter()
+            .zip(&self.prior_after_ready)
+            // Out of the predictions after the ready step (which itself was from data).
+            .map(|(at, &count)| fraction(count, self.predicted_after(*at)))
+            .collect();
+        ReadinessReport {
+            prior_fraction: Some(
+                self.from_prior
+                    .iter()
+                    .map(|&c| fraction(c, self.predicted))
+                    .collect(),
+            ),
+            ready_at_step: Some(self.ready_at.clone()),
+            prior_fraction_after_ready: Some(after),
+            max_samples_behind: Some(self.max_samples_behind),
+        }
+    }
+
+    /// Predictions after step `at` (predicted steps are 1, 2, …, `predicted`).
+    fn predicted_after(&self, at: Option<usize>) -> usize {
+        at.map_or(0, |a| self.predicted.saturating_sub(a))
+    }
+}
