@@ -90,6 +90,26 @@ fn the_c_plugin_loads_and_describes_itself() {
 }
 
 #[test]
+fn the_c_plugin_reports_readiness_and_has_no_wait() {
+    let plugin = Plugin::open(c_example("readiness")).expect("open");
+    let mut model = plugin.create("{}", 2, 2).expect("create");
+    let mut prior = [false; 2];
+    let before = model.readiness(&mut prior).expect("blr_c reports readiness");
+    assert_eq!((prior, before.samples_behind), ([true, true], 0));
+    model
+        .update(&[0.1, 0.2], &[1.0, 2.0], 0.0, &NOISE)
+        .expect("update");
+    // No wait_ready in its table: returns at once.
+    model
+        .wait_ready(std::time::Duration::from_secs(60))
+        .expect("nothing to wait for");
+    let after = model.readiness(&mut prior).expect("readiness");
+    assert_eq!((prior, after.samples_behind), ([false, false], 0));
+    // A buffer of the wrong length gets no answer rather than a partial one.
+    assert!(model.readiness(&mut [false; 3]).is_none());
+}
+
+#[test]
 fn the_c_posterior_equals_batch_bayesian_linear_regression() {
     let plugin = Plugin::open(c_example("posterior")).expect("open");
     for (config, prior_var, lambda) in [

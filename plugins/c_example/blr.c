@@ -564,6 +564,24 @@ static gpn_status blr_describe(const gpn_model *m, gpn_write_fn write, void *ctx
     return GPN_STATUS_OK;
 }
 
+/* ------------------------------------------------------------------ readiness */
+
+/* Every output answers from the prior until the first sample; BLR learns in update, so it
+ * is never behind (optional table field, added within ABI version 1; real-time). */
+static gpn_status blr_readiness(const gpn_model *m, uint8_t *from_prior, size_t output_dim,
+                                uint64_t *samples_behind) {
+    if (m == NULL || from_prior == NULL || samples_behind == NULL) {
+        return fail(GPN_STATUS_INVALID_ARGUMENT, "readiness: null argument");
+    }
+    if (output_dim != m->p) {
+        return fail(GPN_STATUS_DIMENSION_MISMATCH, "readiness: output_dim %zu, the model has %zu",
+                    output_dim, m->p);
+    }
+    memset(from_prior, m->seen == 0 ? 1 : 0, output_dim);
+    *samples_behind = 0;
+    return GPN_STATUS_OK;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static const gpn_plugin_table TABLE = {
@@ -581,6 +599,8 @@ static const gpn_plugin_table TABLE = {
     .load = blr_load,
     .last_error = blr_last_error,
     .describe = blr_describe,
+    .readiness = blr_readiness,
+    /* No wait_ready: nothing runs in the background. */
 };
 
 GPN_EXPORT const gpn_plugin_table *gpn_plugin_entry(void) { return &TABLE; }

@@ -99,8 +99,9 @@ impl EvalReport {
     /// `update_us_mean`, `update_us_p99`, `experts`, `memory_bytes`) plus `predict_us_p50`,
     /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s`,
     /// with truth `beta_cal`, with `--contaminate` `contamination` {`kind`, `rate`, `seed`,
-    /// `count`}, and `model_info` (the model's `describe` object) when the model reports
-    /// one. Non-finite numbers become `null`.
+    /// `count`}, `model_info` (the model's `describe` object) when the model reports
+    /// one, and the readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
+    /// become `null`.
     pub fn to_json(&self) -> Value {
         let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
             self.metrics.iter().map(|m| num(f(m))).collect()

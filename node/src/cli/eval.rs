@@ -154,6 +154,12 @@ y → median(y) − 3·std(y) − 0.1·MAD(y)·U(0,1) (σ̄ the clean target's s
 the clean x, SMSE/MSLL use the clean y, truth columns are untouched; β_cal is calibrated on the
 targets update received (--calibrate-on target) or on the truth.
 
+Readiness: after every update eval waits until the model's background work (RCaGP's worker,
+VBKS's offline phase) has taken in every sample, unless --rate HZ streams at a wall-clock rate.
+Per target, prior_fraction is the fraction of predictions made from the prior alone,
+ready_at_step the first step answered from data, prior_fraction_after_ready the fraction from
+the prior after it (null: the plugin does not report its readiness).
+
 Example (the SkyGP reference protocol on KIN40K):
   gp-node eval --plugin skygp --data kin40k.csv --hyper hyperparams.json --hyper-key kin40k \\
       --set preset=reference --set variant=dense";
