@@ -61,14 +61,7 @@ pub fn check_model_configs(params: &NodeParams) -> Result<(), String> {
 pub fn effective_model_config(params: &NodeParams) -> Result<serde_json::Value, String> {
     let plugin =
         Plugin::find(&params.model.plugin, &plugin_search(params)).map_err(|e| e.to_string())?;
-    let mut config = plugin
-        .config_schema()
-        .map(|schema| schema.defaults())
-        .unwrap_or_default();
-    if let Some(given) = params.model.config.as_object() {
-        config.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    Ok(serde_json::Value::Object(config))
+    Ok(plugin.effective_config(&params.model.config))
 }
 
 /// Loads the robot of a parameter set: the built-in Panda when `robot.urdf` is empty (`gp-node

@@ -12,7 +12,8 @@
 
 use std::path::Path;
 
-use gpn_gp_core::hyperfit::{FitMode, FitOptions, FitResult, fit};
+pub use gpn_gp_core::hyperfit::FitMode;
+use gpn_gp_core::hyperfit::{FitOptions, FitResult, fit};
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
 use serde_json::{Map, Value, json};
 
@@ -79,10 +80,11 @@ pub fn apply_set(config: &mut Value, assignment: &str) -> Result<(), EvalError> 
     Ok(())
 }
 
-/// Reads hyperparameters from a JSON file: either `datasets.<key>.{sigma_f, sigma_n,
-/// lengthscales}` (the shared `hyperparams.json` format; `key` required unless there is a
-/// single dataset) or a top-level `{sigma_f, sigma_n, lengthscales}`. Only those three keys
-/// (and `kernel`, if present) are kept.
+/// Reads hyperparameters from a JSON file. Where: `datasets.<key>` (the shared
+/// `hyperparams.json` format; `key` required unless there is a single dataset), a top-level
+/// `hyper` (what `gp-node eval --json` prints), or the top level itself. What: one
+/// `{sigma_f, sigma_n, lengthscales, kernel?}` shared by all targets, or an array of one such
+/// object per target. Only those keys are kept.
 pub fn load_hyper_file(path: &Path, key: Option<&str>) -> Result<Value, EvalError> {
     let v = read_json(path, "cannot read hyperparameter file")?;
     let place = path.display();
@@ -104,20 +106,43 @@ pub fn load_hyper_file(path: &Path, key: Option<&str>) -> Result<Value, EvalErro
                 names.join(", ")
             ))
         })?
-    } else if v.get("sigma_f").is_some() {
+    } else if let Some(hyper) = v.get("hyper") {
+        hyper
+    } else if v.get("sigma_f").is_some() || v.is_array() {
         &v
     } else {
         return Err(EvalError::Hyper(format!(
-            "{place}: expected \"datasets\".<name> or top-level sigma_f, sigma_n, lengthscales"
+            "{place}: expected \"datasets\".<name>, \"hyper\", or top-level sigma_f, sigma_n, lengthscales (or an array of them, one per target)"
         )));
     };
+    match entry {
+        Value::Array(list) if !list.is_empty() => list
+            .iter()
+            .enumerate()
+            .map(|(t, e)| hyper_entry(e, &format!("{place}: target {t}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        Value::Array(_) => Err(EvalError::Hyper(format!(
+            "{place}: the hyperparameter array is empty"
+        ))),
+        e => hyper_entry(e, &place.to_string()),
+    }
+}
+
+/// One `{sigma_f, sigma_n, lengthscales, kernel?}` object of a hyperparameter file.
+fn hyper_entry(entry: &Value, at: &str) -> Result<Value, EvalError> {
+    if !entry.is_object() {
+        return Err(EvalError::Hyper(format!(
+            "{at}: expected an object with sigma_f, sigma_n, lengthscales, found {entry}"
+        )));
+    }
     let mut out = Map::new();
     for k in ["sigma_f", "sigma_n", "lengthscales", "kernel"] {
         if let Some(x) = entry.get(k) {
             out.insert(k.to_string(), x.clone());
         } else if k != "kernel" {
             return Err(EvalError::Hyper(format!(
-                "{place}: hyperparameters lack \"{k}\""
+                "{at}: hyperparameters lack \"{k}\""
             )));
         }
     }
@@ -182,6 +207,16 @@ pub fn noise_vars(config: &Value, p: usize) -> Result<Vec<f64>, EvalError> {
     }
 }
 
+/// `config["hyper"]` as one object per target (a shared object repeated `p` times), or
+/// `None` without hyperparameters or when an array has another length.
+pub fn hyper_per_output(config: &Value, p: usize) -> Option<Value> {
+    match config.get("hyper")? {
+        Value::Array(list) if list.len() == p => Some(Value::Array(list.clone())),
+        h @ Value::Object(_) => Some(Value::Array(vec![h.clone(); p])),
+        _ => None,
+    }
+}
+
 /// The kernel formula named by the config's `"kernel"` key (`se`, `matern32`, `matern52`;
 /// default `se`).
 pub fn kernel_kind(config: &Value) -> Result<KernelKind, EvalError> {
@@ -196,18 +231,20 @@ pub fn kernel_kind(config: &Value) -> Result<KernelKind, EvalError> {
 }
 
 /// Fits hyperparameters on the first `max_samples` samples of `data` (as streamed, i.e.
-/// after centring) by maximising the marginal likelihood with lengthscales shared across
-/// outputs; returns the `"hyper"` value (one object per output if p > 1) and the fit.
+/// after centring) by maximising the marginal likelihood, lengthscales shared across outputs
+/// or one set per output (`mode`); returns the `"hyper"` value (one object per output if
+/// p > 1) and the fit.
 pub fn fit_hyper(
     data: &Dataset,
     kind: KernelKind,
     max_samples: usize,
+    mode: FitMode,
 ) -> Result<(Value, FitResult), EvalError> {
     let d = data.input_dim();
     let kernel =
         ArdKernel::new(kind, 1.0, &vec![1.0; d]).map_err(|e| EvalError::Config(e.to_string()))?;
     let opts = FitOptions {
-        mode: FitMode::SharedLengthscales,
+        mode,
         max_samples,
         ..FitOptions::default()
     };

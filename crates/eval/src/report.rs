@@ -90,6 +90,31 @@ pub struct EvalReport {
     pub pacing: Pacing,
     /// Seconds spent waiting for the model's background work ([`Pacing::WaitReady`]).
     pub wait_s: f64,
+    /// The configuration the model ran with (the plugin's defaults, the given keys over
+    /// them), when the caller knows it; the `--json` key `config`.
+    pub config: Option<Value>,
+    /// The hyperparameters of each target, when the configuration has them; the `--json`
+    /// key `hyper` (an array of one object per target).
+    pub hyper: Option<Value>,
+    /// How the hyperparameters were fitted, when they were; the `--json` key `fit`.
+    pub fit: Option<FitSummary>,
+}
+
+/// A hyperparameter fit on the stream: what `gp-node eval` did when none were given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitSummary {
+    /// `shared` (lengthscales shared by the targets) or `per_output`.
+    pub mode: &'static str,
+    /// Samples fitted on.
+    pub samples: usize,
+    /// Wall time of the fit in seconds.
+    pub seconds: f64,
+    /// NLML summed over targets at the start and at the end.
+    pub nlml_init: f64,
+    /// See `nlml_init`.
+    pub nlml: f64,
+    /// Final NLML per target.
+    pub nlml_per_output: Vec<f64>,
 }
 
 impl EvalReport {
@@ -100,7 +125,7 @@ impl EvalReport {
     /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s`,
     /// with truth `beta_cal`, with `--contaminate` `contamination` {`kind`, `rate`, `seed`,
     /// `count`}, `model_info` (the model's `describe` object) when the model reports
-    /// one, and the readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
+    /// one, `config`, `hyper` (per target) and `fit` when known, and the readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
     /// become `null`.
     pub fn to_json(&self) -> Value {
         let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
@@ -144,6 +169,25 @@ impl EvalReport {
         }
         if let Value::Object(map) = &mut v {
             self.insert_readiness(map);
+            if let Some(config) = &self.config {
+                map.insert("config".into(), config.clone());
+            }
+            if let Some(hyper) = &self.hyper {
+                map.insert("hyper".into(), hyper.clone());
+            }
+            if let Some(f) = &self.fit {
+                map.insert(
+                    "fit".into(),
+                    json!({
+                        "mode": f.mode,
+                        "samples": f.samples,
+                        "seconds": num(f.seconds),
+                        "nlml_init": num(f.nlml_init),
+                        "nlml": num(f.nlml),
+                        "nlml_per_output": f.nlml_per_output.iter().map(|&x| num(x)).collect::<Vec<_>>(),
+                    }),
+                );
+            }
         }
         v
     }
@@ -308,6 +352,17 @@ impl EvalReport {
                 s,
                 "coverage measured on the second half ({} samples), η_cal = β_cal·σ_latent",
                 t.n_tested
+            );
+        }
+        if let Some(f) = &self.fit {
+            let _ = writeln!(
+                s,
+                "hyperparameters fitted ({}) on {} samples in {:.2} s: NLML {:.3} from {:.3}",
+                f.mode.replace('_', "-"),
+                f.samples,
+                f.seconds,
+                f.nlml,
+                f.nlml_init
             );
         }
         s.push_str(&self.readiness_table());

@@ -76,8 +76,12 @@ pub type WaitObserver<'a> = dyn FnMut(usize, u64, Duration) + 'a;
 pub struct RunOptions {
     /// σ_n² per target (MSLL and `update`'s `noise_var`).
     pub noise_var: Vec<f64>,
-    /// Variance floor of the MSLL (1e-3 in the reference).
+    /// Variance floor of the MSLL (1e-3 in the reference), in target units² unless
+    /// `var_floor_relative`.
     pub var_floor: f64,
+    /// `var_floor` is a fraction of each target's variance over the stream (for targets in
+    /// physical units, where one absolute floor can dwarf a small target's variance).
+    pub var_floor_relative: bool,
     /// Time between samples, for `update`'s `t_secs`.
     pub dt_secs: f64,
     /// Quantile level of the calibrated bound (0.95).
@@ -94,6 +98,7 @@ impl RunOptions {
         Self {
             noise_var,
             var_floor: 1e-3,
+            var_floor_relative: false,
             dt_secs: 1.0,
             bound_level: 0.95,
             calibrate_on: CalibrateOn::Target,
@@ -144,8 +149,17 @@ pub fn run_stream_observed(
     let n = data.len();
     let p = data.output_dim();
     check_dimensions(plugin, model, data, opts)?;
-    let mut metrics =
-        Prequential::new(MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor));
+    let mut metrics_config =
+        MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor);
+    if opts.var_floor_relative {
+        metrics_config = metrics_config.with_target_var_floors(
+            target_variances(data)
+                .into_iter()
+                .map(|v| opts.var_floor * v)
+                .collect(),
+        );
+    }
+    let mut metrics = Prequential::new(metrics_config);
     metrics.check()?;
     let mut predict_ns: Vec<u64> = Vec::with_capacity(n.saturating_sub(1));
     let mut update_ns: Vec<u64> = Vec::with_capacity(n);
@@ -224,7 +238,24 @@ pub fn run_stream_observed(
         readiness: readiness.report(),
         pacing: opts.pacing,
         wait_s: waited.as_secs_f64(),
+        config: None,
+        hyper: None,
+        fit: None,
     })
+}
+
+/// The population variance of each (clean) target over the stream.
+pub fn target_variances(data: &Dataset) -> Vec<f64> {
+    let (n, p) = (data.len(), data.output_dim());
+    (0..p)
+        .map(|t| {
+            let mean = (0..n).map(|i| data.y_row(i)[t]).sum::<f64>() / n.max(1) as f64;
+            (0..n)
+                .map(|i| (data.y_row(i)[t] - mean).powi(2))
+                .sum::<f64>()
+                / n.max(1) as f64
+        })
+        .collect()
 }
 
 /// How long one wait call lasts before `on_wait` is told (and the time-out checked).

@@ -131,6 +131,20 @@ impl Plugin {
         self.loaded.config_schema.as_ref()
     }
 
+    /// The configuration a model created from `given` runs with: the plugin's declared
+    /// defaults with the given keys over them (`given` itself, as an object, when the plugin
+    /// declares no schema). Not checked; [`Plugin::check_config`] does that.
+    pub fn effective_config(&self, given: &serde_json::Value) -> serde_json::Value {
+        let mut config = self
+            .config_schema()
+            .map(ConfigSchema::defaults)
+            .unwrap_or_default();
+        if let Some(given) = given.as_object() {
+            config.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        serde_json::Value::Object(config)
+    }
+
     /// Models created from this library that are still alive, plus clones of this
     /// `Plugin` other than `self` (the library unloads when this reaches 0 and `self` drops).
     pub fn other_handles(&self) -> usize {

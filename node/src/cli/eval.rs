@@ -5,17 +5,17 @@
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::eval::{
-    config,
+    config::{self, FitMode},
     contaminate::Contamination,
     dataset::{Centering, ColumnSelection, Dataset},
-    plugins,
     predictions::PredictionWriter,
     runner::{self, CalibrateOn, Pacing, RunOptions},
 };
-use crate::plugin_host::SearchPath;
+use crate::eval::report::FitSummary;
+use crate::plugin_host::{Plugin, SearchPath};
 use anyhow::Context as _;
 
 /// Arguments of `gp-node eval`.
@@ -52,8 +52,9 @@ pub struct EvalArgs {
     /// was, not at a glitched measurement.
     #[arg(long, value_name = "COLS", conflicts_with = "contaminate")]
     pub predict_inputs: Option<String>,
-    /// Hyperparameter file: `datasets.<NAME>.{sigma_f, sigma_n, lengthscales}` or a top-level
-    /// `{sigma_f, sigma_n, lengthscales}`; merged into the config's "hyper".
+    /// Hyperparameter file: `datasets.<NAME>`, a top-level `hyper` (as `--json` prints it) or
+    /// the top level, holding `{sigma_f, sigma_n, lengthscales}` shared by all targets or an
+    /// array of one such object per target; merged into the config's "hyper".
     #[arg(long, value_name = "FILE")]
     pub hyper: Option<PathBuf>,
     /// Which entry of the hyperparameter file's `datasets` to use.
@@ -71,15 +72,21 @@ pub struct EvalArgs {
     /// JSON, else taken as a string; `a.b=v` sets a nested key. Applied last.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// How fitted hyperparameters are shared when none are given: lengthscales shared by
+    /// all targets (σ_f, σ_n per target), or every target its own.
+    #[arg(long, value_enum, default_value_t = FitModeArg::Shared)]
+    pub fit_mode: FitModeArg,
     /// Samples used to fit hyperparameters when none are given.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub fit_samples: usize,
     /// Time between samples passed to the model's update (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub dt_secs: f64,
-    /// Floor on the latent variance in the MSLL.
-    #[arg(long, value_name = "VAR", default_value_t = 1e-3)]
-    pub var_floor: f64,
+    /// Floor on the latent variance in the MSLL: VAR in target units² (the reference
+    /// protocol's 1e-3, for standardised targets), or `rel:F`, F times each target's variance
+    /// over the stream (for targets in physical units, e.g. torques).
+    #[arg(long, value_name = "VAR|rel:F", default_value = "1e-3", value_parser = parse_var_floor)]
+    pub var_floor: VarFloor,
     /// Quantile level of the calibrated bound η_cal = β_cal·σ.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
     pub bound_level: f64,
@@ -124,6 +131,15 @@ pub enum CenterArg {
     None,
 }
 
+/// `--fit-mode` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitModeArg {
+    /// One set of lengthscales for all targets; σ_f and σ_n per target.
+    Shared,
+    /// σ_f, lengthscales and σ_n per target.
+    PerOutput,
+}
+
 /// `--calibrate-on` values.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CalibrateArg {
@@ -142,8 +158,8 @@ Protocol: step 0 is not predicted (SMSE_0 = 1, NLL_0 = 0); each later row is pre
 learned. SMSE and MSLL are prequential (anchors/README.md §1.4): \"final\" is the last value of
 the running curve, \"mean\" the mean of the whole curve. The MSLL uses s² = max(σ², VAR) + σ_n²
 with σ_n from the hyperparameters in use. Without --hyper and without \"hyper\" in the config,
-hyperparameters are fitted by marginal likelihood on the first N samples (--fit-samples,
-lengthscales shared across targets). With --truth: RMSE of μ against the truth, and the
+hyperparameters are fitted by marginal likelihood on the first N samples (--fit-samples;
+--fit-mode: lengthscales shared across targets, or per target). With --truth: RMSE of μ against the truth, and the
 fraction of the second half of the stream where |truth − μ| ≤ η_cal = β_cal·σ (σ the latent
 standard deviation; β_cal the LEVEL quantile of |y − μ|/σ over the first half).
 
@@ -178,14 +194,17 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let (d, p) = (data.input_dim(), data.output_dim());
-    let cfg = model_config(&args, &data)?;
+    warn_floor_dominates(&args, &data);
+    let (cfg, fit) = model_config(&args, &data)?;
     let noise_var = config::noise_vars(&cfg, p)?;
     let search = SearchPath::standard(&args.plugin_path);
-    let mut model = plugins::create_plugin_model_in(&args.plugin, &cfg, d, p, &search)?;
+    let plugin = Plugin::find(&args.plugin, &search)?;
+    let mut model = plugin.create_json(&cfg, d, p)?;
 
     let opts = RunOptions {
         noise_var,
-        var_floor: args.var_floor,
+        var_floor: args.var_floor.value,
+        var_floor_relative: args.var_floor.relative,
         dt_secs: args.dt_secs,
         bound_level: args.bound_level,
         calibrate_on: match args.calibrate_on {
@@ -227,6 +246,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     report.model_info = model
         .describe()
         .context("asking the model for its diagnostics (describe)")?;
+    report.config = Some(plugin.effective_config(&cfg));
+    report.hyper = config::hyper_per_output(&cfg, p);
+    report.fit = fit;
 
     if args.json {
         println!("{}", report.to_json());
@@ -271,7 +293,10 @@ fn load_data(args: &EvalArgs) -> anyhow::Result<Dataset> {
 
 /// The model's configuration: the file, the hyperparameter file, the `--set` overrides,
 /// then hyperparameters fitted on the stream when none were given.
-fn model_config(args: &EvalArgs, data: &Dataset) -> anyhow::Result<serde_json::Value> {
+fn model_config(
+    args: &EvalArgs,
+    data: &Dataset,
+) -> anyhow::Result<(serde_json::Value, Option<FitSummary>)> {
     let mut cfg = config::load_config(args.config.as_deref())?;
     if let Some(path) = &args.hyper {
         config::merge_hyper(
@@ -282,22 +307,79 @@ fn model_config(args: &EvalArgs, data: &Dataset) -> anyhow::Result<serde_json::V
     for s in &args.set {
         config::apply_set(&mut cfg, s)?;
     }
-    if !config::has_hyper(&cfg) {
-        let n_fit = args.fit_samples.min(data.len());
-        eprintln!(
-            "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, lengthscales shared across targets…"
-        );
-        let kind = config::kernel_kind(&cfg)?;
-        // Fitted on what the model is given (contaminated, if so).
-        let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples)
-            .context("fitting hyperparameters")?;
-        eprintln!(
-            "fitted (NLML {:.3} from {:.3}): {hyper}",
-            fit.nlml, fit.nlml_init
-        );
-        config::merge_hyper(&mut cfg, hyper)?;
+    if config::has_hyper(&cfg) {
+        return Ok((cfg, None));
     }
-    Ok(cfg)
+    let n_fit = args.fit_samples.min(data.len());
+    let (mode, name, how) = match args.fit_mode {
+        FitModeArg::Shared => (
+            FitMode::SharedLengthscales,
+            "shared",
+            "lengthscales shared across targets",
+        ),
+        FitModeArg::PerOutput => (FitMode::PerOutput, "per_output", "one set per target"),
+    };
+    eprintln!(
+        "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, {how}…"
+    );
+    let kind = config::kernel_kind(&cfg)?;
+    let start = Instant::now();
+    // Fitted on what the model is given (contaminated, if so).
+    let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples, mode)
+        .context("fitting hyperparameters")?;
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "fitted in {seconds:.2} s (NLML {:.3} from {:.3}): {hyper}",
+        fit.nlml, fit.nlml_init
+    );
+    config::merge_hyper(&mut cfg, hyper)?;
+    let summary = FitSummary {
+        mode: name,
+        samples: fit.n_used,
+        seconds,
+        nlml_init: fit.nlml_init,
+        nlml: fit.nlml,
+        nlml_per_output: fit.nlml_per_output,
+    };
+    Ok((cfg, Some(summary)))
+}
+
+/// `--var-floor`: a value, absolute or relative to each target's variance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VarFloor {
+    /// The number given.
+    pub value: f64,
+    /// Given as `rel:F`.
+    pub relative: bool,
+}
+
+fn parse_var_floor(s: &str) -> Result<VarFloor, String> {
+    let (text, relative) = match s.strip_prefix("rel:") {
+        Some(rest) => (rest, true),
+        None => (s, false),
+    };
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(VarFloor { value, relative }),
+        _ => Err(format!(
+            "expected a variance ≥ 0 (e.g. 1e-3) or rel:F (e.g. rel:1e-3), found {s}"
+        )),
+    }
+}
+
+/// Warns about each target whose variance an absolute MSLL floor dwarfs: its MSLL then
+/// measures the floor, not the model.
+fn warn_floor_dominates(args: &EvalArgs, data: &Dataset) {
+    if args.var_floor.relative {
+        return;
+    }
+    let floor = args.var_floor.value;
+    for (name, var) in data.target_names.iter().zip(runner::target_variances(data)) {
+        if floor > 0.1 * var {
+            eprintln!(
+                "eval: warning: the MSLL's variance floor {floor:e} exceeds 10 % of target {name}'s variance ({var:.3e}); its MSLL measures the floor, not the model: use --var-floor rel:1e-3 (1e-3 of each target's variance) for targets in physical units"
+            );
+        }
+    }
 }
 
 /// `--rate` or the wait for readiness.

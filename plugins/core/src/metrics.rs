@@ -87,6 +87,9 @@ pub struct MetricsConfig {
     pub noise_var: Vec<f64>,
     /// Floor on the latent predictive variance in the MSLL (reference: 1e-3).
     pub var_floor: f64,
+    /// One floor per target instead of `var_floor` (e.g. scaled to each target's variance,
+    /// for targets in physical units), when given.
+    pub target_var_floors: Option<Vec<f64>>,
 }
 
 impl MetricsConfig {
@@ -95,6 +98,7 @@ impl MetricsConfig {
         Self {
             noise_var,
             var_floor: 1e-3,
+            target_var_floors: None,
         }
     }
 
@@ -102,6 +106,20 @@ impl MetricsConfig {
     pub fn with_var_floor(mut self, var_floor: f64) -> Self {
         self.var_floor = var_floor;
         self
+    }
+
+    /// The same with one variance floor per target.
+    pub fn with_target_var_floors(mut self, floors: Vec<f64>) -> Self {
+        self.target_var_floors = Some(floors);
+        self
+    }
+
+    /// The variance floor of target `t`.
+    pub fn floor(&self, t: usize) -> f64 {
+        self.target_var_floors
+            .as_ref()
+            .and_then(|f| f.get(t).copied())
+            .unwrap_or(self.var_floor)
     }
 }
 
@@ -242,6 +260,21 @@ impl Prequential {
                 self.config.var_floor
             )));
         }
+        if let Some(floors) = &self.config.target_var_floors {
+            if floors.len() != self.config.noise_var.len() {
+                return Err(MetricsError::Config(format!(
+                    "{} variance floors for {} targets",
+                    floors.len(),
+                    self.config.noise_var.len()
+                )));
+            }
+            if let Some(t) = floors.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(MetricsError::Config(format!(
+                    "variance floor of target {t} = {} must be finite and >= 0",
+                    floors[t]
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -337,7 +370,7 @@ impl Prequential {
                 Some((mean, var)) => {
                     let r = yt - mean[t];
                     a.sse += r * r;
-                    let s2 = var[t].max(self.config.var_floor) + self.config.noise_var[t];
+                    let s2 = var[t].max(self.config.floor(t)) + self.config.noise_var[t];
                     0.5 * (2.0 * PI * s2).ln() + r * r / (2.0 * s2)
                 }
             };
