@@ -417,6 +417,7 @@ fn fitted_hyper_feeds_skygp() {
         &data,
         gpn_gp_core::kernel::KernelKind::SquaredExponential,
         200,
+        config::FitMode::SharedLengthscales,
     )
     .unwrap();
     assert!(fit.nlml < fit.nlml_init);

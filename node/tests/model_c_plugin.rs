@@ -94,7 +94,9 @@ fn the_c_plugin_reports_readiness_and_has_no_wait() {
     let plugin = Plugin::open(c_example("readiness")).expect("open");
     let mut model = plugin.create("{}", 2, 2).expect("create");
     let mut prior = [false; 2];
-    let before = model.readiness(&mut prior).expect("blr_c reports readiness");
+    let before = model
+        .readiness(&mut prior)
+        .expect("blr_c reports readiness");
     assert_eq!((prior, before.samples_behind), ([true, true], 0));
     model
         .update(&[0.1, 0.2], &[1.0, 2.0], 0.0, &NOISE)

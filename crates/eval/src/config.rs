@@ -243,9 +243,12 @@ pub fn fit_hyper(
     let d = data.input_dim();
     let kernel =
         ArdKernel::new(kind, 1.0, &vec![1.0; d]).map_err(|e| EvalError::Config(e.to_string()))?;
+    // A tool may use every core: per-output fits run side by side (same result).
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let opts = FitOptions {
         mode,
         max_samples,
+        threads,
         ..FitOptions::default()
     };
     let result = fit(&kernel, &data.x, &data.y, d, data.output_dim(), &opts)?;

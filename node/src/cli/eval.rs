@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::eval::report::FitSummary;
 use crate::eval::{
     config::{self, FitMode},
     contaminate::Contamination,
@@ -14,7 +15,6 @@ use crate::eval::{
     predictions::PredictionWriter,
     runner::{self, CalibrateOn, Pacing, RunOptions},
 };
-use crate::eval::report::FitSummary;
 use crate::plugin_host::{Plugin, SearchPath};
 use anyhow::Context as _;
 

@@ -53,6 +53,8 @@ use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use nalgebra::{DMatrix, DVector};
 use std::cell::RefCell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Errors of the hyperparameter fit.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -110,6 +112,10 @@ pub struct FitOptions {
     pub max_iters: u64,
     /// Extra runs from rescaled initial lengthscales (default 0).
     pub restarts: usize,
+    /// Threads that fit outputs at once in [`FitMode::PerOutput`] (default 1: the node fits
+    /// in the background beside its control thread; a tool may use every core). The result
+    /// does not depend on it.
+    pub threads: usize,
 }
 
 impl Default for FitOptions {
@@ -119,6 +125,7 @@ impl Default for FitOptions {
             max_samples: 1000,
             max_iters: 100,
             restarts: 0,
+            threads: 1,
         }
     }
 }
@@ -414,7 +421,7 @@ impl<K: Kernel + Clone> Gradient for Problem<'_, K> {
 /// Fits hyperparameters to inputs `x` (row-major n×d) and targets `y` (row-major n×p) on the
 /// first `opts.max_samples` samples, starting from `kernel`'s kind (its current parameters
 /// are ignored; see the module doc for initial values, bounds and restarts).
-pub fn fit<K: Kernel + Clone>(
+pub fn fit<K: Kernel + Clone + Sync>(
     kernel: &K,
     x: &[f64],
     y: &[f64],
@@ -470,11 +477,54 @@ pub fn fit<K: Kernel + Clone>(
     match opts.mode {
         FitMode::SharedLengthscales => run_fits(kernel, x, ys, &x_std, &y_std, true, n, opts),
         FitMode::PerOutput => {
-            // Independent problems: fit each output on its own (smaller L-BFGS problems).
+            // Independent problems: fit each output on its own (smaller L-BFGS problems),
+            // `opts.threads` at a time; nothing of the O(n³) work is shared between them.
+            let fit_one = |t: usize, yt: Vec<f64>| {
+                run_fits(kernel, x, vec![yt], &x_std, &y_std[t..=t], false, n, opts)
+            };
+            let results: Vec<Result<FitResult>> = if opts.threads > 1 && p > 1 {
+                let jobs: Vec<Mutex<Option<Vec<f64>>>> =
+                    ys.into_iter().map(|y| Mutex::new(Some(y))).collect();
+                let slots: Vec<Mutex<Option<Result<FitResult>>>> =
+                    (0..p).map(|_| Mutex::new(None)).collect();
+                let next = AtomicUsize::new(0);
+                std::thread::scope(|scope| {
+                    for _ in 0..opts.threads.min(p) {
+                        scope.spawn(|| {
+                            loop {
+                                let t = next.fetch_add(1, Ordering::Relaxed);
+                                if t >= p {
+                                    break;
+                                }
+                                let yt = jobs[t].lock().ok().and_then(|mut j| j.take());
+                                if let Some(yt) = yt {
+                                    let r = fit_one(t, yt);
+                                    if let Ok(mut slot) = slots[t].lock() {
+                                        *slot = Some(r);
+                                    }
+                                }
+                            }
+                        });
+                    }
+                });
+                slots
+                    .into_iter()
+                    .map(|slot| {
+                        slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                            Err(HyperfitError::Optimizer("a fitting thread failed".into()))
+                        })
+                    })
+                    .collect()
+            } else {
+                ys.into_iter()
+                    .enumerate()
+                    .map(|(t, yt)| fit_one(t, yt))
+                    .collect()
+            };
             let mut outputs = Vec::with_capacity(p);
             let (mut nlml_sum, mut init_sum, mut per) = (0.0, 0.0, Vec::with_capacity(p));
-            for (t, yt) in ys.into_iter().enumerate() {
-                let r = run_fits(kernel, x, vec![yt], &x_std, &y_std[t..=t], false, n, opts)?;
+            for r in results {
+                let r = r?;
                 nlml_sum += r.nlml;
                 init_sum += r.nlml_init;
                 per.push(r.nlml);

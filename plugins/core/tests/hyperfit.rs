@@ -166,6 +166,21 @@ fn shared_lengthscales_and_determinism() {
     )
     .unwrap();
     assert!(per.nlml <= r.nlml + 1e-3 * r.nlml.abs());
+    // Per-output fits side by side give the same result as one after another.
+    let threaded = fit(
+        &start,
+        &x,
+        &y,
+        2,
+        2,
+        &FitOptions {
+            mode: FitMode::PerOutput,
+            threads: 3,
+            ..FitOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(threaded, per);
     // Deterministic.
     let again = fit(&start, &x, &y, 2, 2, &opts).unwrap();
     assert_eq!(again, r);
