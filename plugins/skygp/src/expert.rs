@@ -11,7 +11,7 @@ use crate::config::{PIVOT_FLOOR, REFACTOR_JITTER};
 use crate::groups::Group;
 use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot};
 use gpn_gp_core::drift::Drift;
-use gpn_gp_core::kernel::Kernel;
+use gpn_gp_core::kernel::{ArdKernel, Kernel};
 
 /// A new sample's drift data: the model, the sample's stamp and its base variance per group.
 #[derive(Debug, Clone, Copy)]
@@ -206,6 +206,35 @@ impl Expert {
         v[..n].copy_from_slice(&k[..n]);
         self.chol[g].solve_lower_mut(&mut v[..n]);
         dot(&v[..n], &v[..n])
+    }
+
+    /// [`Expert::kv`] from the scaled squared distances `r2` of the rows to x under this
+    /// group's lengthscales (what [`Expert::sq_dists`] wrote; shared by groups of one shape).
+    /// The same numbers as `kv`: κ(X_s, x) = κ(r²_s) either way.
+    pub fn kv_from_sq_dists(
+        &self,
+        g: usize,
+        group: &Group,
+        r2: &[f64],
+        k: &mut [f64],
+        v: &mut [f64],
+    ) -> f64 {
+        let n = self.n;
+        for (ks, &r2s) in k[..n].iter_mut().zip(&r2[..n]) {
+            *ks = group.kernel.value_from_sq_dist(r2s);
+        }
+        v[..n].copy_from_slice(&k[..n]);
+        self.chol[g].solve_lower_mut(&mut v[..n]);
+        dot(&v[..n], &v[..n])
+    }
+
+    /// The scaled squared distance of every row to x under `kernel`'s lengthscales, into
+    /// `r2` (length ≥ n).
+    pub fn sq_dists(&self, kernel: &ArdKernel, x: &[f64], r2: &mut [f64]) {
+        let d = x.len();
+        for (s, r) in r2[..self.n].iter_mut().enumerate() {
+            *r = kernel.scaled_sq_dist(self.row(s, d), x);
+        }
     }
 
     /// Mean of output o from k (of its group): kᵀα_o.

@@ -32,6 +32,25 @@ pub(crate) struct OutputMap {
     pub prior_var: f64,
 }
 
+/// The shape (kernel formula and lengthscales) of each group as an index into the distinct
+/// shapes, in order of first appearance: groups of one shape (outputs that differ only in
+/// σ_f and σ_n) share the scaled squared distances of a prediction.
+pub(crate) fn shapes(groups: &[Group]) -> Vec<usize> {
+    // The group index of each shape's first group.
+    let mut leaders: Vec<usize> = Vec::new();
+    let mut out = Vec::with_capacity(groups.len());
+    for (gi, g) in groups.iter().enumerate() {
+        let found = leaders
+            .iter()
+            .position(|&l| groups[l].kernel.same_shape(&g.kernel));
+        out.push(found.unwrap_or_else(|| {
+            leaders.push(gi);
+            leaders.len() - 1
+        }));
+    }
+    out
+}
+
 /// Groups the outputs (first output of each group defines it). Group 0 holds output 0,
 /// whose kernel also ranks experts and sizes the window. `exact`: group only outputs with
 /// identical σ_f and σ_n too (drift on).

@@ -28,6 +28,11 @@ pub(crate) struct Cache {
     /// k and v per (selected expert j, group g), at offset (j·G + g)·N̄.
     pub k: Vec<f64>,
     pub v: Vec<f64>,
+    /// The shape of each group ([`groups::shapes`]), and one row of scaled squared
+    /// distances per shape (at shape·N̄), shared by the groups of that shape; empty when
+    /// every group has a shape of its own.
+    pub shape_of: Vec<usize>,
+    pub r2: Vec<f64>,
     /// Per output o and selected expert j, at o·Ncal + j: μ_i, σ_i² and ω_i.
     pub mu: Vec<f64>,
     pub var: Vec<f64>,
@@ -115,6 +120,8 @@ impl SkyGp {
         let (d, p, n_bar, n_cal) = (cfg.input_dim, cfg.output_dim, cfg.n_bar, cfg.n_cal);
         let (groups, outputs) = groups::build(&cfg.hyper, cfg.drift.is_some());
         let g = groups.len();
+        let shape_of = groups::shapes(&groups);
+        let n_shapes = shape_of.iter().max().map_or(0, |s| s + 1);
         let out_group = outputs.iter().map(|m| m.group).collect();
         let decay = cfg.use_time_decay && cfg.rho_decay < 1.0;
         let drift = cfg.drift.map(|drift| {
@@ -156,6 +163,8 @@ impl SkyGp {
                 cand_score: Vec::with_capacity(n_cal + 1),
                 k: vec![0.0; n_cal * g * n_bar],
                 v: vec![0.0; n_cal * g * n_bar],
+                r2: vec![0.0; if n_shapes < g { n_shapes * n_bar } else { 0 }],
+                shape_of,
                 mu: vec![0.0; n_cal * p],
                 var: vec![0.0; n_cal * p],
                 w: vec![0.0; n_cal * p],

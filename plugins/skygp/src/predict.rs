@@ -51,17 +51,27 @@ impl SkyGp {
             cache,
             ..
         } = self;
+        // Groups of one shape share the distances (`r2` is empty when none do).
+        let share = !cache.r2.is_empty();
         for (j, &pos) in cache.sel.iter().enumerate() {
             let e = pool.at(pos);
             for (g, group) in groups.iter().enumerate() {
                 let off = (j * n_groups + g) * n_bar;
-                let vtv = e.kv(
-                    g,
-                    group,
-                    x,
+                let (k, v) = (
                     &mut cache.k[off..off + n_bar],
                     &mut cache.v[off..off + n_bar],
                 );
+                let vtv = if share {
+                    let shape = cache.shape_of[g];
+                    let r2 = &mut cache.r2[shape * n_bar..(shape + 1) * n_bar];
+                    // The first group of a shape (groups come in order) fills its row.
+                    if cache.shape_of[..g].iter().all(|&s| s != shape) {
+                        e.sq_dists(&group.kernel, x, r2);
+                    }
+                    e.kv_from_sq_dists(g, group, r2, k, v)
+                } else {
+                    e.kv(g, group, x, k, v)
+                };
                 for (o, om) in outputs.iter().enumerate().filter(|(_, om)| om.group == g) {
                     cache.mu[o * n_cal + j] = e.mean(o, &cache.k[off..off + n_bar]);
                     cache.var[o * n_cal + j] =
