@@ -29,7 +29,8 @@ pub struct ReadinessReport {
     pub prior_fraction: Option<Vec<f64>>,
     /// The first predicted step answered from data (`None` inside: never).
     pub ready_at_step: Option<Vec<Option<usize>>>,
-    /// The fraction of predictions after `ready_at_step` made from the prior.
+    /// The fraction of predictions after `ready_at_step` made from the prior (NaN for a
+    /// target never ready).
     pub prior_fraction_after_ready: Option<Vec<f64>>,
     /// The most samples the model's background work was behind at a prediction.
     pub max_samples_behind: Option<u64>,
@@ -103,8 +104,12 @@ impl ReadinessTally {
             .ready_at
             .iter()
             .zip(&self.prior_after_ready)
-            // Out of the predictions after the ready step (which itself was from data).
-            .map(|(at, &count)| fraction(count, self.predicted_after(*at)))
+            // Out of the predictions after the ready step (which itself was from data);
+            // NaN (`null` in JSON) for a target never ready.
+            .map(|(at, &count)| match at {
+                Some(_) => fraction(count, self.predicted_after(*at)),
+                None => f64::NAN,
+            })
             .collect();
         ReadinessReport {
             prior_fraction: Some(
