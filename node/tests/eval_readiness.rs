@@ -111,7 +111,10 @@ fn at_a_robots_rate_a_model_that_never_caught_up_is_reported() {
     assert_eq!(r["pacing"]["hz"], 5000.0);
     assert_eq!(numbers(&r["prior_fraction"]), vec![1.0, 1.0], "{r}");
     assert_eq!(r["ready_at_step"], serde_json::json!([null, null]));
-    assert_eq!(r["prior_fraction_after_ready"], serde_json::json!([null, null]));
+    assert_eq!(
+        r["prior_fraction_after_ready"],
+        serde_json::json!([null, null])
+    );
     assert!(
         r["max_samples_behind"].as_u64().expect("count") >= 1000,
         "{r}"
