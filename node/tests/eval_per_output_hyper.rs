@@ -72,6 +72,10 @@ fn per_output_hyperparameters_differ_and_mend_the_positive_mslls_of_one_shared_s
         "plugin defaults: {}",
         per["config"]
     );
+    assert_eq!(
+        per["var_floor"],
+        serde_json::json!({"value": 1e-3, "relative": true})
+    );
     assert_eq!(per["fit"]["mode"], "per_output");
     assert_eq!(per["fit"]["samples"], 300);
     assert!(per["fit"]["seconds"].as_f64().expect("seconds") > 0.0);

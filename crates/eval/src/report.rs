@@ -98,6 +98,11 @@ pub struct EvalReport {
     pub hyper: Option<Value>,
     /// How the hyperparameters were fitted, when they were; the `--json` key `fit`.
     pub fit: Option<FitSummary>,
+    /// The MSLL's variance floor: in target units², or a fraction of each target's variance
+    /// when `var_floor_relative`; the `--json` key `var_floor` {`value`, `relative`}.
+    pub var_floor: f64,
+    /// See `var_floor`.
+    pub var_floor_relative: bool,
 }
 
 /// A hyperparameter fit on the stream: what `gp-node eval` did when none were given.
@@ -125,7 +130,8 @@ impl EvalReport {
     /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s`,
     /// with truth `beta_cal`, with `--contaminate` `contamination` {`kind`, `rate`, `seed`,
     /// `count`}, `model_info` (the model's `describe` object) when the model reports
-    /// one, `config`, `hyper` (per target) and `fit` when known, and the readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
+    /// one, `var_floor`, `config`, `hyper` (per target) and `fit` when known, and the
+    /// readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
     /// become `null`.
     pub fn to_json(&self) -> Value {
         let per = |f: fn(&TargetMetrics) -> f64| -> Vec<Value> {
@@ -169,6 +175,10 @@ impl EvalReport {
         }
         if let Value::Object(map) = &mut v {
             self.insert_readiness(map);
+            map.insert(
+                "var_floor".into(),
+                json!({"value": num(self.var_floor), "relative": self.var_floor_relative}),
+            );
             if let Some(config) = &self.config {
                 map.insert("config".into(), config.clone());
             }

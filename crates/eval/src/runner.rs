@@ -20,6 +20,12 @@
 //!   `bound_level` quantile; coverage is the fraction of the second half (i ≥ ⌊N/2⌋) with
 //!   |truth − μ| ≤ η_cal = β_cal·σ. Calibrating on the observed targets is what a deployed
 //!   robot can do; it includes the noise, so coverage of the truth tends to exceed the level.
+//!
+//! Pacing ([`Pacing`]): by default, after every update the loop waits until the model has
+//! taken in every sample (its `readiness` reports none behind), so a background learner is
+//! scored on what it learned; with [`Pacing::Rate`] it feeds samples at a wall-clock rate
+//! and never waits. Either way every prediction is tallied as from the prior or from data
+//! ([`super::readiness`]).
 
 use std::time::{Duration, Instant};
 
@@ -241,6 +247,8 @@ pub fn run_stream_observed(
         config: None,
         hyper: None,
         fit: None,
+        var_floor: opts.var_floor,
+        var_floor_relative: opts.var_floor_relative,
     })
 }
 
