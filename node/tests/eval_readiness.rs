@@ -105,8 +105,13 @@ fn every_shipped_plugin_evaluates_with_its_defaults_and_no_prior_after_ready() {
 fn at_a_robots_rate_a_model_that_never_caught_up_is_reported() {
     let data = write_stream("rate");
     // 1300 samples at 5 kHz last 0.26 s; VBKS's offline phase on 1000 samples takes
-    // seconds, so every prediction comes from its prior.
-    let (r, _) = eval(&data, "vbks", &["--json", "--rate", "5000"]);
+    // seconds, so without its warm-up model every prediction comes from its prior.
+    let no_warmup = ["--set", "warmup_samples=0"];
+    let (r, _) = eval(
+        &data,
+        "vbks",
+        &[&["--json", "--rate", "5000"][..], &no_warmup[..]].concat(),
+    );
     assert_eq!(r["pacing"]["mode"], "rate");
     assert_eq!(r["pacing"]["hz"], 5000.0);
     assert_eq!(numbers(&r["prior_fraction"]), vec![1.0, 1.0], "{r}");
@@ -119,10 +124,24 @@ fn at_a_robots_rate_a_model_that_never_caught_up_is_reported() {
         r["max_samples_behind"].as_u64().expect("count") >= 1000,
         "{r}"
     );
-    let (table, _) = eval(&data, "vbks", &["--rate", "5000"]);
+    let (table, _) = eval(
+        &data,
+        "vbks",
+        &[&["--rate", "5000"][..], &no_warmup[..]].concat(),
+    );
     let table = table.as_str().expect("text");
     assert!(table.contains("never ready"), "{table}");
     assert!(table.contains("WARNING"), "{table}");
+    // With its warm-up model (the default) VBKS predicts from data soon after its 200th
+    // sample although the offline phase is still far behind.
+    let (r, _) = eval(&data, "vbks", &["--json", "--rate", "5000"]);
+    let ready = r["ready_at_step"][0].as_u64().unwrap_or(u64::MAX);
+    assert!((200..600).contains(&ready), "ready at {ready}: {r}");
+    assert!(
+        r["max_samples_behind"].as_u64().expect("count") >= 1000,
+        "{r}"
+    );
+    assert_eq!(r["model_info"]["warmup"]["state"], "predicting", "{r}");
     let _ = std::fs::remove_file(data);
 }
 

@@ -109,6 +109,7 @@ pub struct Config {
     pub jitter: Option<f64>,
     pub min_noise_var: Option<f64>,
     pub pending_capacity: Option<usize>,
+    pub warmup_samples: Option<usize>,
     pub catchup_per_update: Option<usize>,
     pub replay_capacity: Option<usize>,
     pub threads: Option<usize>,
@@ -199,6 +200,9 @@ pub struct ValidConfig {
     pub standardize_inputs: bool,
     /// Capacity of the queue of samples that arrive during the offline phase.
     pub pending_capacity: usize,
+    /// Samples after which a warm-up model (the first kernel at its initial parameters)
+    /// predicts until the offline phase is done; 0: none, the running-mean fallback.
+    pub warmup_samples: usize,
     /// Queued samples folded in per `update` once the ensemble is ready.
     pub catchup_per_update: usize,
     /// Recent samples kept for replay after a background refactorisation.
@@ -256,6 +260,10 @@ struct BeliefKeys {
     settings: BeliefSettings,
     prior_mean: Vec<f64>,
 }
+
+/// Default of `warmup_samples`: enough for the k-means of the default 64 inducing inputs
+/// and a first estimate of the scales, 0.2 s at 1 kHz.
+pub const DEFAULT_WARMUP_SAMPLES: usize = 200;
 
 /// The checked keys of the online phase resolved after `drift`.
 struct OnlineKeys {
@@ -326,6 +334,7 @@ impl Config {
             seed: self.seed.unwrap_or(0),
             standardize_inputs: self.standardize_inputs.unwrap_or(true),
             pending_capacity: self.pending_capacity.unwrap_or(10_000),
+            warmup_samples: self.warmup_samples.unwrap_or(DEFAULT_WARMUP_SAMPLES),
             catchup_per_update: online.catchup_per_update,
             replay_capacity: online.replay_capacity,
             threads,

@@ -2,6 +2,7 @@
 //!
 //! Keys (stable; only ever added):
 //!
+//! * `warmup` ([`warmup`]): the model that predicts before the offline phase is done;
 //! * `model` (`"vbks"`), `phase` (`collecting`, `offline`, `online`, `failed`),
 //!   `samples_seen`, `offline_samples`, `kernel_space_size`, `inducing`,
 //!   `inducing_select`, `forgetting`, `predict` (`mixture` or the kept index), and
@@ -42,6 +43,27 @@ fn local_bound(model: &Vbks, i: usize, c: &crate::component::Component) -> f64 {
     }
 }
 
+/// The warm-up model: `samples` (the key), `state` (`waiting`, `building`, `predicting`,
+/// `replaced`, `failed`, `off`), `builds` adopted, `kernel` while it predicts, `error` of
+/// the last failed build.
+fn warmup(model: &Vbks) -> Value {
+    let w = &model.warmup;
+    let mut out = json!({
+        "samples": model.cfg.warmup_samples,
+        "state": w.state(),
+        "builds": w.builds,
+    });
+    if let Value::Object(map) = &mut out {
+        if let Some(c) = w.model.as_deref().and_then(|e| e.components.first()) {
+            map.insert("kernel".into(), json!(c.spec.expr().to_string()));
+        }
+        if let Some(err) = &w.error {
+            map.insert("error".into(), json!(err));
+        }
+    }
+    out
+}
+
 /// The diagnostics object.
 pub(crate) fn describe(model: &Vbks) -> Value {
     let cfg = &model.cfg;
@@ -72,6 +94,7 @@ pub(crate) fn describe(model: &Vbks) -> Value {
     if let Some(err) = &model.failure {
         map.insert("error".into(), json!(err));
     }
+    map.insert("warmup".into(), warmup(model));
     if let Some(ds) = model.drift.as_deref() {
         map.insert("drift".into(), drift(ds));
     }

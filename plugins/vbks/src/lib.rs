@@ -26,8 +26,12 @@
 //!    forgetting, the factors are rebuilt, both on the background thread; with `drift`
 //!    old samples are down-weighted and finally removed (below).
 //!
-//! Until the ensemble is ready `predict` returns the running mean and variance of the
-//! targets (see `model.rs`); `describe` (the ABI's diagnostics) reports the phase, the
+//! Until the ensemble is ready a **warm-up model** predicts from the `warmup_samples`-th
+//! sample on (default 200; `model.rs`): the first candidate kernel at its initial
+//! parameters, seeded from `hyper` when given, one sparse GP built on its own thread from
+//! the samples so far and rebuilt each time they double, learning every sample in between.
+//! Before it (or with `warmup_samples: 0`) `predict` returns the running mean and variance
+//! of the targets (see `model.rs`); `describe` (the ABI's diagnostics) reports the phase, the
 //! kept kernels with their weights, bounds and learned hyperparameters.
 //!
 //! # Kernel space

@@ -13,7 +13,8 @@
 //!    `catchup_per_update` per update, before the newest; then each update costs
 //!    O(K̃ (M d + M²)) on the calling thread and predictions use the mixture.
 //!
-//! **What predict returns before the ensemble is ready** (phases 1–2): the running mean and
+//! **What predict returns before the ensemble is ready** (phases 1–2): the warm-up model
+//! ([`Warmup`]) once it is built; before that, or with `warmup_samples: 0`, the running mean and
 //! population variance of each output over the samples seen so far (before any sample:
 //! mean 0 and variance σ_f² of the `hyper` seed, else 1) — the prior of a GP on the
 //! standardised targets. `stats().experts` is 0 and `describe` reports the phase, so a
@@ -224,6 +225,88 @@ pub struct Vbks {
     /// Scratch: stamp and noise of a queued sample (1 + p).
     tmp_ext: Vec<f64>,
     pub(crate) worker: Worker,
+    pub(crate) warmup: Warmup,
+}
+
+/// Most samples a warm-up model is built from (an evenly spaced subset of the samples so
+/// far): bounds the copy on the control thread and the build on the warm-up thread.
+pub(crate) const WARMUP_MAX_ROWS: usize = 2000;
+
+/// The warm-up model (`warmup_samples`): what predicts between the first
+/// `warmup_samples` samples and the end of the offline phase. It is built on a thread of
+/// its own (the offline phase holds the model's worker), from the samples so far, and
+/// rebuilt each time the samples seen double, so its inducing inputs follow the robot into
+/// the states it visits later; between builds it learns every sample.
+pub(crate) struct Warmup {
+    /// The job's buffers, sized at create, while no build is in flight (None otherwise).
+    pub job: Option<Box<OfflineJob>>,
+    /// Its own background thread (None when warm-up is off).
+    pub worker: Option<Worker>,
+    /// Samples seen at which the next build starts.
+    pub next_build: u64,
+    /// Builds adopted.
+    pub builds: u64,
+    /// Sent to the background thread, no reply yet.
+    pub in_flight: bool,
+    /// The model, once built (until the ensemble replaces it).
+    pub model: Option<Box<Ensemble>>,
+    /// Why it could not be built.
+    pub error: Option<String>,
+    /// A replaced model the background thread had no room to take yet (freed there).
+    pub retired: Option<Box<Ensemble>>,
+    /// The ensemble replaced the model.
+    pub replaced: bool,
+}
+
+impl Warmup {
+    /// Buffers for `cfg.warmup_samples` samples (none when the key is 0 or the offline
+    /// phase would start first). **Allocates.**
+    pub(crate) fn new(cfg: &ValidConfig) -> Warmup {
+        let w = cfg.warmup_samples;
+        let on = w >= 2 && w < cfg.offline_samples;
+        let rows = w.max(WARMUP_MAX_ROWS);
+        let job = on.then(|| {
+            Box::new(OfflineJob {
+                x: Vec::with_capacity(rows * cfg.input_dim),
+                y: Vec::with_capacity(rows * cfg.output_dim),
+            })
+        });
+        // Two builds in flight at most (one queued, one running), plus a retired model.
+        let worker = if on {
+            Worker::spawn(cfg.clone(), 4).ok()
+        } else {
+            None
+        };
+        Warmup {
+            job: job.filter(|_| worker.is_some()),
+            error: (on && worker.is_none()).then(|| "cannot start the warm-up thread".to_string()),
+            worker,
+            next_build: w as u64,
+            builds: 0,
+            in_flight: false,
+            model: None,
+            retired: None,
+            replaced: false,
+        }
+    }
+
+    /// `predicting`, `failed` (no model; `error` says why), `replaced`, `building`,
+    /// `waiting` or `off`.
+    pub(crate) fn state(&self) -> &'static str {
+        if self.model.is_some() {
+            "predicting"
+        } else if self.error.is_some() {
+            "failed"
+        } else if self.replaced {
+            "replaced"
+        } else if self.in_flight {
+            "building"
+        } else if self.job.is_some() {
+            "waiting"
+        } else {
+            "off"
+        }
+    }
 }
 
 impl std::fmt::Debug for Vbks {
@@ -310,6 +393,7 @@ impl Vbks {
                 .map(|drift| Box::new(DriftState::new(drift, cfg.drift_window, d, p, cfg.keep))),
             tmp_ext: vec![0.0; 1 + p],
             worker,
+            warmup: Warmup::new(&cfg),
             cfg,
         })
     }
@@ -322,6 +406,11 @@ impl Vbks {
     /// The current phase.
     pub fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// Warm-up models adopted so far, and whether one predicts now.
+    pub fn warmup_builds(&self) -> (u64, bool) {
+        (self.warmup.builds, self.warmup.model.is_some())
     }
 
     /// The checked configuration.
@@ -378,7 +467,11 @@ impl Vbks {
                 }
                 e.predict(x, with, mean, var);
             }
-            None => self.fallback(mean, var),
+            None => match self.warmup.model.as_deref_mut() {
+                // One component: the mixture is that component.
+                Some(w) => w.predict(x, PredictWith::Mixture, mean, var),
+                None => self.fallback(mean, var),
+            },
         }
         Ok(())
     }
@@ -463,6 +556,27 @@ impl Vbks {
                 self.belief_job = Some(belief_job);
                 self.refactor_jobs = refactor_jobs;
                 self.phase = Phase::Online;
+                if let Some(w) = self.warmup.model.take() {
+                    self.warmup.replaced = true;
+                    self.retire(w);
+                }
+            }
+            Reply::Warmup(result, job) => {
+                self.warmup.in_flight = false;
+                self.warmup.job = Some(job);
+                match result {
+                    Ok(mut w) if self.ensemble.is_none() => {
+                        w.add_excess_noise = self.cfg.add_excess_noise;
+                        w.host_noise.copy_from_slice(&self.last_noise_var);
+                        self.warmup.builds += 1;
+                        if let Some(old) = self.warmup.model.replace(w) {
+                            self.retire(old);
+                        }
+                    }
+                    Ok(w) => self.retire(w),
+                    // A failed rebuild keeps the model there is.
+                    Err(msg) => self.warmup.error = Some(msg),
+                }
             }
             Reply::Failed(msg) => {
                 self.failure = Some(msg);
@@ -511,6 +625,77 @@ impl Vbks {
     fn poll(&mut self) {
         while let Some(r) = self.worker.try_recv() {
             self.handle_reply(r);
+        }
+        while let Some(r) = self.warmup.worker.as_ref().and_then(Worker::try_recv) {
+            self.handle_reply(r);
+        }
+        if let Some(w) = self.warmup.retired.take() {
+            self.retire(w);
+        }
+    }
+
+    /// Hands a replaced warm-up model to the warm-up thread to free (the control thread
+    /// frees nothing); keeps it for a later call when the queue is full.
+    fn retire(&mut self, w: Box<Ensemble>) {
+        let Some(worker) = self.warmup.worker.as_ref() else {
+            self.warmup.retired = Some(w);
+            return;
+        };
+        if let Err(Job::Retire(w)) = worker.try_send(Job::Retire(w))
+            && self.warmup.retired.is_none()
+        {
+            self.warmup.retired = Some(w);
+        }
+    }
+
+    /// Starts a warm-up build when the samples seen reach the next build point (the
+    /// `warmup_samples`-th, then each doubling) and the ensemble is not online: from an
+    /// evenly spaced subset of at most [`WARMUP_MAX_ROWS`] of the samples still held (the
+    /// collecting buffer, or the queue of the offline phase), copied into buffers sized at
+    /// create (no allocation). A full queue retries at the next update.
+    fn start_warmup_when_due(&mut self) {
+        if self.samples_seen < self.warmup.next_build || self.ensemble.is_some() {
+            return;
+        }
+        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
+        let held = match self.phase {
+            Phase::Collecting => self.buf_x.len() / d,
+            Phase::Offline => self.pending.len(),
+            Phase::Online | Phase::Failed => 0,
+        };
+        if held < 2 {
+            return;
+        }
+        let (Some(worker), Some(mut job)) = (self.warmup.worker.as_ref(), self.warmup.job.take())
+        else {
+            return;
+        };
+        let rows = held.min(WARMUP_MAX_ROWS);
+        job.x.clear();
+        job.y.clear();
+        for r in 0..rows {
+            // Evenly spaced over what is held, the newest sample always in.
+            let k = held - 1 - (rows - 1 - r) * (held - 1) / (rows - 1).max(1);
+            let (x, y) = match self.phase {
+                Phase::Collecting => (
+                    &self.buf_x[k * d..(k + 1) * d],
+                    &self.buf_y[k * p..(k + 1) * p],
+                ),
+                _ => {
+                    let (x, y, _, _) = self.pending.get(k);
+                    (x, y)
+                }
+            };
+            job.x.extend_from_slice(x);
+            job.y.extend_from_slice(y);
+        }
+        match worker.try_send(Job::Warmup(job)) {
+            Ok(()) => {
+                self.warmup.in_flight = true;
+                self.warmup.next_build = self.samples_seen.saturating_mul(2);
+            }
+            Err(Job::Warmup(job)) => self.warmup.job = Some(job),
+            Err(_) => {}
         }
     }
 
@@ -727,6 +912,10 @@ impl OnlineModel for Vbks {
         }
         self.poll();
         self.take_failure()?;
+        if let Some(w) = self.warmup.model.as_deref_mut() {
+            w.host_noise.copy_from_slice(noise_var);
+            w.update(x, y, 1.0, self.cfg.forgetting);
+        }
         match self.phase {
             Phase::Collecting => {
                 if let Some(ds) = self.drift.as_deref_mut() {
@@ -735,6 +924,7 @@ impl OnlineModel for Vbks {
                 self.buf_x.extend_from_slice(x);
                 self.buf_y.extend_from_slice(y);
                 self.observe_fallback(y);
+                self.start_warmup_when_due();
                 if self.buf_x.len() / d >= self.cfg.offline_samples {
                     self.start_offline()?;
                 }
@@ -750,6 +940,7 @@ impl OnlineModel for Vbks {
                 {
                     self.counters.pending_dropped += 1;
                 }
+                self.start_warmup_when_due();
             }
             Phase::Online => {
                 if self.pending.len() == 0 {
@@ -779,9 +970,10 @@ impl OnlineModel for Vbks {
     /// queue not yet folded in. Collecting is not behind: the model waits for data, not for
     /// its thread. Real-time.
     fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
-        from_prior.fill(self.ensemble.is_none());
+        from_prior.fill(self.ensemble.is_none() && self.warmup.model.is_none());
         let queued = self.pending.len() as u64;
         let samples_behind = match self.phase {
+            Phase::Collecting if self.warmup.in_flight => self.cfg.warmup_samples as u64,
             Phase::Collecting | Phase::Failed => 0,
             Phase::Offline => self.cfg.offline_samples as u64 + queued,
             Phase::Online => queued,
@@ -794,6 +986,18 @@ impl OnlineModel for Vbks {
     fn wait_ready(&mut self, timeout: Duration) -> Result<(), ModelError> {
         let deadline = Instant::now() + timeout;
         self.poll();
+        while self.warmup.in_flight {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .warmup
+                .worker
+                .as_ref()
+                .and_then(|w| w.recv_timeout(left))
+            {
+                Some(reply) => self.handle_reply(reply),
+                None => break,
+            }
+        }
         while self.phase == Phase::Offline {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.worker.recv_timeout(left) {
@@ -801,6 +1005,7 @@ impl OnlineModel for Vbks {
                 None => break,
             }
         }
+        self.poll();
         self.take_failure()?;
         if self.phase == Phase::Online {
             while self.fold_oldest_pending() {}
@@ -820,12 +1025,17 @@ impl OnlineModel for Vbks {
         ModelStats {
             samples_seen: self.samples_seen,
             samples_stored: stored,
-            experts: self.ensemble.as_ref().map_or(0, |e| e.len() as u64),
+            experts: self
+                .ensemble
+                .as_ref()
+                .or(self.warmup.model.as_ref())
+                .map_or(0, |e| e.len() as u64),
             memory_bytes: (8 * (self.buf_x.capacity() + self.buf_y.capacity())
                 + self.pending.memory_bytes()
                 + self.replay.memory_bytes()
                 + self.drift.as_ref().map_or(0, |ds| ds.memory_bytes())
-                + self.ensemble.as_ref().map_or(0, |e| e.memory_bytes()))
+                + self.ensemble.as_ref().map_or(0, |e| e.memory_bytes())
+                + self.warmup.model.as_ref().map_or(0, |e| e.memory_bytes()))
                 as u64,
         }
     }

@@ -32,6 +32,7 @@ use std::time::Instant;
 use crate::belief::{Belief, BeliefMode, discrete_weights};
 use crate::component::Component;
 use crate::config::ValidConfig;
+use crate::ensemble::Ensemble;
 use crate::init::{self, DataSummary};
 use crate::kernel::KernelSpec;
 use crate::kmeans::kmeans;
@@ -259,6 +260,42 @@ pub fn run(
         },
         rng,
     })
+}
+
+/// The warm-up model that predicts while the offline phase has not run yet (the
+/// `warmup_samples` key): the first candidate kernel at its base initial parameters
+/// (seeded from `hyper` when given, `init.rs`), the scaler and up to `inducing` inducing
+/// inputs (k-means) of the warm-up samples `x` (n×d raw) and `y` (n×p raw), those samples
+/// folded in. No search, no belief: one component of weight 1. **Allocates**; runs on the
+/// background thread.
+pub fn warmup(cfg: &ValidConfig, x: &[f64], y: &[f64]) -> Result<Ensemble, String> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    let n = x.len() / d;
+    if n < 2 {
+        return Err(format!("warm-up needs at least 2 samples, found {n}"));
+    }
+    let scaler = Scaler::fit(x, y, d, p, cfg.standardize_inputs);
+    let (xs, ys) = standardise(&scaler, x, y, cfg);
+    let mut rng = Rng::new(cfg.seed);
+    let summary = data_summary(cfg, &scaler, &xs, &mut rng);
+    let spec = compile_kernels(cfg)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| "no candidate kernel".to_string())?;
+    let psi = init::base_psi(&spec, &summary);
+    let z = kmeans(&xs, d, cfg.inducing.min(n), 25, &mut rng);
+    let lk = inducing_factor(&spec, &psi, &z, cfg.local.jitter_rel)?;
+    let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| e.0)?;
+    for s in 0..n {
+        comp.update_std(
+            &xs[s * d..(s + 1) * d],
+            &ys[s * p..(s + 1) * p],
+            1.0,
+            cfg.forgetting,
+        );
+    }
+    comp.refactor().map_err(|e| e.0)?;
+    Ok(Ensemble::new(scaler, vec![comp], vec![1.0]))
 }
 
 /// The raw samples standardised by `scaler`: (x n×d, y n×p).

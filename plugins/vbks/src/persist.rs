@@ -156,7 +156,9 @@ fn write_ring(w: &mut Writer, ring: &SampleRing) {
 /// pre-drift format (the drift fields, last in the struct, left out), so states saved
 /// before the `drift` key existed still load.
 fn config_text(cfg: &ValidConfig) -> String {
-    let text = format!("{cfg:?}");
+    // The warm-up is not part of the saved state (a loaded model builds its own), so its
+    // key does not tie a state to a configuration, and states saved before it load.
+    let text = format!("{cfg:?}").replace(&format!("warmup_samples: {}, ", cfg.warmup_samples), "");
     if cfg.drift.is_none() {
         let tail = format!(", drift: None, drift_window: {} }}", cfg.drift_window);
         if let Some(head) = text.strip_suffix(&tail) {
@@ -483,6 +485,7 @@ impl Common {
 /// created empty and filled from the state.
 struct FreshParts {
     worker: Worker,
+    warmup: crate::model::Warmup,
     pending: SampleRing,
     replay: SampleRing,
     drift: Option<Box<DriftState>>,
@@ -513,13 +516,20 @@ impl FreshParts {
         );
         Ok(Self {
             worker,
+            warmup: crate::model::Warmup::new(cfg),
             pending,
             replay,
             drift,
         })
     }
 
+    /// A loaded model starts without a warm-up model (the old thread's is gone); one in
+    /// the collecting phase builds it again once it has the samples.
     fn install(self, model: &mut Vbks) {
+        model.warmup = self.warmup;
+        if model.phase != crate::model::Phase::Collecting {
+            model.warmup.job = None;
+        }
         model.pending = self.pending;
         model.replay = self.replay;
         model.drift = self.drift;

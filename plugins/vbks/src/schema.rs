@@ -109,6 +109,9 @@ pub fn config_schema() -> ConfigSchema {
             key("pending_capacity", Integer, "Samples queued while the offline phase runs (the oldest dropped when full).")
                 .default(10_000)
                 .unit("samples"),
+            key("warmup_samples", Integer, "Samples after which a warm-up model predicts until the offline phase is done: the first candidate kernel at its initial parameters (seeded from `hyper` when given), inducing inputs by k-means on those samples, learning every later sample; built on the background thread. 0: no warm-up, the running mean and variance (the prior) until then.")
+                .default(200)
+                .unit("samples"),
             key("catchup_per_update", Integer, "Queued samples folded in per `update` once online, ≥ 1.")
                 .default(4)
                 .unit("samples"),

@@ -72,6 +72,10 @@ pub(crate) struct Ready {
 
 pub(crate) enum Job {
     Offline(Box<OfflineJob>),
+    /// Build the warm-up model from these samples (`offline::warmup`).
+    Warmup(Box<OfflineJob>),
+    /// A warm-up model the control thread no longer uses, freed here.
+    Retire(Box<Ensemble>),
     Refactor(Box<RefactorJob>),
     Belief(Box<BeliefJob>),
     /// A drift refresh (`inject.rs`).
@@ -83,6 +87,9 @@ pub(crate) enum Job {
 
 pub(crate) enum Reply {
     Ready(Box<Ready>),
+    /// The warm-up model, or why it could not be built (the fallback stays), with the
+    /// job's buffers back for the next build.
+    Warmup(Result<Box<Ensemble>, String>, Box<OfflineJob>),
     Failed(String),
     Refactored(Box<RefactorJob>),
     Belief(Box<BeliefJob>),
@@ -172,6 +179,14 @@ fn run(cfg: ValidConfig, jobs: Receiver<Job>, replies: SyncSender<Reply>, cancel
                     None => job.ok = false,
                 }
                 Reply::Refreshed(job)
+            }
+            Job::Retire(old) => {
+                drop(old);
+                continue;
+            }
+            Job::Warmup(job) => {
+                let built = offline::warmup(&cfg, &job.x, &job.y).map(Box::new);
+                Reply::Warmup(built, job)
             }
             Job::Offline(job) => {
                 let result = offline::run(&cfg, &job.x, &job.y, &cancel);

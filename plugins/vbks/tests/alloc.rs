@@ -46,8 +46,10 @@ fn check(p: usize, extra: serde_json::Value) {
     // 1000 steps: keep stepping (still counting) and give it time, for at most 20 s.
     let mut k = 1400;
     let waited = std::time::Instant::now();
-    while refreshes_before.is_some()
-        && m.drift_counters().map(|c| c.refreshes) == refreshes_before
+    // Likewise for the first belief refit (adopted in the counted window).
+    while (m.counters().belief_refits == 0
+        || (refreshes_before.is_some()
+            && m.drift_counters().map(|c| c.refreshes) == refreshes_before))
         && waited.elapsed() < std::time::Duration::from_secs(20)
     {
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -96,4 +98,55 @@ fn predict_and_update_allocate_nothing_with_drift() {
         2,
         json!({"drift": {"model": "linear", "q_per_s": 0.1, "refresh_hz": 50}, "forgetting": 0.99}),
     );
+}
+
+/// The warm-up model predicts, learns, is rebuilt on its own thread each time the samples
+/// seen double, and is adopted, all without an allocation on the calling thread.
+#[test]
+fn the_warm_up_model_allocates_nothing() {
+    let (d, p) = (4, 3);
+    let cfg = json!({
+        "kernels": ["SE", "PER"], "offline_samples": 100_000, "inducing": 16,
+        "warmup_samples": 50,
+    });
+    let mut m = Vbks::from_json(&cfg, d, p).unwrap();
+    let mut s = AllocStream::new(d, p, 0.01);
+    let mut step = |m: &mut Vbks, k: usize| {
+        s.draw(2.0, 0.0);
+        m.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
+        m.update(&s.x, &s.y, k as f64 * 0.001, &s.noise_var)
+            .unwrap();
+    };
+    let mut k = 0usize;
+    while k < 60 {
+        step(&mut m, k);
+        k += 1;
+    }
+    m.wait_ready(std::time::Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        m.warmup_builds(),
+        (1, true),
+        "built from the first 50 samples"
+    );
+    gpn_alloc_count::arm(true);
+    let before = gpn_alloc_count::allocations() + gpn_alloc_count::frees();
+    // Rebuilds start at 100, 200, 400 and 800 samples seen; wait (stepping, counting) for
+    // their adoption, at most 20 s.
+    let waited = std::time::Instant::now();
+    while m.warmup_builds().0 < 5 && waited.elapsed() < std::time::Duration::from_secs(20) {
+        step(&mut m, k);
+        k += 1;
+        if k > 1000 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    let allocs = (gpn_alloc_count::allocations() + gpn_alloc_count::frees()) - before;
+    gpn_alloc_count::arm(false);
+    assert_eq!(
+        m.warmup_builds(),
+        (5, true),
+        "four rebuilds adopted while counting"
+    );
+    assert_eq!(allocs, 0, "{allocs} allocations");
+    assert_eq!(m.phase(), Phase::Collecting);
 }
