@@ -159,9 +159,10 @@ learned. SMSE and MSLL are prequential (anchors/README.md §1.4): \"final\" is t
 the running curve, \"mean\" the mean of the whole curve. The MSLL uses s² = max(σ², VAR) + σ_n²
 with σ_n from the hyperparameters in use. Without --hyper and without \"hyper\" in the config,
 hyperparameters are fitted by marginal likelihood on the first N samples (--fit-samples;
---fit-mode: lengthscales shared across targets, or per target). With --truth: RMSE of μ against the truth, and the
-fraction of the second half of the stream where |truth − μ| ≤ η_cal = β_cal·σ (σ the latent
-standard deviation; β_cal the LEVEL quantile of |y − μ|/σ over the first half).
+--fit-mode: lengthscales shared across targets, or per target). With --truth: RMSE of μ
+against the truth, and the fraction of the second half of the stream where
+|truth − μ| ≤ η_cal = β_cal·σ (σ the latent standard deviation; β_cal the LEVEL quantile of
+|y − μ|/σ over the first half).
 
 --contaminate KIND:RATE changes round(RATE·N) samples, chosen with --contaminate-seed, in the
 copy streamed to update (and to a hyperparameter fit on the stream): asymmetric y − U(3σ̄, 9σ̄);
