@@ -129,3 +129,75 @@ impl ReadinessTally {
         at.map_or(0, |a| self.predicted.saturating_sub(a))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpn_gp_core::model::{ModelError, ModelStats, Readiness};
+
+    /// Answers from the prior at the steps listed in `prior` (output 1 only from step 3 on);
+    /// `None` from `readiness` when `silent`.
+    struct Scripted {
+        step: usize,
+        prior: Vec<usize>,
+        silent: bool,
+    }
+
+    impl OnlineModel for Scripted {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn output_dim(&self) -> usize {
+            2
+        }
+        fn predict(&mut self, _: &[f64], _: &mut [f64], _: &mut [f64]) -> Result<(), ModelError> {
+            Ok(())
+        }
+        fn update(&mut self, _: &[f64], _: &[f64], _: f64, _: &[f64]) -> Result<(), ModelError> {
+            Ok(())
+        }
+        fn stats(&self) -> ModelStats {
+            ModelStats::default()
+        }
+        fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
+            if self.silent {
+                return None;
+            }
+            from_prior[0] = self.prior.contains(&self.step);
+            from_prior[1] = self.step < 3;
+            Some(Readiness {
+                samples_behind: self.step as u64,
+            })
+        }
+    }
+
+    #[test]
+    fn before_ready_after_ready_and_unknown() {
+        // Steps 1..=6 predicted; output 0 from the prior at 1 and 5 (a fall-back after ready
+        // at 2), output 1 at 1 and 2 (ready at 3).
+        let mut model = Scripted {
+            step: 0,
+            prior: vec![1, 5],
+            silent: false,
+        };
+        let mut tally = ReadinessTally::new(2);
+        for step in 1..=6 {
+            model.step = step;
+            tally.observe(step, &model);
+        }
+        let r = tally.report();
+        assert_eq!(r.prior_fraction, Some(vec![2.0 / 6.0, 2.0 / 6.0]));
+        assert_eq!(r.ready_at_step, Some(vec![Some(2), Some(3)]));
+        // Output 0: 1 of the 4 predictions after step 2; output 1: none of the 3 after 3.
+        assert_eq!(r.prior_fraction_after_ready, Some(vec![0.25, 0.0]));
+        assert_eq!(r.max_samples_behind, Some(6));
+        assert!(!r.all_ready());
+
+        model.silent = true;
+        let mut unknown = ReadinessTally::new(2);
+        unknown.observe(1, &model);
+        let r = unknown.report();
+        assert_eq!(r.prior_fraction, None);
+        assert!(!r.all_ready());
+    }
+}
