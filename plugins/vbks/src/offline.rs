@@ -286,7 +286,19 @@ pub fn warmup(cfg: &ValidConfig, x: &[f64], y: &[f64]) -> Result<Ensemble, Strin
     let z = kmeans(&xs, d, cfg.inducing.min(n), 25, &mut rng);
     let lk = inducing_factor(&spec, &psi, &z, cfg.local.jitter_rel)?;
     let mut comp = Component::new(spec, psi, z, lk, p).map_err(|e| e.0)?;
-    for s in 0..n {
+    fold_in_order(cfg, &mut comp, &xs, &ys)?;
+    Ok(Ensemble::new(scaler, vec![comp], vec![1.0]))
+}
+
+/// Folds the standardised samples into `comp` in time order, then refactorises it exactly.
+fn fold_in_order(
+    cfg: &ValidConfig,
+    comp: &mut Component,
+    xs: &[f64],
+    ys: &[f64],
+) -> Result<(), String> {
+    let (d, p) = (cfg.input_dim, cfg.output_dim);
+    for s in 0..xs.len() / d {
         comp.update_std(
             &xs[s * d..(s + 1) * d],
             &ys[s * p..(s + 1) * p],
@@ -294,8 +306,7 @@ pub fn warmup(cfg: &ValidConfig, x: &[f64], y: &[f64]) -> Result<Ensemble, Strin
             cfg.forgetting,
         );
     }
-    comp.refactor().map_err(|e| e.0)?;
-    Ok(Ensemble::new(scaler, vec![comp], vec![1.0]))
+    comp.refactor().map_err(|e| e.0)
 }
 
 /// The raw samples standardised by `scaler`: (x n×d, y n×p).
@@ -526,8 +537,7 @@ fn online_components(
     xs: &[f64],
     ys: &[f64],
 ) -> Result<Vec<Component>, OfflineError> {
-    let (d, p) = (cfg.input_dim, cfg.output_dim);
-    let n = xs.len() / d;
+    let p = cfg.output_dim;
     let mut components = Vec::with_capacity(kept.len());
     for &i in kept {
         let search = &searches[i];
@@ -536,15 +546,7 @@ fn online_components(
             .map_err(OfflineError::Failed)?;
         let mut comp = Component::new(fit.spec.clone(), fit.psi.clone(), z.to_vec(), lk, p)
             .map_err(|e| OfflineError::Failed(e.0))?;
-        for s in 0..n {
-            comp.update_std(
-                &xs[s * d..(s + 1) * d],
-                &ys[s * p..(s + 1) * p],
-                1.0,
-                cfg.forgetting,
-            );
-        }
-        comp.refactor().map_err(|e| OfflineError::Failed(e.0))?;
+        fold_in_order(cfg, &mut comp, xs, ys).map_err(OfflineError::Failed)?;
         comp.offline_bound = ell[i];
         // The offline samples are in L_i*; the prequential sum counts online samples only.
         comp.prequential = 0.0;

@@ -13,6 +13,14 @@ use serde_json::json;
 #[global_allocator]
 static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 
+/// One predict-then-update of a fresh sample at stamp k ms.
+fn step(m: &mut Vbks, s: &mut AllocStream, k: usize) {
+    s.draw(2.0, 0.0);
+    m.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
+    m.update(&s.x, &s.y, k as f64 * 0.001, &s.noise_var)
+        .unwrap();
+}
+
 fn check(p: usize, extra: serde_json::Value) {
     let d = 4;
     let mut cfg = json!({
@@ -26,12 +34,7 @@ fn check(p: usize, extra: serde_json::Value) {
     }
     let mut m = Vbks::from_json(&cfg, d, p).unwrap();
     let mut s = AllocStream::new(d, p, 0.01);
-    let mut step = |m: &mut Vbks, k: usize| {
-        s.draw(2.0, 0.0);
-        m.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
-        m.update(&s.x, &s.y, k as f64 * 0.001, &s.noise_var)
-            .unwrap();
-    };
+    let mut step = |m: &mut Vbks, k: usize| step(m, &mut s, k);
     for k in 0..400 {
         step(&mut m, k);
     }
@@ -111,12 +114,7 @@ fn the_warm_up_model_allocates_nothing() {
     });
     let mut m = Vbks::from_json(&cfg, d, p).unwrap();
     let mut s = AllocStream::new(d, p, 0.01);
-    let mut step = |m: &mut Vbks, k: usize| {
-        s.draw(2.0, 0.0);
-        m.predict(&s.x, &mut s.mean, &mut s.var).unwrap();
-        m.update(&s.x, &s.y, k as f64 * 0.001, &s.noise_var)
-            .unwrap();
-    };
+    let mut step = |m: &mut Vbks, k: usize| step(m, &mut s, k);
     let mut k = 0usize;
     while k < 60 {
         step(&mut m, k);
