@@ -82,7 +82,7 @@ impl Contamination {
         let chosen = &idx[..count];
         let column =
             |v: &[f64], k: usize, t: usize| -> Vec<f64> { (0..n).map(|i| v[i * k + t]).collect() };
-        let target_std: Vec<f64> = (0..p).map(|t| std(&column(&data.y, p, t))).collect();
+        let target_std: Vec<f64> = data.target_variances().iter().map(|v| v.sqrt()).collect();
         let mut y = data.y.clone();
         let mut x_new = None;
         match self.kind {

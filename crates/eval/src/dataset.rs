@@ -162,6 +162,24 @@ impl Dataset {
         &self.y[i * p..(i + 1) * p]
     }
 
+    /// The population variance of each (clean) target column over the stream (0 with
+    /// fewer than 2 samples).
+    pub fn target_variances(&self) -> Vec<f64> {
+        let (n, p) = (self.len(), self.output_dim());
+        if n < 2 {
+            return vec![0.0; p];
+        }
+        (0..p)
+            .map(|t| {
+                let mean = (0..n).map(|i| self.y_row(i)[t]).sum::<f64>() / n as f64;
+                (0..n)
+                    .map(|i| (self.y_row(i)[t] - mean).powi(2))
+                    .sum::<f64>()
+                    / n as f64
+            })
+            .collect()
+    }
+
     /// Inputs of sample i as streamed to `update` (equal to [`Self::x_row`] unless
     /// contaminated).
     pub fn x_update_row(&self, i: usize) -> &[f64] {

@@ -159,7 +159,7 @@ pub fn run_stream_observed(
         MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor);
     if opts.var_floor_relative {
         metrics_config = metrics_config.with_target_var_floors(
-            target_variances(data)
+            data.target_variances()
                 .into_iter()
                 .map(|v| opts.var_floor * v)
                 .collect(),
@@ -250,20 +250,6 @@ pub fn run_stream_observed(
         var_floor: opts.var_floor,
         var_floor_relative: opts.var_floor_relative,
     })
-}
-
-/// The population variance of each (clean) target over the stream.
-pub fn target_variances(data: &Dataset) -> Vec<f64> {
-    let (n, p) = (data.len(), data.output_dim());
-    (0..p)
-        .map(|t| {
-            let mean = (0..n).map(|i| data.y_row(i)[t]).sum::<f64>() / n.max(1) as f64;
-            (0..n)
-                .map(|i| (data.y_row(i)[t] - mean).powi(2))
-                .sum::<f64>()
-                / n.max(1) as f64
-        })
-        .collect()
 }
 
 /// How long one wait call lasts before `on_wait` is told (and the time-out checked).

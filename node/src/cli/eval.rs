@@ -374,7 +374,7 @@ fn warn_floor_dominates(args: &EvalArgs, data: &Dataset) {
         return;
     }
     let floor = args.var_floor.value;
-    for (name, var) in data.target_names.iter().zip(runner::target_variances(data)) {
+    for (name, var) in data.target_names.iter().zip(data.target_variances()) {
         if floor > 0.1 * var {
             eprintln!(
                 "eval: warning: the MSLL's variance floor {floor:e} exceeds 10 % of target {name}'s variance ({var:.3e}); its MSLL measures the floor, not the model: use --var-floor rel:1e-3 (1e-3 of each target's variance) for targets in physical units"

@@ -53,7 +53,6 @@ use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use nalgebra::{DMatrix, DVector};
 use std::cell::RefCell;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Errors of the hyperparameter fit.
@@ -479,47 +478,55 @@ pub fn fit<K: Kernel + Clone + Sync>(
         FitMode::PerOutput => {
             // Independent problems: fit each output on its own (smaller L-BFGS problems),
             // `opts.threads` at a time; nothing of the O(n³) work is shared between them.
-            let fit_one = |t: usize, yt: Vec<f64>| {
-                run_fits(kernel, x, vec![yt], &x_std, &y_std[t..=t], false, n, opts)
+            let fit_one = |t: usize| {
+                run_fits(
+                    kernel,
+                    x,
+                    vec![ys[t].clone()],
+                    &x_std,
+                    &y_std[t..=t],
+                    false,
+                    n,
+                    opts,
+                )
             };
             let results: Vec<Result<FitResult>> = if opts.threads > 1 && p > 1 {
-                let jobs: Vec<Mutex<Option<Vec<f64>>>> =
-                    ys.into_iter().map(|y| Mutex::new(Some(y))).collect();
-                let slots: Vec<Mutex<Option<Result<FitResult>>>> =
-                    (0..p).map(|_| Mutex::new(None)).collect();
+                // Each thread takes the next output until none is left; results are put
+                // back in output order.
                 let next = AtomicUsize::new(0);
-                std::thread::scope(|scope| {
-                    for _ in 0..opts.threads.min(p) {
-                        scope.spawn(|| {
-                            loop {
-                                let t = next.fetch_add(1, Ordering::Relaxed);
-                                if t >= p {
-                                    break;
-                                }
-                                let yt = jobs[t].lock().ok().and_then(|mut j| j.take());
-                                if let Some(yt) = yt {
-                                    let r = fit_one(t, yt);
-                                    if let Ok(mut slot) = slots[t].lock() {
-                                        *slot = Some(r);
+                let mut done: Vec<(usize, Result<FitResult>)> = std::thread::scope(|scope| {
+                    let workers: Vec<_> = (0..opts.threads.min(p))
+                        .map(|_| {
+                            scope.spawn(|| {
+                                let mut mine = Vec::new();
+                                loop {
+                                    let t = next.fetch_add(1, Ordering::Relaxed);
+                                    if t >= p {
+                                        return mine;
                                     }
+                                    mine.push((t, fit_one(t)));
                                 }
-                            }
-                        });
-                    }
-                });
-                slots
-                    .into_iter()
-                    .map(|slot| {
-                        slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                            Err(HyperfitError::Optimizer("a fitting thread failed".into()))
+                            })
                         })
-                    })
-                    .collect()
+                        .collect();
+                    workers
+                        .into_iter()
+                        .flat_map(|w| {
+                            w.join().unwrap_or_else(|_| {
+                                vec![(
+                                    p,
+                                    Err(HyperfitError::Optimizer(
+                                        "a fitting thread panicked".into(),
+                                    )),
+                                )]
+                            })
+                        })
+                        .collect()
+                });
+                done.sort_by_key(|(t, _)| *t);
+                done.into_iter().map(|(_, r)| r).collect()
             } else {
-                ys.into_iter()
-                    .enumerate()
-                    .map(|(t, yt)| fit_one(t, yt))
-                    .collect()
+                (0..p).map(fit_one).collect()
             };
             let mut outputs = Vec::with_capacity(p);
             let (mut nlml_sum, mut init_sum, mut per) = (0.0, 0.0, Vec::with_capacity(p));

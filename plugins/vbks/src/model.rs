@@ -259,16 +259,16 @@ pub(crate) struct Warmup {
 }
 
 impl Warmup {
-    /// Buffers for `cfg.warmup_samples` samples (none when the key is 0 or the offline
-    /// phase would start first). **Allocates.**
+    /// Buffers for the largest build ([`WARMUP_MAX_ROWS`] samples) and the warm-up thread; none when the key is below 2 or the offline phase would start
+    /// first. **Allocates** and spawns.
     pub(crate) fn new(cfg: &ValidConfig) -> Warmup {
         let w = cfg.warmup_samples;
         let on = w >= 2 && w < cfg.offline_samples;
-        let rows = w.max(WARMUP_MAX_ROWS);
+        // A build copies at most WARMUP_MAX_ROWS samples.
         let job = on.then(|| {
             Box::new(OfflineJob {
-                x: Vec::with_capacity(rows * cfg.input_dim),
-                y: Vec::with_capacity(rows * cfg.output_dim),
+                x: Vec::with_capacity(WARMUP_MAX_ROWS * cfg.input_dim),
+                y: Vec::with_capacity(WARMUP_MAX_ROWS * cfg.output_dim),
             })
         });
         // Two builds in flight at most (one queued, one running), plus a retired model.
@@ -965,10 +965,11 @@ impl OnlineModel for Vbks {
         Ok(())
     }
 
-    /// Every output answers from the fallback (the prior) until the ensemble is online.
-    /// Behind: in the offline phase the N samples it runs on plus the queue; online, the
-    /// queue not yet folded in. Collecting is not behind: the model waits for data, not for
-    /// its thread. Real-time.
+    /// Every output answers from the fallback (the prior) until the warm-up model or the
+    /// ensemble predicts. Behind: while collecting, the warm-up samples of a build in
+    /// flight (else 0: the model waits for data, not for its thread); in the offline phase
+    /// the N samples it runs on plus the queue; online, the queue not yet folded in.
+    /// Real-time.
     fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
         from_prior.fill(self.ensemble.is_none() && self.warmup.model.is_none());
         let queued = self.pending.len() as u64;
@@ -981,8 +982,9 @@ impl OnlineModel for Vbks {
         Some(Readiness { samples_behind })
     }
 
-    /// Waits for the offline phase (if it runs), then folds every queued sample in. Not
-    /// real-time. A failed offline phase is reported once, as by `update`.
+    /// Waits for a warm-up build in flight and for the offline phase (if it runs), then
+    /// folds every queued sample in. Not real-time. A failed offline phase is reported once,
+    /// as by `update`.
     fn wait_ready(&mut self, timeout: Duration) -> Result<(), ModelError> {
         let deadline = Instant::now() + timeout;
         self.poll();
