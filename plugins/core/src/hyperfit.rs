@@ -21,8 +21,16 @@
 //! The objective handed to L-BFGS is the summed NLML divided by n·p (so the first step, −∇,
 //! has a sane length) plus the bound penalty below; reported NLMLs are unscaled.
 //!
-//! Safeguards: initial values ℓ_j = std of input j, σ_f = std of the output, σ_n = 0.1·σ_f
-//! (a zero std is replaced by 1); soft box bounds in log space relative to those stds
+//! Initial values: ℓ_j = √d · s_j with s_j the std of input j, σ_f = std of the output,
+//! σ_n = 0.1·σ_f (a zero std is replaced by 1). Why √d: two samples differ by
+//! E[Σ_j (Δx_j/s_j)²] = 2d, so at ℓ_j = s_j the kernel between any two of them is about
+//! e^{−d} σ_f² — in 32 dimensions every sample looks unrelated to every other, the
+//! likelihood sees pure noise and its gradient in ℓ vanishes; L-BFGS then stops in the
+//! all-noise optimum (PUMA-32nm: SMSE 0.85 with ℓ_j = s_j against 0.058 from √d·s_j and the
+//! reference's 0.059; `docs/results/hyperfit.md`). At √d·s_j the typical kernel value is
+//! e^{−1} σ_f² whatever d is.
+//!
+//! Safeguards: soft box bounds in log space relative to those stds
 //! (ℓ_j ∈ [1e-4, 1e4]·s_j, σ_f ∈ [1e-3, 1e3]·s_y, σ_n ∈ [1e-3, 10]·s_y), enforced by a
 //! quadratic penalty Σ(excess²) (per-sample units) during the search and by clamping the
 //! result; the likelihood itself is evaluated at the parameters clamped to the bounds widened
@@ -601,7 +609,7 @@ fn run_fits<K: Kernel + Clone>(
 }
 
 /// The soft bounds (lo, hi) and the start point, all ln units, from the inputs' and
-/// targets' standard deviations.
+/// targets' standard deviations (the start's lengthscales scaled by √d, see the module doc).
 fn start_and_bounds<K: Kernel + Clone>(
     problem: &Problem<'_, K>,
     x_std: &[f64],
@@ -623,9 +631,10 @@ fn start_and_bounds<K: Kernel + Clone>(
     }
     for o in 0..n_ls_blocks {
         let off = problem.ls_offset(o);
+        let dimension_scale = (d as f64).sqrt().ln();
         for j in 0..d {
             let s = x_std[j].ln();
-            init[off + j] = s;
+            init[off + j] = s + dimension_scale;
             lo[off + j] = s + 1e-4f64.ln();
             hi[off + j] = s + 1e4f64.ln();
         }

@@ -266,3 +266,40 @@ fn recovers_kin40k_reference_hyperparameters() {
         assert!(rel(l, &want["lengthscales"][j]) < 0.03, "{h:?}");
     }
 }
+
+/// Many inputs of which few matter (as PUMA-32nm): a start at ℓ_j = s_j makes every pair of
+/// the 32-dimensional samples look unrelated (kernel ≈ e^{−32}), and the fit stopped in the
+/// all-noise optimum. From ℓ_j = √d·s_j it must find the two relevant inputs and the noise.
+#[test]
+fn a_few_relevant_inputs_among_many_are_found() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let (n, d, noise) = (400, 32, 0.1);
+    let x = inputs(&mut rng, n, d);
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let row = &x[i * d..(i + 1) * d];
+            (0.8 * row[4]).sin() + 0.5 * (0.6 * row[3]).cos() * row[3] + noise * normal(&mut rng)
+        })
+        .collect();
+    let kernel = ArdKernel::se(1.0, &vec![1.0; d]).unwrap();
+    let r = fit(&kernel, &x, &y, d, 1, &FitOptions::default()).unwrap();
+    let h = &r.outputs[0];
+    let relevant = h.lengthscales[3].max(h.lengthscales[4]);
+    let shortest_irrelevant = h
+        .lengthscales
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != 3 && *j != 4)
+        .map(|(_, l)| *l)
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        relevant * 4.0 < shortest_irrelevant,
+        "relevant ℓ {relevant}, shortest irrelevant {shortest_irrelevant}: {:?}",
+        h.lengthscales
+    );
+    assert!(
+        (h.sigma_n / noise - 1.0).abs() < 0.5,
+        "σ_n {} against the true {noise}",
+        h.sigma_n
+    );
+}
