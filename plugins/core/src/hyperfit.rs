@@ -38,8 +38,8 @@
 //! (1e-10, 1e-8, 1e-6 times σ_f²) when a Cholesky fails. A run that aborts (e.g. a failed
 //! line search) keeps the best point it evaluated, and the result is never worse than the
 //! initial values. Restarts ([`FitOptions::restarts`]) scale the initial lengthscales by
-//! 1/3, 3, 1/10, 10, 1/30, 30, then 1/(r+1); the best NLML wins. Everything is
-//! deterministic.
+//! 1/√d (the input stds themselves), 1/3, 3, 1/10, 10, 1/30, 30, then 1/(r+1); the best
+//! NLML wins. Everything is deterministic.
 //!
 //! Cost: one evaluation builds K, factorises it and forms K_y⁻¹ (≈ n³ flops); n = 1000,
 //! d = 8 takes about 0.5 s optimised, and a fit 10–30 evaluations per output.
@@ -653,7 +653,9 @@ fn best_of_restarts<K: Kernel + Clone>(
     let d = problem.d;
     let mut best: Option<(f64, Vec<f64>)> = None;
     let mut last_err = String::new();
-    let scales = [1.0, 1.0 / 3.0, 3.0, 0.1, 10.0, 1.0 / 30.0, 30.0];
+    // The second start is the input stds themselves (1/√d of the first).
+    let unscaled = 1.0 / (d as f64).sqrt();
+    let scales = [1.0, unscaled, 1.0 / 3.0, 3.0, 0.1, 10.0, 1.0 / 30.0, 30.0];
     for r in 0..=opts.restarts {
         let scale: f64 = scales.get(r).copied().unwrap_or(1.0 / (r as f64 + 1.0));
         let mut start = init.to_vec();
