@@ -608,6 +608,11 @@ fn run_fits<K: Kernel + Clone>(
     })
 }
 
+/// The factor of the lengthscales' start over the inputs' stds: √d (see the module doc).
+fn start_scale(d: usize) -> f64 {
+    (d as f64).sqrt()
+}
+
 /// The soft bounds (lo, hi) and the start point, all ln units, from the inputs' and
 /// targets' standard deviations (the start's lengthscales scaled by √d, see the module doc).
 fn start_and_bounds<K: Kernel + Clone>(
@@ -629,12 +634,12 @@ fn start_and_bounds<K: Kernel + Clone>(
         lo[sn] = s + 1e-3f64.ln();
         hi[sn] = s + 10f64.ln();
     }
+    let ln_start_scale = start_scale(d).ln();
     for o in 0..n_ls_blocks {
         let off = problem.ls_offset(o);
-        let dimension_scale = (d as f64).sqrt().ln();
         for j in 0..d {
             let s = x_std[j].ln();
-            init[off + j] = s + dimension_scale;
+            init[off + j] = s + ln_start_scale;
             lo[off + j] = s + 1e-4f64.ln();
             hi[off + j] = s + 1e4f64.ln();
         }
@@ -653,8 +658,8 @@ fn best_of_restarts<K: Kernel + Clone>(
     let d = problem.d;
     let mut best: Option<(f64, Vec<f64>)> = None;
     let mut last_err = String::new();
-    // The second start is the input stds themselves (1/√d of the first).
-    let unscaled = 1.0 / (d as f64).sqrt();
+    // The second start is the input stds themselves.
+    let unscaled = 1.0 / start_scale(d);
     let scales = [1.0, unscaled, 1.0 / 3.0, 3.0, 0.1, 10.0, 1.0 / 30.0, 30.0];
     for r in 0..=opts.restarts {
         let scale: f64 = scales.get(r).copied().unwrap_or(1.0 / (r as f64 + 1.0));

@@ -259,12 +259,12 @@ pub(crate) struct Warmup {
 }
 
 impl Warmup {
-    /// Buffers for the largest build ([`WARMUP_MAX_ROWS`] samples) and the warm-up thread; none when the key is below 2 or the offline phase would start
-    /// first. **Allocates** and spawns.
+    /// Buffers for the largest build ([`WARMUP_MAX_ROWS`] samples) and the warm-up thread;
+    /// none when the key is below 2 or the offline phase would start first. **Allocates**
+    /// and spawns.
     pub(crate) fn new(cfg: &ValidConfig) -> Warmup {
         let w = cfg.warmup_samples;
         let on = w >= 2 && w < cfg.offline_samples;
-        // A build copies at most WARMUP_MAX_ROWS samples.
         let job = on.then(|| {
             Box::new(OfflineJob {
                 x: Vec::with_capacity(WARMUP_MAX_ROWS * cfg.input_dim),
