@@ -49,9 +49,9 @@ impl Rig {
         let plugin = Plugin::open(double("gpn_double_slow", test)).expect("open the slow double");
         let for_factory = plugin.clone();
         let config = serde_json::json!({ "predict_sleep_ms": PREDICT_SLEEP_MS });
-        let factory: ModelFactory = Box::new(move |_, _, _| {
+        let factory: ModelFactory = Box::new(move |_, d, p| {
             for_factory
-                .create_json(&config, 3 * nv, nv)
+                .create_json(&config, d, p)
                 .map(|m| Box::new(m) as Box<dyn OnlineModel>)
                 .map_err(|e| e.to_string())
         });

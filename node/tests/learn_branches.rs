@@ -4,7 +4,7 @@
 //! split model loads back into one that predicts the same.
 
 use gp_node::app;
-use gp_node::learn::{ModelSnapshot, create_model, kinematic_parts, parts_hyper};
+use gp_node::learn::{InputLayout, ModelSnapshot, create_model, kinematic_parts, parts_hyper};
 use gp_node::robot::Model;
 use gpn_plugin_host::{ModelFile, SearchPath};
 
@@ -38,12 +38,14 @@ fn noise(state: &mut u64) -> f64 {
 fn the_hand_splits_by_finger_and_a_split_model_file_round_trips() {
     let robot = hand();
     let nv = robot.nv();
-    let (d, p) = (3 * nv, nv);
-    let parts = kinematic_parts(&robot);
-    // Four fingers of four joints, each on its own 12 inputs.
+    // With the friction features: [q, q̇, q̈, tanh(q̇/v_f)].
+    let layout = InputLayout::new(nv, 0.03);
+    let (d, p) = (layout.dim(), nv);
+    let parts = kinematic_parts(&robot, layout.blocks());
+    // Four fingers of four joints, each on its own 16 inputs.
     assert_eq!(parts.len(), 4, "{parts:?}");
     for part in &parts {
-        assert_eq!((part.outputs.len(), part.inputs.len()), (4, 12), "{part:?}");
+        assert_eq!((part.outputs.len(), part.inputs.len()), (4, 16), "{part:?}");
         let finger = &robot.joint_names()[part.outputs[0]];
         for &o in &part.outputs[1..] {
             // Every joint of the part descends from the first (one finger, one chain).
@@ -126,6 +128,7 @@ fn the_hand_splits_by_finger_and_a_split_model_file_round_trips() {
         output_mean: vec![0.0; p],
         output_std: vec![1.0; p],
         input_dim: d,
+        friction_feature_velocity: layout.friction_velocity(),
         output_dim: p,
         stats: model.stats(),
         state: model.state_bytes().expect("state"),
@@ -133,7 +136,7 @@ fn the_hand_splits_by_finger_and_a_split_model_file_round_trips() {
     let file = ModelFile::from_snapshot(snapshot, &config);
     let path = std::env::temp_dir().join(format!("gpn-branches-{}.gpnmodel", std::process::id()));
     let back = ModelFile::from_bytes(&file.to_bytes(), &path).expect("read back");
-    let mut ready = back.build(&search, d, p, &path).expect("build");
+    let mut ready = back.build(&search, layout, &path).expect("build");
     assert_eq!(ready.hyper, hyper);
     let (mut m2, mut v2) = (vec![0.0; p], vec![0.0; p]);
     ready.model.predict(&x, &mut m2, &mut v2).expect("predict");
@@ -141,19 +144,32 @@ fn the_hand_splits_by_finger_and_a_split_model_file_round_trips() {
     assert_eq!(m2, m1, "the loaded split model predicts as the saved one");
     assert_eq!(v2, v1);
 
+    // A node that forms other friction features refuses the file, naming the parameter.
+    for other in [0.0, 0.01] {
+        let err = back
+            .build(&search, InputLayout::new(nv, other), &path)
+            .map(|_| ())
+            .expect_err("other features");
+        assert!(
+            err.to_string()
+                .contains("learn.friction_feature_velocity_rad_s"),
+            "{err}"
+        );
+    }
+
     // A state of another split (three parts' worth) is refused, naming the split.
     let mut wrong = back.clone();
     wrong.state.truncate(wrong.state.len() / 2);
     let err = wrong
-        .build(&search, d, p, &path)
+        .build(&search, layout, &path)
         .map(|_| ())
         .expect_err("refused");
     assert!(err.to_string().contains("split model state"), "{err}");
 }
 
 /// The learner's own fit on the hand: hyperparameters fitted per finger (the `"hyper"` it
-/// adopts is split in four parts, each with 12 lengthscales), and with `split_branches` off
-/// one model over all 48 inputs.
+/// adopts is split in four parts, each with 16 lengthscales: [q, q̇, q̈, friction feature]
+/// of 4 joints), and with `split_branches` off one model over all 64 inputs.
 #[test]
 fn the_learner_fits_one_model_per_finger_and_one_model_when_told_not_to_split() {
     for split in [true, false] {
@@ -211,7 +227,7 @@ fn the_learner_fits_one_model_per_finger_and_one_model_when_told_not_to_split() 
                 for part in parts {
                     let entries = part["hyper"].as_array().expect("per output");
                     assert_eq!(entries.len(), 4);
-                    assert_eq!(entries[0]["lengthscales"].as_array().expect("ℓ").len(), 12);
+                    assert_eq!(entries[0]["lengthscales"].as_array().expect("ℓ").len(), 16);
                 }
             }
             None => {
@@ -220,9 +236,42 @@ fn the_learner_fits_one_model_per_finger_and_one_model_when_told_not_to_split() 
                 assert_eq!(entries.len(), nv);
                 assert_eq!(
                     entries[0]["lengthscales"].as_array().expect("ℓ").len(),
-                    3 * nv
+                    4 * nv
                 );
             }
         }
     }
+}
+
+/// Hyperparameters given over [q, q̇, q̈] (as written before the friction features) do not
+/// fit the default input: the error says what the input is and how to leave them out.
+#[test]
+fn given_hyperparameters_for_the_input_without_friction_features_are_refused_clearly() {
+    let robot = hand();
+    let nv = robot.nv();
+    let search = SearchPath::standard(Vec::<&str>::new());
+    let dense = serde_json::json!({"variant": "dense"});
+    let old =
+        serde_json::json!({"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": vec![1.0; 3 * nv]});
+    let learner = |v_f: f64| {
+        let params = gp_node::learn::LearnParams {
+            friction_feature_velocity_rad_s: v_f,
+            ..gp_node::learn::LearnParams::default()
+        };
+        let factory = app::model_factory(&search, "skygp", &dense);
+        gp_node::learn::Learner::new(&robot, params, Some(old.clone()), factory)
+    };
+    let err = learner(0.03)
+        .map(|_| ())
+        .expect_err("48 lengthscales for 64 inputs");
+    let text = err.to_string();
+    assert!(text.contains("64 values"), "{text}");
+    assert!(
+        text.contains("learn.friction_feature_velocity_rad_s: 0"),
+        "{text}"
+    );
+    assert!(
+        learner(0.0).is_ok(),
+        "without the features the same values fit"
+    );
 }

@@ -14,8 +14,8 @@ use gp_node::app::NodeParams;
 use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
 use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{
-    CancelOutcome, Finished, Learner, ModelChange, ModelFactory, SwapEvent, SwapOutcome,
-    SwapRefusal, SwapRequest, SwapSource,
+    CancelOutcome, Finished, InputLayout, Learner, ModelChange, ModelFactory, SwapEvent,
+    SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
 };
 use gp_node::plugin_host::{ModelFile, SearchPath};
 use gpn_gp_core::model::ModelError;
@@ -86,6 +86,8 @@ impl Rig {
         let mut params = gp_node::app::resolved_default_params().expect("parameters");
         params.control.supervisor.budget_micros = 1e9;
         params.learn.replay_capacity = 2000;
+        // The given hyperparameters are over [q, q̇, q̈] (21 inputs).
+        params.learn.friction_feature_velocity_rad_s = 0.0;
         edit(&mut params);
         let robot = app::load_robot(&params).expect("robot");
         let nv = robot.nv();
@@ -450,7 +452,9 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     file.write_atomic(&path).expect("write");
     let back = ModelFile::read(&path).expect("read");
     assert_eq!(back.header, file.header);
-    let ready = back.build(&search, 3 * nv, nv, &path).expect("build");
+    let ready = back
+        .build(&search, InputLayout::new(nv, 0.0), &path)
+        .expect("build");
 
     let drops = Arc::new(Mutex::new(Vec::new()));
     // The rig that loads the file learns nothing: in the tick it adopts the model it would
@@ -485,12 +489,12 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let mut wrong_version = file.clone();
     wrong_version.header.plugin_version = "0.0.0-other".into();
     let err = wrong_version
-        .build(&search, 21, 7, &path)
+        .build(&search, InputLayout::new(7, 0.0), &path)
         .map(|_| ())
         .expect_err("refused");
     assert!(err.to_string().contains("0.0.0-other"), "{err}");
     let err = file
-        .build(&search, 6, 7, &path)
+        .build(&search, InputLayout::new(2, 0.0), &path)
         .map(|_| ())
         .expect_err("refused");
     assert!(err.to_string().contains("inputs"), "{err}");
@@ -510,7 +514,7 @@ fn skygp_model_files_round_trip_and_fast_dense_swaps_warm_from_the_replay_buffer
     let mut other_plugin = file.clone();
     other_plugin.header.plugin = "no_such_plugin_anywhere".into();
     let err = other_plugin
-        .build(&search, 21, 7, &path)
+        .build(&search, InputLayout::new(7, 0.0), &path)
         .map(|_| ())
         .expect_err("refused");
     assert!(err.to_string().contains("no_such_plugin_anywhere"), "{err}");

@@ -25,7 +25,8 @@ use gp_node::ros::ops::{Ops, SharedStatus};
 const HOME: [f64; 7] = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785];
 
 fn hyper() -> serde_json::Value {
-    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
+    // [q, q̇, q̈, friction features] of 7 joints.
+    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7], vec![1.0; 7]].concat();
     serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales})
 }
 

@@ -153,6 +153,10 @@ pub const RANGES: &[(&str, Range)] = &[
     ("learn.fit_samples", R::count(10.0, 1e6)),
     ("learn.fit_max_points", R::count(10.0, 400.0)),
     ("learn.max_noise_groups", R::count(1.0, 64.0)),
+    (
+        "learn.friction_feature_velocity_rad_s",
+        R::closed(0.0, 100.0),
+    ),
     ("learn.replay_capacity", R::count(100.0, 1e6)),
     ("learn.refit_after_samples", R::count(0.0, 1e9)),
     ("learn.max_refits", R::count(0.0, 1000.0)),

@@ -16,7 +16,7 @@
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use gpn_control::learn::{ModelSnapshot, ReadyModel, Standardizer, create_model};
+use gpn_control::learn::{InputLayout, ModelSnapshot, ReadyModel, Standardizer, create_model};
 use gpn_online_model::OnlineModel;
 
 use super::{HostError, Plugin, SearchPath};
@@ -43,6 +43,10 @@ pub struct ModelFileHeader {
     pub output_std: Vec<f64>,
     /// Input dimension.
     pub input_dim: usize,
+    /// v_f of the friction features among the inputs, rad/s (0: none, as in the files
+    /// written before them; `gpn_control::learn::InputLayout`).
+    #[serde(default)]
+    pub friction_feature_velocity: f64,
     /// Output dimension.
     pub output_dim: usize,
     /// Samples the model had learned when saved.
@@ -112,6 +116,16 @@ pub enum ModelFileError {
         in_: usize,
         /// Needed.
         out: usize,
+        /// The file.
+        path: PathBuf,
+    },
+    /// Learned with other input features than the node forms.
+    #[error("model file was learned with friction features of v_f = {file} rad/s, the node forms them with {node} rad/s (learn.friction_feature_velocity_rad_s; 0: none); set the parameter to the file's value to load it: {}", path.display())]
+    InputFeatures {
+        /// In the file.
+        file: f64,
+        /// The node's.
+        node: f64,
         /// The file.
         path: PathBuf,
     },
@@ -281,6 +295,7 @@ impl ModelFile {
                 output_mean: snapshot.output_mean,
                 output_std: snapshot.output_std,
                 input_dim: snapshot.input_dim,
+                friction_feature_velocity: snapshot.friction_feature_velocity,
                 output_dim: snapshot.output_dim,
                 samples_seen: snapshot.stats.samples_seen,
             },
@@ -389,17 +404,25 @@ impl ModelFile {
         Self::from_bytes(&bytes, path)
     }
 
-    /// Rebuilds the model: finds the plugin on `search`, checks its version and the
-    /// dimensions (`d` inputs, `p` outputs), creates it with the saved configuration and
-    /// hyperparameters and loads the state. Not real-time (loads a library, allocates).
+    /// Rebuilds the model: finds the plugin on `search`, checks its version, the input
+    /// features and the dimensions against the node's `inputs` (nv outputs), creates it with
+    /// the saved configuration and hyperparameters and loads the state. Not real-time (loads
+    /// a library, allocates).
     pub fn build(
         &self,
         search: &SearchPath,
-        d: usize,
-        p: usize,
+        inputs: InputLayout,
         path: &Path,
     ) -> Result<ReadyModel, ModelFileError> {
         let h = &self.header;
+        let (d, p) = (inputs.dim(), inputs.nv());
+        if h.friction_feature_velocity != inputs.friction_velocity() {
+            return Err(ModelFileError::InputFeatures {
+                file: h.friction_feature_velocity,
+                node: inputs.friction_velocity(),
+                path: path.to_owned(),
+            });
+        }
         if h.input_dim != d || h.output_dim != p {
             return Err(ModelFileError::Dimensions {
                 file_in: h.input_dim,
@@ -474,6 +497,7 @@ mod tests {
                 output_mean: vec![0.5],
                 output_std: vec![2.0],
                 input_dim: 3,
+                friction_feature_velocity: 0.0,
                 output_dim: 1,
                 samples_seen: 42,
             },

@@ -18,7 +18,8 @@ use gp_node::robot::Model;
 /// allocation tests run them; `adjust` changes them before the robot and learner are built.
 pub fn fixed_hyper_setup(adjust: impl FnOnce(&mut NodeParams)) -> (NodeParams, Model, Learner) {
     let mut params = gp_node::app::resolved_default_params().expect("parameters");
-    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7]].concat();
+    // [q, q̇, q̈, friction features] of 7 joints.
+    let lengthscales = [vec![0.5; 7], vec![2.0; 7], vec![20.0; 7], vec![1.0; 7]].concat();
     params.model.config["hyper"] =
         serde_json::json!({"sigma_f": 2.0, "sigma_n": 0.1, "lengthscales": lengthscales});
     adjust(&mut params);

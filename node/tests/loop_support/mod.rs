@@ -15,13 +15,13 @@ pub trait Script: Send + 'static {
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError>;
 }
 
-/// A model of the 7-joint robot (21 inputs, 7 outputs) that predicts what its script says
-/// and learns nothing.
+/// A model of the 7-joint robot (28 inputs: [q, q̇, q̈, friction features]; 7 outputs) that
+/// predicts what its script says and learns nothing.
 pub struct Scripted<S>(pub S);
 
 impl<S: Script> OnlineModel for Scripted<S> {
     fn input_dim(&self) -> usize {
-        21
+        28
     }
     fn output_dim(&self) -> usize {
         7
@@ -64,7 +64,7 @@ impl Script for Exact {
         self.state.q.copy_from_slice(&x[..7]);
         self.state.v.copy_from_slice(&x[7..14]);
         self.sim
-            .true_residual(&self.state, &x[14..], mean)
+            .true_residual(&self.state, &x[14..21], mean)
             .map_err(|e| ModelError::Other(e.to_string()))?;
         var.fill(1e-6);
         Ok(())

@@ -3,7 +3,8 @@
 //! * η_thm,j = β·σ_j + γ_j — Lemma 1 of the SkyGP paper with the spec's recommended choices
 //!   (`gpn_gp_core::bound`). β (eq. 13) covers the input box of x = [q, q̇, q̈]: the URDF
 //!   position limits (±π for continuous joints), ± the velocity limits, and ± a configured
-//!   acceleration bound. γ_j = β·ω_σ(τ) + Γ√(2L_κτ) + L_μ·τ with conservative constants
+//!   acceleration bound, and [−1, 1] for each friction feature when the model has them
+//!   (`learn::InputLayout`). γ_j = β·ω_σ(τ) + Γ√(2L_κτ) + L_μ·τ with conservative constants
 //!   from output j's hyperparameters (standardised units, then scaled to N·m):
 //!   L_κ = σ_f² e^{−½}/min ℓ, ‖(K + σ_n²I)⁻¹‖ ≤ 1/σ_n², and ‖α‖₁ ≤ N̄·Y/σ_n² for N̄
 //!   points per local model and standardised targets bounded by Y. σ_j is the model's
@@ -23,6 +24,9 @@ use crate::robot::Model;
 pub struct TheoremBound {
     params: BoundParams,
     beta: f64,
+    /// β over [q, q̇, q̈] and over [q, q̇, q̈, friction features].
+    beta_physical: f64,
+    beta_with_friction: f64,
     /// γ_j in N·m, once a model's hyperparameters are known (NaN before).
     gamma_nm: Vec<f64>,
     eta_bar: f64,
@@ -65,30 +69,42 @@ impl TheoremBound {
             lower.push(-params.accel_box_rad_s2);
             upper.push(params.accel_box_rad_s2);
         }
-        let beta = beta(&lower, &upper, params.grid_tau, params.delta).map_err(|e| {
-            ControlError::Param {
+        let beta_of = |lower: &[f64], upper: &[f64]| {
+            beta(lower, upper, params.grid_tau, params.delta).map_err(|e| ControlError::Param {
                 key: "bound",
                 reason: e.to_string(),
-            }
-        })?;
+            })
+        };
+        let beta_physical = beta_of(&lower, &upper)?;
+        lower.resize(4 * nv, -1.0);
+        upper.resize(4 * nv, 1.0);
+        let beta_with_friction = beta_of(&lower, &upper)?;
         Ok(Self {
             params: params.clone(),
-            beta,
+            beta: beta_physical,
+            beta_physical,
+            beta_with_friction,
             gamma_nm: vec![f64::NAN; nv],
             eta_bar: 0.0,
             tracking_factor,
         })
     }
 
-    /// β of eq. 13 for this robot's input box.
+    /// β of eq. 13 for the model's input box.
     pub fn beta(&self) -> f64 {
         self.beta
     }
 
     /// Computes γ_j from the model's hyperparameters (the config's `"hyper"` array, one
     /// `{sigma_f, sigma_n, lengthscales}` per output, in the model's standardised units) and
-    /// each output's scale (N·m per standardised unit). No allocation.
-    pub fn set_hyper(&mut self, hyper: &serde_json::Value, scale_nm: &[f64]) {
+    /// each output's scale (N·m per standardised unit); `input_dim` is the model's (β
+    /// covers the friction features' box when it has them). No allocation.
+    pub fn set_hyper(&mut self, hyper: &serde_json::Value, scale_nm: &[f64], input_dim: usize) {
+        self.beta = if input_dim > 3 * self.gamma_nm.len() {
+            self.beta_with_friction
+        } else {
+            self.beta_physical
+        };
         let n = self.params.points_per_model;
         let tau = self.params.grid_tau;
         for (j, gamma) in self.gamma_nm.iter_mut().enumerate() {

@@ -317,7 +317,8 @@ impl Tick {
             status.adopted_model = true;
             self.bound.reset_eta_bar();
             if let Some(hyper) = learner.hyper() {
-                self.bound.set_hyper(hyper, learner.output_scale());
+                self.bound
+                    .set_hyper(hyper, learner.output_scale(), learner.input_dim());
             }
         }
         self.law.commanded_accel(

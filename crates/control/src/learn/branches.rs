@@ -26,14 +26,15 @@ use super::branch_model::BranchModel;
 pub struct Part {
     /// Output (joint) indices, ascending.
     pub outputs: Vec<usize>,
-    /// Input indices into x = [q, q̇, q̈] (length 3·nv): the support's q, then its q̇,
-    /// then its q̈.
+    /// Input indices into x = [q, q̇, q̈] (length 3·nv), or [q, q̇, q̈, friction features]
+    /// (4·nv): the support's q, then its q̇, then its q̈ (then its friction features).
     pub inputs: Vec<usize>,
 }
 
 /// The robot's outputs grouped by support (see the module doc), ordered by first output.
-/// One part holding every output and input on a serial robot.
-pub fn kinematic_parts(robot: &Model) -> Vec<Part> {
+/// One part holding every output and input on a serial robot. `blocks` is the number of
+/// nv-long blocks of the input ([`super::InputLayout::blocks`]).
+pub fn kinematic_parts(robot: &Model, blocks: usize) -> Vec<Part> {
     let nv = robot.nv();
     let ancestor = |a: usize, mut b: usize| {
         while let Some(p) = robot.parent(b) {
@@ -57,7 +58,7 @@ pub fn kinematic_parts(robot: &Model) -> Vec<Part> {
             Some((_, part)) => part.outputs.push(i),
             None => {
                 let joints: Vec<usize> = (0..nv).filter(|&k| s[k]).collect();
-                let inputs = (0..3)
+                let inputs = (0..blocks)
                     .flat_map(|block| joints.iter().map(move |&k| block * nv + k))
                     .collect();
                 parts.push((
@@ -194,7 +195,7 @@ mod tests {
     #[test]
     fn a_serial_chain_is_one_part_of_every_input() {
         let chain = tree(&[("a", "base", "l1"), ("b", "l1", "l2"), ("c", "l2", "l3")]);
-        let parts = kinematic_parts(&chain);
+        let parts = kinematic_parts(&chain, 3);
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].outputs, [0, 1, 2]);
         assert_eq!(parts[0].inputs, (0..9).collect::<Vec<_>>());
@@ -211,7 +212,7 @@ mod tests {
             ("f2b", "a2", "b2"),
         ]);
         let index = |n: &str| robot.joint_index(n).expect("joint");
-        let parts = kinematic_parts(&robot);
+        let parts = kinematic_parts(&robot, 4);
         assert_eq!(parts.len(), 3, "{parts:?}");
         let part_of = |j: usize| {
             parts
@@ -221,12 +222,12 @@ mod tests {
         };
         let nv = robot.nv();
         // The trunk depends on everything; a finger on the trunk and itself.
-        assert_eq!(part_of(index("t")).inputs.len(), 3 * nv);
+        assert_eq!(part_of(index("t")).inputs.len(), 4 * nv);
         let f1 = part_of(index("f1a"));
         assert_eq!(f1, part_of(index("f1b")));
         let mut joints = [index("t"), index("f1a"), index("f1b")];
         joints.sort();
-        let expected: Vec<usize> = (0..3)
+        let expected: Vec<usize> = (0..4)
             .flat_map(|b| joints.iter().map(move |&k| b * nv + k))
             .collect();
         assert_eq!(f1.inputs, expected);

@@ -177,6 +177,8 @@ impl Injection {
 /// What the worker needs to plan a probe after a rebuild, and where the offers go.
 pub(super) struct Prober {
     pub robot: std::sync::Arc<crate::robot::Model>,
+    /// How the model's input is formed from the plan's [q, q̇, q̈].
+    pub layout: super::features::InputLayout,
     pub params: ProbeParams,
     pub offers: SyncSender<ProbeOffer>,
 }
@@ -218,8 +220,12 @@ impl Prober {
             a: &rest,
         };
         let mut var = vec![0.0; nv];
+        let mut full = vec![0.0; self.layout.dim()];
         let mut predict = |x: &[f64], mu: &mut [f64], sigma: &mut [f64]| {
-            model.predict(x, mu, &mut var).map_err(|e| e.to_string())?;
+            self.layout.fill(x, &mut full);
+            model
+                .predict(&full, mu, &mut var)
+                .map_err(|e| e.to_string())?;
             standardizer.inverse_mut(mu, &mut var);
             for (s, v) in sigma.iter_mut().zip(&var) {
                 *s = v.max(0.0).sqrt();

@@ -9,6 +9,7 @@ mod accel;
 mod branch_model;
 mod branches;
 mod change;
+mod features;
 mod fit_worker;
 mod gate;
 mod learner;
@@ -24,6 +25,7 @@ pub use branches::{Part, create_model, kinematic_parts, parts_hyper};
 pub use change::{
     ChangeAction, ChangeNotice, ChangeParams, ChangeSource, CoverageMonitor, Cusum, describe_change,
 };
+pub use features::InputLayout;
 pub use fit_worker::{FitOutcome, HyperSharing, ModelChange, ModelFactory, ReadyModel, ReplyMeta};
 pub use gate::{Gate, GateCounts, GateParams, Rejection};
 pub use learner::{

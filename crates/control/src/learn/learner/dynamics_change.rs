@@ -118,6 +118,7 @@ impl Learner {
         let (offers, receiver) = std::sync::mpsc::sync_channel(4);
         let prober = Prober {
             robot: self.robot.clone(),
+            layout: self.layout,
             params: self.params.probe.clone(),
             offers,
         };

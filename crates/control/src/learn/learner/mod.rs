@@ -27,6 +27,7 @@ use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel};
 use super::accel::{AccelEstimator, AccelParams, AccelUpdate};
 use super::branches::{create_model, kinematic_parts};
 use super::change::{ChangeAction, ChangeNotice, ChangeParams, CoverageMonitor, Cusum};
+use super::features::InputLayout;
 use super::fit_worker::{
     FitBuffers, FitWorker, HyperSharing, Injection, Job, ModelFactory, Reidentifier, Reply,
     ReplyMeta,
@@ -57,12 +58,13 @@ pub struct LearnParams {
     /// Fit one model per class of joints with the same kinematic support (ancestors and
     /// descendants) on a tree robot — each finger of a hand, each arm of a two-arm robot —
     /// with the inputs it depends on (`super::branches`). No effect on a serial robot or
-    /// with given hyperparameters. Off by default: it helps a hand (Allegro: worst joint
-    /// 3.9× → 6.2×, 13 of 16 joints ≥ 10×) but each part's lengthscales are then fitted on
-    /// fewer outputs, and on Baxter the worst joint fell from 22–26× to 11.6–16.9× (a
-    /// single-joint part, whose sinusoidal motion makes q and q̈ collinear, to 1.1× on one
-    /// seed); `docs/results/any-robot.md`.
+    /// with given hyperparameters. On by default since the friction features: with them the
+    /// split passes the Allegro hand on every seed (worst joint 6–8× → 15–19×) and keeps
+    /// Baxter above 28× (`docs/results/any-robot.md`, fifth pass).
     pub split_branches: bool,
+    /// v_f of the friction features tanh(q̇_j / v_f) among the model's inputs, rad/s (m/s
+    /// for a prismatic joint); 0 leaves them out (`super::features`).
+    pub friction_feature_velocity_rad_s: f64,
     /// Samples kept for warming a replacement model (and for refits).
     pub replay_capacity: usize,
     /// Refit the hyperparameters after the model has learned this many samples, on the
@@ -95,7 +97,8 @@ impl Default for LearnParams {
             fit_max_points: 300,
             hyper_sharing: HyperSharing::Grouped,
             max_noise_groups: 4,
-            split_branches: false,
+            split_branches: true,
+            friction_feature_velocity_rad_s: 0.03,
             replay_capacity: 10_000,
             refit_after_samples: 3000,
             max_refits: 1,
@@ -153,6 +156,8 @@ pub struct ModelSnapshot {
     pub output_std: Vec<f64>,
     /// Input dimension.
     pub input_dim: usize,
+    /// v_f of the friction features among the inputs (0: none).
+    pub friction_feature_velocity: f64,
     /// Output dimension.
     pub output_dim: usize,
     /// Counters at the time.
@@ -208,6 +213,8 @@ struct Previous {
 /// The learning pipeline and its model. See the module doc.
 pub struct Learner {
     nv: usize,
+    /// The model input: [q, q̇, q̈] and the friction features.
+    layout: InputLayout,
     params: LearnParams,
     /// The nominal robot, shared with the worker's re-identifier and prober (one copy).
     robot: std::sync::Arc<Model>,
@@ -353,6 +360,13 @@ fn check_params(params: &LearnParams) -> Result<(), LearnError> {
         key: "probe",
         reason,
     })?;
+    let v_f = params.friction_feature_velocity_rad_s;
+    if !(v_f.is_finite() && v_f >= 0.0) {
+        return Err(LearnError::Param {
+            key: "friction_feature_velocity_rad_s",
+            reason: format!("must be finite and ≥ 0 (0: no friction features), got {v_f}"),
+        });
+    }
     if params.fit_samples < 2 {
         return Err(LearnError::Param {
             key: "fit_samples",
@@ -379,7 +393,7 @@ fn calibration_bounds(params: &LearnParams, p: usize) -> Result<Vec<CalibratedBo
 fn initial_model(
     hyper: Option<&serde_json::Value>,
     factory: &mut ModelFactory,
-    (d, p): (usize, usize),
+    layout: InputLayout,
 ) -> Result<
     (
         Option<Box<dyn OnlineModel>>,
@@ -388,9 +402,23 @@ fn initial_model(
     ),
     LearnError,
 > {
+    let (d, p) = (layout.dim(), layout.nv());
+    // Given hyperparameters are the likeliest to be for another input (files written for
+    // [q, q̇, q̈] before the friction features): say what the input is.
+    let input = |e: String| {
+        let features = if layout.blocks() > 3 {
+            " and the friction features tanh(q̇/v_f); learn.friction_feature_velocity_rad_s: 0 \
+             leaves them out"
+        } else {
+            ""
+        };
+        LearnError::Model(format!(
+            "{e} (the model's input has {d} values: q, q̇, q̈ of {p} joints{features})"
+        ))
+    };
     Ok(match hyper {
         Some(h) => (
-            Some(create_model(h, d, p, |h, d, p| factory(h, d, p)).map_err(LearnError::Model)?),
+            Some(create_model(h, d, p, |h, d, p| factory(h, d, p)).map_err(input)?),
             LearnPhase::Active,
             Some((h.clone(), Standardizer::identity(p))),
         ),
@@ -429,15 +457,16 @@ impl Learner {
         mut factory: ModelFactory,
     ) -> Result<Self, LearnError> {
         let nv = robot.nv();
-        let (d, p) = (3 * nv, nv);
         check_params(&params)?;
+        let layout = InputLayout::new(nv, params.friction_feature_velocity_rad_s);
+        let (d, p) = (layout.dim(), nv);
         let calibration = calibration_bounds(&params, p)?;
         // The worker always runs: fits, swaps and retired models all go through it.
-        let (model, phase, current) = initial_model(hyper.as_ref(), &mut factory, (d, p))?;
+        let (model, phase, current) = initial_model(hyper.as_ref(), &mut factory, layout)?;
         let shared_robot = std::sync::Arc::new(robot.clone());
         let reidentifier = payload_reidentifier(robot, &params, &shared_robot);
         let parts = if params.split_branches {
-            kinematic_parts(robot)
+            kinematic_parts(robot, layout.blocks())
         } else {
             Vec::new()
         };
@@ -452,6 +481,7 @@ impl Learner {
         let fit_n = params.fit_samples;
         Ok(Self {
             nv,
+            layout,
             accel: AccelEstimator::new(nv, params.accel.clone()),
             gate: Gate::new(robot.limits(), params.gate.clone()),
             previous: Previous {
@@ -555,7 +585,8 @@ impl Learner {
         self.decimation = 0;
         self.x[..nv].copy_from_slice(&self.previous.q);
         self.x[nv..2 * nv].copy_from_slice(&self.previous.v);
-        self.x[2 * nv..].copy_from_slice(a);
+        self.x[2 * nv..3 * nv].copy_from_slice(a);
+        self.layout.fill_features(&mut self.x);
         for (seen, &qdd) in self.accel_seen.iter_mut().zip(a) {
             *seen = (seen.0.min(qdd), seen.1.max(qdd));
         }
@@ -705,9 +736,9 @@ impl Learner {
         // measured worse on the robot set: `docs/results/any-robot.md`.)
         let nv = self.nv;
         let query = &mut self.query;
-        if x.len() == query.len() && x.len() == 3 * nv {
-            query.copy_from_slice(x);
-            for (qdd, &(lo, hi)) in query[2 * nv..].iter_mut().zip(&self.accel_seen) {
+        if x.len() == 3 * nv {
+            self.layout.fill(x, query);
+            for (qdd, &(lo, hi)) in query[2 * nv..3 * nv].iter_mut().zip(&self.accel_seen) {
                 if lo <= hi {
                     *qdd = qdd.clamp(lo, hi);
                 }
@@ -796,7 +827,7 @@ impl Learner {
     /// (it passed the gate and the decimation).
     pub fn last_sample(&self) -> Option<(&[f64], &[f64])> {
         self.sample_formed
-            .then_some((self.x.as_slice(), self.y.as_slice()))
+            .then_some((&self.x[..3 * self.nv], self.y.as_slice()))
     }
 
     /// N·m per standardised unit, per output (1 without standardisation).
@@ -804,8 +835,8 @@ impl Learner {
         self.standardizer.std()
     }
 
-    /// Input dimension of the model (3·nv).
+    /// Input dimension of the model: 3·nv, or 4·nv with the friction features.
     pub fn input_dim(&self) -> usize {
-        3 * self.nv
+        self.layout.dim()
     }
 }

@@ -22,7 +22,7 @@ impl Learner {
         };
         let job = FitJob {
             samples,
-            d: 3 * self.nv,
+            d: self.layout.dim(),
             p: self.nv,
             max_points: self.params.fit_max_points,
             sharing: self.params.hyper_sharing,
@@ -88,7 +88,7 @@ impl Learner {
             ExportPurpose::Refit => Job::Fit(
                 FitJob {
                     samples,
-                    d: 3 * self.nv,
+                    d: self.layout.dim(),
                     p: self.nv,
                     max_points: self.params.fit_max_points,
                     sharing: self.params.hyper_sharing,
@@ -312,6 +312,7 @@ impl Learner {
             output_mean: self.standardizer.mean().to_vec(),
             output_std: self.standardizer.std().to_vec(),
             input_dim: model.input_dim(),
+            friction_feature_velocity: self.layout.friction_velocity(),
             output_dim: model.output_dim(),
             stats: model.stats(),
             state: model.state_bytes().map_err(|e| e.to_string())?,
