@@ -134,10 +134,14 @@ class DriverTransport:
             self.reference_writer = DataWriter(dp, reference_topic, qos=qos)
 
     def matched(self) -> tuple[int, int]:
-        """(readers of our joint states, writers of commands) currently matched."""
+        """(readers of our joint states, writers of commands) currently matched.
+
+        From the matched statuses: `get_matched_subscriptions()` sizes its list by one call
+        and fills it by another, and raises IndexError when a peer matches in between (seen
+        in CI while the node started)."""
         return (
-            len(self.state_writer.get_matched_subscriptions()),
-            len(self.command_reader.get_matched_publications()),
+            self.state_writer.get_publication_matched_status().current_count,
+            self.command_reader.get_subscription_matched_status().current_count,
         )
 
     def wait_for_peer(self, timeout_s: float) -> tuple[int, int]:

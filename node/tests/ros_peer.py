@@ -132,7 +132,12 @@ def discover(states, commands) -> bool:
     prints the error object and returns False if they never are."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if states.get_matched_subscriptions() and commands.get_matched_publications():
+        # Matched statuses, not get_matched_*(): those size and fill their list in two calls
+        # and raise IndexError when a peer matches in between.
+        if (
+            states.get_publication_matched_status().current_count
+            and commands.get_subscription_matched_status().current_count
+        ):
             time.sleep(0.3)
             return True
         time.sleep(0.01)

@@ -70,7 +70,11 @@ def main() -> None:
     commands = DataReader(dp, Topic(dp, "rt/effort_controller/commands", Float64MultiArray_), qos=RELIABLE)
 
     deadline = time.monotonic() + 30
-    while not (states.get_matched_subscriptions() and commands.get_matched_publications()):
+    # Matched statuses: get_matched_*() race with a peer matching between their two calls.
+    while not (
+        states.get_publication_matched_status().current_count
+        and commands.get_subscription_matched_status().current_count
+    ):
         if time.monotonic() > deadline:
             print(json.dumps({"error": "the node was not discovered within 30 s"}))
             sys.exit(1)
