@@ -80,8 +80,19 @@ pub fn rclpy_peer(python: &Path, script: &str, args: &[&str]) -> Command {
 /// A running `gp-node run`: the process, and a thread collecting its log (stderr) as it is
 /// written, so that the node never waits on a full pipe.
 pub struct RunningNode {
-    child: Child,
-    log: std::thread::JoinHandle<String>,
+    child: Option<Child>,
+    log: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Drop for RunningNode {
+    /// A test that panics before it stops its node must not leave the node running on its
+    /// DDS domain: a later run's peers on the same domain would talk to it.
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// `gp-node run` with `args`, stdout (its `--json` summary) piped, stderr (its log) read by a
@@ -100,7 +111,10 @@ pub fn start_node(args: &[&str]) -> RunningNode {
         let _ = std::io::Read::read_to_end(&mut stderr, &mut bytes);
         String::from_utf8_lossy(&bytes).into_owned()
     });
-    RunningNode { child, log }
+    RunningNode {
+        child: Some(child),
+        log: Some(log),
+    }
 }
 
 /// `gp-node run` on the nominal law with the parameter file `params` on `domain`, `--json`,
@@ -123,10 +137,15 @@ pub fn start_nominal_node(params: &Path, domain: &str, ros_args: &[&str]) -> Run
 
 impl RunningNode {
     /// Kills the node with SIGKILL (a crash: nothing of it runs any more); returns its log.
-    pub fn kill(self) -> String {
-        let RunningNode { mut child, log } = self;
-        let _ = child.kill();
-        let _ = child.wait();
+    pub fn kill(mut self) -> String {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let log = self
+            .log
+            .take()
+            .expect("the log reader runs until the node is stopped");
         log.join().expect("log reader")
     }
 }
@@ -139,10 +158,11 @@ pub fn stop_node(node: RunningNode) -> serde_json::Value {
 
 /// [`stop_node`], also returning the node's log.
 pub fn stop_node_with_log(node: RunningNode) -> (serde_json::Value, String) {
-    let RunningNode {
-        child: mut node,
-        log,
-    } = node;
+    let mut running = node;
+    let (Some(mut node), Some(log)) = (running.child.take(), running.log.take()) else {
+        unreachable!("only stopping or killing takes the child, and both consume the node");
+    };
+    drop(running);
     let _ = Command::new("kill")
         .args(["-INT", &node.id().to_string()])
         .status();
