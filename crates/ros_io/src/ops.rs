@@ -21,7 +21,7 @@ use gpn_app::{NodeParams, model_factory};
 use gpn_control::control::ControlLaw;
 use gpn_control::control_loop::{ControlCommand, ControlReply};
 use gpn_control::learn::{
-    CancelOutcome, Finished, InputLayout, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+    CancelOutcome, Finished, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
 };
 use gpn_dynamics::Model;
 use gpn_plugin_host::file::ModelDir;
@@ -405,8 +405,7 @@ impl Ops {
             .resolve_for_load(name)
             .map_err(model_dir_error)?;
         let file = ModelFile::read(&path).map_err(|e| e.to_string())?;
-        let nv = self.robot.nv();
-        let inputs = InputLayout::new(nv, self.params.learn.friction_feature_velocity_rad_s);
+        let inputs = self.params.learn.input_layout(self.robot.nv());
         let ready = file
             .build(&self.search, inputs, &path)
             .map_err(|e| e.to_string())?;

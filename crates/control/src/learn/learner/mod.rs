@@ -113,6 +113,14 @@ impl Default for LearnParams {
     }
 }
 
+impl LearnParams {
+    /// The model input these settings form for `nv` joints: the one layout the learner and
+    /// a model file to be loaded into it are checked against.
+    pub fn input_layout(&self, nv: usize) -> InputLayout {
+        InputLayout::new(nv, self.friction_feature_velocity_rad_s)
+    }
+}
+
 /// Where the learner is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LearnPhase {
@@ -458,7 +466,7 @@ impl Learner {
     ) -> Result<Self, LearnError> {
         let nv = robot.nv();
         check_params(&params)?;
-        let layout = InputLayout::new(nv, params.friction_feature_velocity_rad_s);
+        let layout = params.input_layout(nv);
         let (d, p) = (layout.dim(), nv);
         let calibration = calibration_bounds(&params, p)?;
         // The worker always runs: fits, swaps and retired models all go through it.
