@@ -244,6 +244,82 @@ impl PackedCholesky {
         Ok(d)
     }
 
+    /// Replaces row and column s of the factored matrix A in O(n²) instead of refactoring
+    /// in O(n³): afterwards L·Lᵀ = A′, where A′ equals A except that row and column s are
+    /// `a_col` (length n, the new diagonal entry at `a_col[s]`).
+    ///
+    /// With L partitioned at s into blocks 1 (rows < s), 2 (row s) and 3 (rows > s), the
+    /// leading block L₁₁ does not change; row s is l₂₁ = L₁₁⁻¹a₁, l₂₂ = √(a₂₂ − l₂₁ᵀl₂₁);
+    /// column s below it is l₃₂ = (a₃ − L₃₁l₂₁)/l₂₂; and the trailing block must satisfy
+    /// L₃₃′L₃₃′ᵀ = L₃₃L₃₃ᵀ + l₃₂l₃₂ᵀ − l₃₂′l₃₂′ᵀ, a rank-one update with the old column
+    /// and a downdate with the new one (Givens form, one sweep over the columns).
+    ///
+    /// `scratch` needs 2(n − s − 1) entries. A pivot of the new row or of the downdate
+    /// that is not above `min_pivot_ratio`·(its old value)² fails with
+    /// [`CholeskyError::NotPositiveDefinite`]; the factor is then **invalid** and must be
+    /// rebuilt (e.g. with [`Self::factor_mut`]). No allocation.
+    pub fn replace_row_mut(
+        &mut self,
+        s: usize,
+        a_col: &[f64],
+        min_pivot_ratio: f64,
+        scratch: &mut [f64],
+    ) -> Result<(), CholeskyError> {
+        let n = self.n;
+        debug_assert!(s < n && a_col.len() == n);
+        let m = n - s - 1;
+        let (old, new) = scratch[..2 * m].split_at_mut(m);
+        // Row s: l₂₁ by forward substitution with L₁₁, then the pivot.
+        let rs = row_start(s);
+        for j in 0..s {
+            let rj = row_start(j);
+            let t = a_col[j] - dot(&self.data[rj..rj + j], &self.data[rs..rs + j]);
+            self.data[rs + j] = t / self.data[rj + j];
+        }
+        let old_pivot = self.data[rs + s];
+        let p2 = a_col[s] - dot(&self.data[rs..rs + s], &self.data[rs..rs + s]);
+        if !(p2 > min_pivot_ratio * old_pivot * old_pivot && p2.is_finite()) {
+            return Err(CholeskyError::NotPositiveDefinite { row: s, pivot: p2 });
+        }
+        let pivot = p2.sqrt();
+        self.data[rs + s] = pivot;
+        // Column s below row s: keep the old values, write the new.
+        for (k, i) in (s + 1..n).enumerate() {
+            let ri = row_start(i);
+            let (head, tail) = self.data.split_at_mut(ri);
+            old[k] = tail[s];
+            let t = a_col[i] - dot(&tail[..s], &head[rs..rs + s]);
+            new[k] = t / pivot;
+            tail[s] = new[k];
+        }
+        // Trailing block: + old·oldᵀ − new·newᵀ, column by column.
+        for k in 0..m {
+            let kk = row_start(s + 1 + k) + s + 1 + k;
+            let l = self.data[kk];
+            let up = l.hypot(old[k]);
+            let (cu, su) = (up / l, old[k] / l);
+            let d2 = (up - new[k]) * (up + new[k]);
+            if !(d2 > min_pivot_ratio * l * l && d2.is_finite()) {
+                return Err(CholeskyError::NotPositiveDefinite {
+                    row: s + 1 + k,
+                    pivot: d2,
+                });
+            }
+            let down = d2.sqrt();
+            let (cd, sd) = (down / up, new[k] / up);
+            self.data[kk] = down;
+            for i in k + 1..m {
+                let ik = row_start(s + 1 + i) + s + 1 + k;
+                let lu = (self.data[ik] + su * old[i]) / cu;
+                old[i] = cu * old[i] - su * lu;
+                let ld = (lu - sd * new[i]) / cd;
+                new[i] = cd * new[i] - sd * ld;
+                self.data[ik] = ld;
+            }
+        }
+        Ok(())
+    }
+
     /// Forward substitution in place: b ← L⁻¹ b (b has length n). No allocation.
     #[inline]
     pub fn solve_lower_mut(&self, b: &mut [f64]) {
@@ -376,5 +452,46 @@ mod tests {
             })
         ));
         assert_eq!(g, f);
+    }
+
+    /// An SE kernel matrix of points on a line plus noise: SPD, with cond ~1e3.
+    fn kernel_matrix(xs: &[f64]) -> DMatrix<f64> {
+        let n = xs.len();
+        DMatrix::from_fn(n, n, |i, j| {
+            let d = xs[i] - xs[j];
+            (-0.5 * d * d).exp() + if i == j { 0.01 } else { 0.0 }
+        })
+    }
+
+    #[test]
+    fn replacing_a_row_gives_the_factor_of_the_new_matrix() {
+        let xs: Vec<f64> = (0..12).map(|i| 0.37 * i as f64 - 1.9).collect();
+        let a = kernel_matrix(&xs);
+        for s in [0, 5, 11] {
+            let mut ys = xs.clone();
+            ys[s] = 0.41;
+            let b = kernel_matrix(&ys);
+            let mut f = PackedCholesky::with_capacity(12);
+            f.factor_mut(12, 0.0, |i, j| a[(i, j)]).expect("SPD");
+            let col: Vec<f64> = (0..12).map(|i| b[(i, s)]).collect();
+            let mut scratch = [0.0; 24];
+            f.replace_row_mut(s, &col, 1e-12, &mut scratch)
+                .expect("the new matrix is SPD");
+            let mut g = PackedCholesky::with_capacity(12);
+            g.factor_mut(12, 0.0, |i, j| b[(i, j)]).expect("SPD");
+            let err = (f.to_matrix() - g.to_matrix()).amax();
+            assert!(err < 1e-12, "row {s}: factors differ by {err:e}");
+        }
+    }
+
+    #[test]
+    fn a_replacement_that_loses_definiteness_is_refused() {
+        // Row 1 made equal to row 0: the new matrix is singular.
+        let a = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.5, 1.0, 3.0, 0.2, 0.5, 0.2, 2.0]);
+        let mut f = PackedCholesky::with_capacity(3);
+        f.factor_mut(3, 0.0, |i, j| a[(i, j)]).expect("SPD");
+        let mut scratch = [0.0; 4];
+        let r = f.replace_row_mut(1, &[4.0, 4.0, 0.5], 1e-12, &mut scratch);
+        assert!(matches!(r, Err(CholeskyError::NotPositiveDefinite { row: 1, .. })));
     }
 }

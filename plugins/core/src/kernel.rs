@@ -151,12 +151,27 @@ impl ArdKernel {
     pub fn scaled_sq_dist(&self, a: &[f64], b: &[f64]) -> f64 {
         debug_assert_eq!(a.len(), self.inv_ell.len());
         debug_assert_eq!(b.len(), self.inv_ell.len());
-        let mut s = 0.0;
-        for ((&ai, &bi), &w) in a.iter().zip(b).zip(&self.inv_ell) {
-            let t = (ai - bi) * w;
-            s += t * t;
+        // Four partial sums, so that the loop vectorises instead of waiting on one
+        // accumulator (the distance is most of a prediction's cost for d ≥ 8).
+        let n4 = a.len() / 4 * 4;
+        let w = &self.inv_ell[..];
+        let mut s = [0.0f64; 4];
+        for ((x, y), v) in a[..n4]
+            .chunks_exact(4)
+            .zip(b[..n4].chunks_exact(4))
+            .zip(w[..n4].chunks_exact(4))
+        {
+            for k in 0..4 {
+                let t = (x[k] - y[k]) * v[k];
+                s[k] += t * t;
+            }
         }
-        s
+        let mut r2 = (s[0] + s[1]) + (s[2] + s[3]);
+        for ((&ai, &bi), &wi) in a[n4..].iter().zip(&b[n4..]).zip(&w[n4..]) {
+            let t = (ai - bi) * wi;
+            r2 += t * t;
+        }
+        r2
     }
 
     /// κ as a function of r² (the kernel's profile times σ_f²).

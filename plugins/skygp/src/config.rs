@@ -230,6 +230,14 @@ pub struct ValidConfig {
 pub const PIVOT_FLOOR: f64 = 1e-9;
 /// Diagonal jitter added on a full refactorisation (reference code).
 pub const REFACTOR_JITTER: f64 = 1e-6;
+/// A Dense replacement updates the factor's row in O(N̄²) instead of refactoring in
+/// O(N̄³); every this many replacements of an expert (counted by n_off, so a saved and
+/// restored model decides alike) it refactors from K instead, so that rounding of the
+/// updates does not accumulate.
+pub const DENSE_REFACTOR_EVERY: usize = 16;
+/// A row update whose new pivot² falls below this fraction of the old one is abandoned for
+/// a full refactorisation (the downdate would lose accuracy there).
+pub const ROW_UPDATE_MIN_PIVOT_RATIO: f64 = 1e-8;
 /// Largest pool the config accepts, in bytes of expert buffers.
 pub const MAX_POOL_BYTES: usize = 4 << 30;
 

@@ -7,7 +7,7 @@
 //!
 //! Real-time: no method here allocates; [`Expert::new`] reserves everything.
 
-use crate::config::{PIVOT_FLOOR, REFACTOR_JITTER};
+use crate::config::{PIVOT_FLOOR, REFACTOR_JITTER, ROW_UPDATE_MIN_PIVOT_RATIO};
 use crate::groups::Group;
 use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot};
 use gpn_gp_core::drift::Drift;
@@ -348,6 +348,28 @@ impl Expert {
         })?;
         self.chol[g].swap(scratch);
         Ok(())
+    }
+
+    /// Dense, after [`Expert::refresh_k_row`] of row s: updates group g's factor, which must
+    /// be that of the cached K + jitter·I (what [`Expert::refactor`] leaves), to the new
+    /// row s in O(n²). `scratch` needs 3n entries. On error the factor is invalid: refactor.
+    /// No allocation.
+    pub fn replace_factor_row(
+        &mut self,
+        g: usize,
+        s: usize,
+        scratch: &mut [f64],
+    ) -> Result<(), CholeskyError> {
+        let n = self.n;
+        let km = &self.kmat[g];
+        let (col, work) = scratch.split_at_mut(n);
+        let rs = s * (s + 1) / 2;
+        col[..s].copy_from_slice(&km[rs..rs + s]);
+        for (i, c) in col.iter_mut().enumerate().skip(s) {
+            *c = km[i * (i + 1) / 2 + s];
+        }
+        col[s] += REFACTOR_JITTER;
+        self.chol[g].replace_row_mut(s, col, ROW_UPDATE_MIN_PIVOT_RATIO, work)
     }
 
     /// Drift: full refactorisation of group g at the factor time τ, K + diag(v_s(τ)),

@@ -45,6 +45,8 @@ pub(crate) struct Cache {
 #[derive(Debug, Clone)]
 pub(crate) struct Scratch {
     pub b: Vec<f64>,
+    /// A Dense row update's column and work space, 3·N̄.
+    pub row: Vec<f64>,
     pub x_old: Vec<f64>,
     pub y_old: Vec<f64>,
     pub center: Vec<f64>,
@@ -172,6 +174,7 @@ impl SkyGp {
             },
             scratch: Scratch {
                 b: vec![0.0; n_bar],
+                row: vec![0.0; 3 * n_bar],
                 x_old: vec![0.0; d],
                 y_old: vec![0.0; p],
                 center: vec![0.0; d],
@@ -347,7 +350,8 @@ impl OnlineModel for SkyGp {
                 + c.mu.len()
                 + c.var.len()
                 + c.w.len()
-                + s.b.len())
+                + s.b.len()
+                + s.row.len())
             + s.chol.memory_bytes()
             + 8 * s.base_old.len()
             + self.drift.as_ref().map_or(0, |rt| rt.shared_bytes);

@@ -7,7 +7,9 @@
 //! (`adopt.rs`) unless the update reuses the prediction's cache.
 //! Real-time: no allocation (the O(N̄³) refactor works in reserved scratch).
 
-use crate::config::{DecayClock, EmptyCandidates, InsertSide, NuPrevRule, Variant};
+use crate::config::{
+    DENSE_REFACTOR_EVERY, DecayClock, EmptyCandidates, InsertSide, NuPrevRule, Variant,
+};
 use crate::expert::Stamp;
 use crate::insert;
 use crate::model::SkyGp;
@@ -177,9 +179,15 @@ impl SkyGp {
         }
         e.n_off += 1;
         e.refresh_k_row(s, &self.groups);
+        // The first replacement turns the appended factor into that of K + jitter·I; later
+        // ones update that factor's row, with a periodic refactor (see the constant).
+        let row_update = (e.n_off - 1) % DENSE_REFACTOR_EVERY != 0;
         let mut failure = None;
         for (g, group) in self.groups.iter().enumerate() {
             let done = match drift {
+                None if row_update => e
+                    .replace_factor_row(g, s, &mut sc.row)
+                    .or_else(|_| e.refactor(g, group, &mut sc.chol)),
                 None => e.refactor(g, group, &mut sc.chol),
                 Some(rt) => e.refactor_drift(g, group, rt.drift(), &mut sc.chol),
             };

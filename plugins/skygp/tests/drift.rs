@@ -103,7 +103,9 @@ fn without_drift_predictions_and_states_are_bit_identical() {
 }
 
 /// A state written by the code before the `drift` key existed (format 1) loads and
-/// continues bit for bit as the old code did (continuation recorded by that code).
+/// continues as the old code did (continuation recorded by that code): to 1e-12, since
+/// Dense replacements now update the factor's row where that code refactored (same
+/// matrix, other rounding).
 #[test]
 fn a_format_1_state_from_before_drift_loads_and_continues_identically() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
@@ -136,16 +138,13 @@ fn a_format_1_state_from_before_drift_loads_and_continues_identically() {
             (x[0] - x[1]).cos() + 0.05 * ((k * 31) % 7) as f64,
         ];
         gp.predict(&x, &mut m, &mut v).unwrap();
-        assert_eq!(
-            vec![
-                m[0].to_bits(),
-                m[1].to_bits(),
-                v[0].to_bits(),
-                v[1].to_bits()
-            ],
-            want[i],
-            "step {k}"
-        );
+        for (got, &bits) in [m[0], m[1], v[0], v[1]].iter().zip(&want[i]) {
+            let w = f64::from_bits(bits);
+            assert!(
+                (got - w).abs() <= 1e-12 * w.abs().max(1.0),
+                "step {k}: {got} vs {w} recorded"
+            );
+        }
         gp.update(&x, &y, k as f64 * 0.01, &[0.01, 0.04]).unwrap();
     }
     // A model with drift refuses it, saying why.
