@@ -84,6 +84,9 @@ pub struct PackedCholesky {
     cap: usize,
     n: usize,
     data: Vec<f64>,
+    /// 1/L_ii, so that the solves multiply: a division's latency on their serial chain
+    /// was most of a triangular solve's time.
+    inv_diag: Vec<f64>,
 }
 
 impl PackedCholesky {
@@ -94,6 +97,7 @@ impl PackedCholesky {
             cap: capacity,
             n: 0,
             data: vec![0.0; row_start(capacity)],
+            inv_diag: vec![0.0; capacity],
         }
     }
 
@@ -133,7 +137,7 @@ impl PackedCholesky {
 
     /// Bytes of the reserved buffer.
     pub fn memory_bytes(&self) -> usize {
-        self.data.len() * std::mem::size_of::<f64>()
+        (self.data.len() + self.inv_diag.len()) * std::mem::size_of::<f64>()
     }
 
     /// Row i of L: the entries L_i0 … L_ii (length i + 1).
@@ -183,15 +187,15 @@ impl PackedCholesky {
             let row_i = &mut tail[..=i];
             for j in 0..i {
                 let rj = row_start(j);
-                let row_j = &head[rj..=rj + j];
-                let s = row_i[j] - dot(&row_i[..j], &row_j[..j]);
-                row_i[j] = s / row_j[j];
+                let s = row_i[j] - dot(&row_i[..j], &head[rj..rj + j]);
+                row_i[j] = s * self.inv_diag[j];
             }
             let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
             if !(s > 0.0 && s.is_finite()) {
                 return Err(CholeskyError::NotPositiveDefinite { row: i, pivot: s });
             }
             row_i[i] = s.sqrt();
+            self.inv_diag[i] = 1.0 / row_i[i];
         }
         self.n = n;
         Ok(())
@@ -240,6 +244,7 @@ impl PackedCholesky {
         let rn = row_start(n);
         self.data[rn..rn + n].copy_from_slice(l);
         self.data[rn + n] = d;
+        self.inv_diag[n] = 1.0 / d;
         self.n = n + 1;
         Ok(d)
     }
@@ -274,7 +279,7 @@ impl PackedCholesky {
         for j in 0..s {
             let rj = row_start(j);
             let t = a_col[j] - dot(&self.data[rj..rj + j], &self.data[rs..rs + j]);
-            self.data[rs + j] = t / self.data[rj + j];
+            self.data[rs + j] = t * self.inv_diag[j];
         }
         let old_pivot = self.data[rs + s];
         let p2 = a_col[s] - dot(&self.data[rs..rs + s], &self.data[rs..rs + s]);
@@ -282,14 +287,16 @@ impl PackedCholesky {
             return Err(CholeskyError::NotPositiveDefinite { row: s, pivot: p2 });
         }
         let pivot = p2.sqrt();
+        let inv_pivot = 1.0 / pivot;
         self.data[rs + s] = pivot;
+        self.inv_diag[s] = inv_pivot;
         // Column s below row s: keep the old values, write the new.
         for (k, i) in (s + 1..n).enumerate() {
             let ri = row_start(i);
             let (head, tail) = self.data.split_at_mut(ri);
             old[k] = tail[s];
             let t = a_col[i] - dot(&tail[..s], &head[rs..rs + s]);
-            new[k] = t / pivot;
+            new[k] = t * inv_pivot;
             tail[s] = new[k];
         }
         // Trailing block: + old·oldᵀ − new·newᵀ, column by column.
@@ -308,6 +315,7 @@ impl PackedCholesky {
             let down = d2.sqrt();
             let (cd, sd) = (down / up, new[k] / up);
             self.data[kk] = down;
+            self.inv_diag[s + 1 + k] = 1.0 / down;
             for i in k + 1..m {
                 let ik = row_start(s + 1 + i) + s + 1 + k;
                 let lu = (self.data[ik] + su * old[i]) / cu;
@@ -328,7 +336,7 @@ impl PackedCholesky {
             let rs = row_start(i);
             let row = &self.data[rs..=rs + i];
             let s = b[i] - dot(&row[..i], &b[..i]);
-            b[i] = s / row[i];
+            b[i] = s * self.inv_diag[i];
         }
     }
 
@@ -340,7 +348,7 @@ impl PackedCholesky {
         for i in (0..b.len()).rev() {
             let rs = row_start(i);
             let row = &self.data[rs..=rs + i];
-            let wi = b[i] / row[i];
+            let wi = b[i] * self.inv_diag[i];
             b[i] = wi;
             for (bk, &lik) in b[..i].iter_mut().zip(&row[..i]) {
                 *bk -= lik * wi;
@@ -385,6 +393,9 @@ impl PackedCholesky {
             });
         }
         self.data[..packed.len()].copy_from_slice(packed);
+        for i in 0..n {
+            self.inv_diag[i] = 1.0 / packed[row_start(i) + i];
+        }
         self.n = n;
         Ok(())
     }
@@ -395,6 +406,7 @@ impl PackedCholesky {
         debug_assert_eq!(self.cap, other.cap);
         let used = row_start(other.n);
         self.data[..used].copy_from_slice(&other.data[..used]);
+        self.inv_diag[..other.n].copy_from_slice(&other.inv_diag[..other.n]);
         self.n = other.n;
     }
 
