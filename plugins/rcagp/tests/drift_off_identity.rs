@@ -3,9 +3,13 @@
 //! the drift work (commit f61ab43 of main, with the ignored test `record_reference` below):
 //! for two configurations (weight-aware actions with the prior centre; random actions with
 //! the predictive centre; both with inline refits, glitches and varying per-sample noise) the
-//! bits of every prediction along a 300-sample stream and the saved state at the end. This
-//! build must reproduce every bit, load the old state and predict the same from it; and
-//! `"drift": null` and `"drift": {"model": "none"}` must mean the same as no key.
+//! bits of every prediction along a 300-sample stream and the saved state at the end.
+//!
+//! Since the shared arithmetic got faster (the Cholesky factor multiplies by 1/L_ii, the
+//! kernel distance sums in four lanes: same values, other rounding), this build reproduces
+//! the recording to [`REL_TOL`] rather than to the bit, saves a state of the same size, and
+//! loads the old state and predicts the same from it. Bit for bit still: `"drift": null` and
+//! `"drift": {"model": "none"}` give exactly what no key gives.
 #![allow(clippy::unwrap_used)]
 
 use gpn_gp_core::model::OnlineModel;
@@ -69,6 +73,14 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Relative tolerance against the recording (the largest difference observed is below 1e-11).
+const REL_TOL: f64 = 1e-10;
+
+fn close(got: u64, want: u64) -> bool {
+    let (g, w) = (f64::from_bits(got), f64::from_bits(want));
+    (g - w).abs() <= REL_TOL * w.abs().max(1e-3)
+}
+
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/drift_off_reference.txt"
@@ -110,19 +122,31 @@ fn without_drift_every_bit_is_as_before() {
     assert_eq!(refs.len(), configs().len());
     for ((name, cfg), (ref_name, ref_trace, ref_state)) in configs().into_iter().zip(&refs) {
         assert_eq!(name, ref_name);
-        for variant in [None, Some(json!(null)), Some(json!({"model": "none"}))] {
-            let mut cfg = cfg.clone();
-            if let Some(v) = &variant {
-                cfg["drift"] = v.clone();
-            }
-            let (trace, state) = run(&cfg);
-            assert_eq!(trace.len(), ref_trace.len());
-            if let Some(k) = trace.iter().zip(ref_trace).position(|(a, b)| a != b) {
-                panic!("{name} (drift {variant:?}): value {k} of the trace differs");
-            }
+        let (trace, state) = run(&cfg);
+        assert_eq!(trace.len(), ref_trace.len());
+        if let Some(k) = trace
+            .iter()
+            .zip(ref_trace)
+            .position(|(&a, &b)| !close(a, b))
+        {
+            panic!(
+                "{name}: value {k} of the trace differs: {} vs {} recorded",
+                f64::from_bits(trace[k]),
+                f64::from_bits(ref_trace[k])
+            );
+        }
+        assert_eq!(state.len(), ref_state.len(), "{name}: saved state size");
+        for variant in [json!(null), json!({"model": "none"})] {
+            let mut with = cfg.clone();
+            with["drift"] = variant.clone();
+            let (t, st) = run(&with);
             assert!(
-                state == *ref_state,
-                "{name} (drift {variant:?}): the saved state differs"
+                t == trace,
+                "{name} (drift {variant}): trace differs from no key"
+            );
+            assert!(
+                st == state,
+                "{name} (drift {variant}): state differs from no key"
             );
         }
     }
@@ -137,6 +161,10 @@ fn a_state_saved_before_drift_loads_and_predicts_the_same() {
         m.predict(&[0.4, -0.3], &mut mu, &mut var).unwrap();
         let got: Vec<u64> = mu.iter().chain(&var).map(|v| v.to_bits()).collect();
         // The last four values of the trace are the probe's prediction after the last update.
-        assert_eq!(got, ref_trace[ref_trace.len() - 4..], "{name}");
+        let want = &ref_trace[ref_trace.len() - 4..];
+        assert!(
+            got.iter().zip(want).all(|(&g, &w)| close(g, w)),
+            "{name}: {got:?} vs {want:?} recorded"
+        );
     }
 }

@@ -181,7 +181,7 @@ impl SkyGp {
         e.refresh_k_row(s, &self.groups);
         // The first replacement turns the appended factor into that of K + jitter·I; later
         // ones update that factor's row, with a periodic refactor (see the constant).
-        let row_update = (e.n_off - 1) % DENSE_REFACTOR_EVERY != 0;
+        let row_update = !(e.n_off - 1).is_multiple_of(DENSE_REFACTOR_EVERY);
         let mut failure = None;
         for (g, group) in self.groups.iter().enumerate() {
             let done = match drift {

@@ -55,5 +55,8 @@ fn kin40k_full_stream_expert_counts() {
     // The reference's final SMSE to its printed digits (anchors §2): the Dense factor's row
     // updates over 6,350 replacements stay as accurate as its full refactorisations.
     assert!((fast_smse - 0.2731).abs() < 5e-5, "Fast SMSE {fast_smse}");
-    assert!((dense_smse - 0.2561).abs() < 5e-5, "Dense SMSE {dense_smse}");
+    assert!(
+        (dense_smse - 0.2561).abs() < 5e-5,
+        "Dense SMSE {dense_smse}"
+    );
 }
