@@ -6,9 +6,12 @@
 //! Numerics (kernels, packed Cholesky, aggregation) come from `gpn_gp_core`. No feature
 //! flags.
 //!
-//! Real-time: every buffer (the expert pool of `max_experts` experts, caches, scratch) is
-//! allocated in [`SkyGp::new`]; in steady state `predict` and `update` allocate nothing
-//! (tested with a counting allocator).
+//! Real-time: caches and scratch are allocated in [`SkyGp::new`], with the first chunk of
+//! experts; further experts, up to `max_experts`, are made by a background thread before
+//! they are needed and handed over without a lock wait, so memory follows what the model
+//! holds ([`SkyGp::bytes_per_expert`] each). `predict` and `update` allocate nothing
+//! (tested with a counting allocator), except that `update` makes an expert itself if that
+//! thread is late ([`SkyGp::grown_late`] counts it; the result never depends on timing).
 //!
 //! # Example
 //!
@@ -151,6 +154,7 @@ mod adopt;
 pub mod config;
 mod expert;
 mod groups;
+mod grow;
 mod insert;
 mod model;
 mod persist;

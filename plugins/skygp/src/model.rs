@@ -4,6 +4,7 @@
 
 use crate::config::{Config, DecayClock, Preset, ValidConfig};
 use crate::groups::{self, Group, OutputMap};
+use crate::grow::ExpertShape;
 use crate::pool::Pool;
 use crate::refresh::WorkerParams;
 use crate::runtime::DriftRuntime;
@@ -143,13 +144,15 @@ impl SkyGp {
             drift,
             pool: Pool::new(
                 cfg.max_experts,
-                n_bar,
-                d,
-                p,
-                g,
-                // With drift the Dense refactor recomputes K with the inflated diagonal.
-                cfg.variant == crate::config::Variant::Dense && cfg.drift.is_none(),
-                cfg.drift.is_some(),
+                ExpertShape {
+                    n_bar,
+                    d,
+                    p,
+                    n_groups: g,
+                    // With drift the Dense refactor recomputes K with the inflated diagonal.
+                    keep_k: cfg.variant == crate::config::Variant::Dense && cfg.drift.is_none(),
+                    drift: cfg.drift.is_some(),
+                },
             ),
             nu_prev: None,
             x_prev: vec![0.0; d],
@@ -244,6 +247,22 @@ impl SkyGp {
     /// Experts recycled because the pool (`max_experts`) was full.
     pub fn evictions(&self) -> u64 {
         self.pool.evictions
+    }
+
+    /// Bytes of one expert's buffers (data, factors, cached K, centers).
+    pub fn bytes_per_expert(&self) -> usize {
+        self.pool.bytes_per_expert()
+    }
+
+    /// Experts made so far (the pool grows in chunks up to `max_experts`).
+    pub fn experts_made(&self) -> usize {
+        self.pool.experts.len()
+    }
+
+    /// Experts the pool made on the calling thread because its grower thread was late
+    /// (each an allocation in `update`; 0 when the grower keeps up).
+    pub fn grown_late(&self) -> u64 {
+        self.pool.grown_late
     }
 
     /// Points held by the expert at list position `pos` (None past the end).

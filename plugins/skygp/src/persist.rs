@@ -257,12 +257,13 @@ fn read_pool_lists(
     with_drift: bool,
 ) -> Result<(Vec<usize>, Vec<usize>), String> {
     let used = r.usize()?;
-    if used > pool.experts.len() {
+    if used > pool.capacity() {
         return Err(format!(
             "{used} experts, the pool holds {}",
-            pool.experts.len()
+            pool.capacity()
         ));
     }
+    pool.ensure(used);
     pool.set_used(used);
     let mut order = Vec::new();
     r.usizes_into_vec(&mut order)?;

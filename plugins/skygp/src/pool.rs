@@ -1,20 +1,34 @@
-//! The expert pool: every expert's buffers reserved at creation (capacity `max_experts`)
-//! and the center-indexed list 𝒯 (`order`: list position → slot).
+//! The expert pool: up to `max_experts` experts (slots) and the center-indexed list 𝒯
+//! (`order`: list position → slot).
 //!
-//! Memory is bounded by construction. When all slots are in use and a new expert is
-//! needed, one is recycled by the eviction rule (never one of the experts selected for
-//! the current step). With drift an expert whose samples have all expired is retired: it
-//! leaves 𝒯 and its slot goes to a free list that new experts use first. Real-time: only
-//! [`Pool::new`] allocates; `order` and `free` have reserved capacity, so inserting into
-//! them only moves memory.
+//! Memory grows with what the model holds: the pool starts with one chunk of experts and
+//! the grower thread (`grow.rs`) prepares the next before it is needed, up to
+//! `max_experts`. With drift every expert is made at creation (the refresh thread's buffers
+//! are per slot). Memory is bounded: when all `max_experts` slots are in use and a new
+//! expert is needed, one is recycled by the eviction rule (never one of the experts
+//! selected for the current step). With drift an expert whose samples have all expired is
+//! retired: it leaves 𝒯 and its slot goes to a free list that new experts use first.
+//!
+//! Real-time: `order`, `free` and the expert list have their full capacity reserved, so
+//! inserting only moves memory. A slot allocates on the caller's thread only if the grower
+//! is late (counted in `grown_late`).
 
 use crate::config::Eviction;
 use crate::expert::Expert;
+use crate::grow::{CHUNK, ExpertShape, Grower};
 
 /// Arena of experts plus the ordered list 𝒯.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Pool {
+    /// The experts made so far (capacity `cap` reserved).
     pub experts: Vec<Expert>,
+    /// `max_experts`.
+    cap: usize,
+    shape: ExpertShape,
+    /// `None` when every expert was made at creation (or its thread did not start).
+    grower: Option<Grower>,
+    /// Experts made on the caller's thread because the grower was late.
+    pub grown_late: u64,
     /// 𝒯: slot of the expert at each list position.
     pub order: Vec<usize>,
     /// Slots handed out so far (slots `used..` are untouched).
@@ -28,26 +42,44 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// Reserves `cap` experts. **Allocates** (all buffers of the model's lifetime).
-    pub fn new(
-        cap: usize,
-        n_bar: usize,
-        d: usize,
-        p: usize,
-        n_groups: usize,
-        keep_k: bool,
-        drift: bool,
-    ) -> Self {
+    /// A pool of up to `cap` experts: the first chunk made now (all of them with drift),
+    /// the grower thread started for the rest. **Allocates**, spawns.
+    pub fn new(cap: usize, shape: ExpertShape) -> Self {
+        let first = if shape.drift { cap } else { cap.min(CHUNK) };
+        let mut experts = Vec::with_capacity(cap);
+        experts.extend((0..first).map(|_| shape.make()));
+        let grower = start_grower(&mut experts, cap, shape);
         Self {
-            experts: (0..cap)
-                .map(|_| Expert::new(n_bar, d, p, n_groups, keep_k, drift))
-                .collect(),
+            experts,
+            cap,
+            shape,
+            grower,
+            grown_late: 0,
             order: Vec::with_capacity(cap),
             used: 0,
-            free: Vec::with_capacity(if drift { cap } else { 0 }),
+            free: Vec::with_capacity(if shape.drift { cap } else { 0 }),
             created: 0,
             evictions: 0,
         }
+    }
+
+    /// `max_experts`.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Makes experts on this thread until `n` exist (restoring a saved state). **Allocates.**
+    pub fn ensure(&mut self, n: usize) {
+        while self.experts.len() < n.min(self.cap) {
+            self.experts.push(self.shape.make());
+        }
+    }
+
+    /// Bytes of one expert's buffers.
+    pub fn bytes_per_expert(&self) -> usize {
+        self.experts
+            .first()
+            .map_or_else(|| self.shape.make().memory_bytes(), Expert::memory_bytes)
     }
 
     /// |𝒯|.
@@ -62,9 +94,13 @@ impl Pool {
         &self.experts[self.order[pos]]
     }
 
-    /// Bytes reserved for all experts and the list.
+    /// Bytes of the experts made so far (and of the chunk the grower is preparing) and of
+    /// the lists.
     pub fn memory_bytes(&self) -> usize {
+        let pending = self.grower.as_ref().map_or(0, Grower::pending);
         self.experts.iter().map(Expert::memory_bytes).sum::<usize>()
+            + pending * self.bytes_per_expert()
+            + self.experts.capacity() * std::mem::size_of::<Expert>()
             + 8 * (self.order.capacity() + self.free.capacity())
     }
 
@@ -90,8 +126,23 @@ impl Pool {
         if let Some(slot) = self.free.pop() {
             return (slot, None);
         }
+        if self.used == self.experts.len() && self.used < self.cap {
+            if let Some(g) = self.grower.as_mut() {
+                g.tend(&mut self.experts, 0, self.cap);
+            }
+            if self.used == self.experts.len() {
+                // The grower is late (or absent): make it here rather than let timing
+                // decide between a new expert and an eviction.
+                self.experts.push(self.shape.make());
+                self.grown_late += 1;
+            }
+        }
         if self.used < self.experts.len() {
             self.used += 1;
+            let spare = self.experts.len() - self.used;
+            if let Some(g) = self.grower.as_mut() {
+                g.tend(&mut self.experts, spare, self.cap);
+            }
             return (self.used - 1, None);
         }
         let mut best: Option<usize> = None;
@@ -119,5 +170,58 @@ impl Pool {
         let slot = self.order.remove(pos);
         self.evictions += 1;
         (slot, Some(pos))
+    }
+}
+
+impl Clone for Pool {
+    /// A copy with the same reserved capacity and its own grower. **Allocates**, spawns.
+    fn clone(&self) -> Self {
+        let mut experts = Vec::with_capacity(self.cap);
+        experts.extend(self.experts.iter().cloned());
+        let grower = match self.grower {
+            Some(_) => start_grower(&mut experts, self.cap, self.shape),
+            None => None,
+        };
+        Self {
+            experts,
+            cap: self.cap,
+            shape: self.shape,
+            grower,
+            grown_late: self.grown_late,
+            order: self.order.clone_with_capacity(),
+            used: self.used,
+            free: self.free.clone_with_capacity(),
+            created: self.created,
+            evictions: self.evictions,
+        }
+    }
+}
+
+/// A grower for a pool of `cap` holding `experts`, already asked for the next chunk;
+/// `None` when the pool is complete or the thread cannot start.
+fn start_grower(
+    experts: &mut Vec<Expert>,
+    cap: usize,
+    shape: ExpertShape,
+) -> Option<Grower> {
+    if experts.len() >= cap {
+        return None;
+    }
+    let mut g = Grower::start(shape)?;
+    // Asked for the next chunk at once, whatever is spare.
+    g.tend(experts, 0, cap);
+    Some(g)
+}
+
+/// `clone` keeps only the length; the lists must keep their reserved capacity.
+trait CloneWithCapacity {
+    fn clone_with_capacity(&self) -> Self;
+}
+
+impl CloneWithCapacity for Vec<usize> {
+    fn clone_with_capacity(&self) -> Self {
+        let mut v = Vec::with_capacity(self.capacity());
+        v.extend_from_slice(self);
+        v
     }
 }
