@@ -199,11 +199,7 @@ impl Clone for Pool {
 
 /// A grower for a pool of `cap` holding `experts`, already asked for the next chunk;
 /// `None` when the pool is complete or the thread cannot start.
-fn start_grower(
-    experts: &mut Vec<Expert>,
-    cap: usize,
-    shape: ExpertShape,
-) -> Option<Grower> {
+fn start_grower(experts: &mut Vec<Expert>, cap: usize, shape: ExpertShape) -> Option<Grower> {
     if experts.len() >= cap {
         return None;
     }

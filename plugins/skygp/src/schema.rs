@@ -61,7 +61,7 @@ pub fn config_schema() -> ConfigSchema {
             key("use_drop_center", Boolean, "DC ablation switch.").default(true),
             key("use_adaptive_window", Boolean, "AW ablation switch (off: window W̄).").default(true),
             key("use_time_decay", Boolean, "TD ablation switch (off: no decay, no staleness filter).").default(true),
-            key("max_experts", Integer, "Pool capacity, ≥ 2 and > n_cal; every buffer is allocated at creation.")
+            key("max_experts", Integer, "Pool capacity, ≥ 2 and > n_cal. Experts are made 32 at a time by a background thread, a chunk ahead of need; memory follows the experts held, up to this bound.")
                 .default(1024)
                 .unit("experts"),
             key("eviction", String, "Which expert a full pool recycles.")
