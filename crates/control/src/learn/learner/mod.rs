@@ -71,7 +71,10 @@ pub struct LearnParams {
     /// replay buffer, and swap in a model warmed on it (0: never). The first fit sees only
     /// the nominal law's motion; a refit sees the motion the learned law produces.
     pub refit_after_samples: usize,
-    /// How many refits at most.
+    /// How many refits at most. Each waits twice as long as the one before (after
+    /// `refit_after_samples`·2^k samples of the model in use), so that refits follow the
+    /// data as it grows. Three refits, measured on issue 22's robot set (seeds 1–3), changed
+    /// the residual and tracking errors by 1 % on average (`docs/results/hyperfit.md`).
     pub max_refits: u32,
     /// Standard deviation of the torque measurement, N·m (noise variance of the targets).
     pub torque_noise_std_nm: f64,

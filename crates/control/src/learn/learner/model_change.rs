@@ -14,6 +14,13 @@ use super::super::swap::{
 
 use super::*;
 
+/// Samples the model in use must have learned before refit number `done` (from 0): the
+/// first after `after`, each later one after twice as many as the one before, so that
+/// refits follow the data as it grows.
+fn refit_threshold(after: usize, done: u32) -> usize {
+    after.saturating_mul(1usize << done.min(32))
+}
+
 impl Learner {
     /// Moves the fit buffers to the worker; false if it is gone.
     pub(super) fn send_fit(&mut self) -> bool {
@@ -43,7 +50,8 @@ impl Learner {
         let due = self.params.refit_after_samples > 0
             && !self.hyper_fixed
             && self.refits_done < self.params.max_refits
-            && self.learned_by_model >= self.params.refit_after_samples
+            && self.learned_by_model
+                >= refit_threshold(self.params.refit_after_samples, self.refits_done)
             && self.export.is_none()
             && self.fit_buffers.is_some();
         if due {
@@ -470,5 +478,18 @@ impl Learner {
             // busy with several jobs at once.
             let _ = worker.try_send(Job::Retire(retired));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refit_threshold;
+
+    #[test]
+    fn each_refit_waits_twice_as_long_as_the_one_before() {
+        let waits: Vec<usize> = (0..4).map(|k| refit_threshold(3000, k)).collect();
+        assert_eq!(waits, [3000, 6000, 12_000, 24_000]);
+        assert_eq!(refit_threshold(usize::MAX / 2, 3), usize::MAX, "saturates");
+        assert_eq!(refit_threshold(0, 5), 0);
     }
 }
