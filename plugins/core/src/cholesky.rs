@@ -550,4 +550,21 @@ mod tests {
             }
         }
     }
+
+    /// The AVX2 copy of the forward solve and the portable one give the same bits.
+    #[test]
+    fn the_avx2_forward_solve_has_the_same_bits() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let xs: Vec<f64> = (0..23).map(|i| 0.31 * i as f64).collect();
+            let f = PackedCholesky::from_matrix(&kernel_matrix(&xs), 0.0).expect("SPD");
+            let rhs: Vec<f64> = (0..23).map(|i| (0.9 * i as f64).sin()).collect();
+            let (mut portable, mut wide) = (rhs.clone(), rhs);
+            f.solve_lower_rows(&mut portable);
+            // SAFETY: AVX2 is supported, checked above.
+            unsafe { f.solve_lower_avx2(&mut wide) };
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&portable), bits(&wide));
+        }
+    }
 }

@@ -270,3 +270,28 @@ fn scaled_sq_dist_lanes(a: &[f64], b: &[f64], w: &[f64]) -> f64 {
     }
     r2
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AVX2 copy and the portable one give the same bits, for every length (the four
+    /// lanes and the tail), so results do not depend on the CPU.
+    #[test]
+    fn the_avx2_distance_has_the_same_bits() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            for d in 1..=37 {
+                let a: Vec<f64> = (0..d).map(|i| (0.37 * i as f64).sin() * 3.1).collect();
+                let b: Vec<f64> = (0..d).map(|i| (1.3 * i as f64).cos() * 0.7).collect();
+                let w: Vec<f64> = (0..d).map(|i| 1.0 / (0.2 + 0.11 * i as f64)).collect();
+                let portable = scaled_sq_dist_lanes(&a, &b, &w);
+                // SAFETY: AVX2 is supported, checked above.
+                let wide = unsafe { scaled_sq_dist_avx2(&a, &b, &w) };
+                assert_eq!(portable.to_bits(), wide.to_bits(), "d = {d}");
+            }
+            return;
+        }
+        eprintln!("no AVX2 on this CPU: only the portable distance runs");
+    }
+}
