@@ -1,5 +1,5 @@
 //! The ABI's optional `describe` through the host (`PluginModel::describe`): a Rust plugin
-//! that reports diagnostics, one that has none (`UNSUPPORTED` → `None`), a table as first
+//! that reports diagnostics (SkyGP's pool), one that has none (`UNSUPPORTED` → `None`), a table as first
 //! published in version 1 that ends before the field (loads; `describe` unavailable even
 //! though the static table behind it has one), the C example plugin, the VBKS plugin's
 //! kernel belief, and `gp-node eval --json` carrying it as `model_info`.
@@ -14,18 +14,30 @@ use gpn_plugin_api::{PluginTable, TABLE_SIZE, TABLE_SIZE_MIN};
 use model_support::{c_example, double};
 
 #[test]
-fn a_model_without_diagnostics_gives_none() {
-    // Neither SkyGP nor the `slow` double override `Plugin::describe`: the shim answers
-    // UNSUPPORTED, which the host turns into `None`.
+fn skygp_describes_its_pool() {
     let plugin = Plugin::find("skygp", &SearchPath::standard(Vec::<&str>::new())).unwrap();
-    let m = plugin
+    let mut m = plugin
         .create(
-            r#"{"hyper": {"sigma_f": 1, "sigma_n": 0.1, "lengthscales": [1]}}"#,
+            r#"{"hyper": {"sigma_f": 1, "sigma_n": 0.1, "lengthscales": [1]}, "max_experts": 100}"#,
             1,
             1,
         )
         .unwrap();
-    assert!(m.describe().unwrap().is_none());
+    m.update(&[0.3], &[1.0], 0.0, &[0.01]).unwrap();
+    let j = m.describe().unwrap().expect("skygp reports its pool");
+    assert_eq!(j["model"], "skygp");
+    assert_eq!(j["experts"], 1);
+    // One chunk made at creation; the next may have been taken over by the update.
+    let made = j["experts_made"].as_u64().unwrap();
+    assert!(made == 32 || made == 64, "{j}");
+    assert_eq!(j["max_experts"], 100);
+    assert!(j["bytes_per_expert"].as_u64().unwrap() > 0, "{j}");
+}
+
+#[test]
+fn a_model_without_diagnostics_gives_none() {
+    // The `slow` double does not override `Plugin::describe`: the shim answers
+    // UNSUPPORTED, which the host turns into `None`.
     let plugin = Plugin::open(double("gpn_double_slow", "describe-slow")).unwrap();
     let m = plugin.create("{predict_sleep_ms: 0}", 2, 3).unwrap();
     assert!(m.describe().unwrap().is_none());

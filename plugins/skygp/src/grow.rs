@@ -85,9 +85,9 @@ impl Grower {
     }
 
     /// Moves experts the thread has made into `experts` (up to `cap`, which its reserved
-    /// capacity holds) and, when `spare` unused experts are fewer than [`LOW_WATER`] and
-    /// more fit, asks for up to a chunk. No allocation, no blocking.
-    pub fn tend(&mut self, experts: &mut Vec<Expert>, spare: usize, cap: usize) {
+    /// capacity holds) and, when fewer than [`LOW_WATER`] of them are unused (`used` are
+    /// handed out) and more fit, asks for up to a chunk. No allocation, no blocking.
+    pub fn tend(&mut self, experts: &mut Vec<Expert>, used: usize, cap: usize) {
         if self.asked > 0
             && self.shared.has_ready.load(Ordering::Acquire)
             && let Ok(mut ready) = self.shared.ready.try_lock()
@@ -103,6 +103,7 @@ impl Grower {
             self.shared.has_ready.store(false, Ordering::Release);
             self.asked = 0;
         }
+        let spare = experts.len().saturating_sub(used);
         let room = cap.saturating_sub(experts.len());
         if self.asked == 0 && spare < LOW_WATER && room > 0 {
             self.asked = room.min(CHUNK);

@@ -28,6 +28,20 @@ impl Plugin for SkyGp {
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
         persist::load(self, bytes)
     }
+
+    /// The pool: experts in use and made, the bound, bytes per expert, and the counters.
+    fn describe(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({
+            "model": "skygp",
+            "experts": self.n_experts(),
+            "experts_made": self.experts_made(),
+            "max_experts": self.config().max_experts,
+            "bytes_per_expert": self.bytes_per_expert(),
+            "grown_late": self.grown_late(),
+            "replacements": self.replacements(),
+            "evictions": self.evictions(),
+        }))
+    }
 }
 
 gpn_plugin_api::export_plugin!(

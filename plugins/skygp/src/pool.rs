@@ -128,7 +128,7 @@ impl Pool {
         }
         if self.used == self.experts.len() && self.used < self.cap {
             if let Some(g) = self.grower.as_mut() {
-                g.tend(&mut self.experts, 0, self.cap);
+                g.tend(&mut self.experts, self.used, self.cap);
             }
             if self.used == self.experts.len() {
                 // The grower is late (or absent): make it here rather than let timing
@@ -139,9 +139,8 @@ impl Pool {
         }
         if self.used < self.experts.len() {
             self.used += 1;
-            let spare = self.experts.len() - self.used;
             if let Some(g) = self.grower.as_mut() {
-                g.tend(&mut self.experts, spare, self.cap);
+                g.tend(&mut self.experts, self.used, self.cap);
             }
             return (self.used - 1, None);
         }
@@ -205,7 +204,7 @@ fn start_grower(experts: &mut Vec<Expert>, cap: usize, shape: ExpertShape) -> Op
     }
     let mut g = Grower::start(shape)?;
     // Asked for the next chunk at once, whatever is spare.
-    g.tend(experts, 0, cap);
+    g.tend(experts, experts.len(), cap);
     Some(g)
 }
 
