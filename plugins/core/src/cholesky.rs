@@ -72,8 +72,9 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     t
 }
 
+/// Offset of row i in a row-packed lower triangle.
 #[inline]
-fn row_start(i: usize) -> usize {
+pub fn row_start(i: usize) -> usize {
     i * (i + 1) / 2
 }
 

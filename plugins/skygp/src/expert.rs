@@ -9,7 +9,7 @@
 
 use crate::config::{PIVOT_FLOOR, REFACTOR_JITTER, ROW_UPDATE_MIN_PIVOT_RATIO};
 use crate::groups::Group;
-use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot};
+use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot, row_start};
 use gpn_gp_core::drift::Drift;
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
 
@@ -318,7 +318,7 @@ impl Expert {
             for j in 0..n {
                 let k = group.kernel.value(xs, &self.x[j * d..(j + 1) * d]);
                 let (i, jj) = if j <= s { (s, j) } else { (j, s) };
-                km[i * (i + 1) / 2 + jj] = if j == s { k + group.noise_var } else { k };
+                km[row_start(i) + jj] = if j == s { k + group.noise_var } else { k };
             }
         }
     }
@@ -336,7 +336,7 @@ impl Expert {
         let xs = &self.x;
         let sn2 = group.noise_var;
         if let Some(km) = self.kmat.get(g) {
-            scratch.factor_mut(n, REFACTOR_JITTER, |i, j| km[i * (i + 1) / 2 + j])?;
+            scratch.factor_mut(n, REFACTOR_JITTER, |i, j| km[row_start(i) + j])?;
             self.chol[g].swap(scratch);
             return Ok(());
         }
@@ -366,7 +366,7 @@ impl Expert {
         let rs = s * (s + 1) / 2;
         col[..s].copy_from_slice(&km[rs..rs + s]);
         for (i, c) in col.iter_mut().enumerate().skip(s) {
-            *c = km[i * (i + 1) / 2 + s];
+            *c = km[row_start(i) + s];
         }
         col[s] += REFACTOR_JITTER;
         self.chol[g].replace_row_mut(s, col, ROW_UPDATE_MIN_PIVOT_RATIO, work)

@@ -18,7 +18,7 @@ use super::*;
 /// first after `after`, each later one after twice as many as the one before, so that
 /// refits follow the data as it grows.
 fn refit_threshold(after: usize, done: u32) -> usize {
-    after.saturating_mul(1usize << done.min(32))
+    after.saturating_mul(1usize.checked_shl(done).unwrap_or(usize::MAX))
 }
 
 impl Learner {
@@ -491,5 +491,10 @@ mod tests {
         assert_eq!(waits, [3000, 6000, 12_000, 24_000]);
         assert_eq!(refit_threshold(usize::MAX / 2, 3), usize::MAX, "saturates");
         assert_eq!(refit_threshold(0, 5), 0);
+        assert_eq!(
+            refit_threshold(1, 200),
+            usize::MAX,
+            "a shift past the word saturates"
+        );
     }
 }
