@@ -7,6 +7,8 @@
 #![warn(missing_docs)]
 
 pub mod aggregate;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 pub mod bound;
 pub mod cholesky;
 pub mod drift;

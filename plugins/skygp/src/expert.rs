@@ -122,11 +122,6 @@ impl Expert {
                 .sum::<usize>()
     }
 
-    #[inline]
-    pub fn row(&self, s: usize, d: usize) -> &[f64] {
-        &self.x[s * d..(s + 1) * d]
-    }
-
     /// The noise on the factor's diagonal for a new sample of group g: σ_n² without drift,
     /// v(τ) = ρ-inflated base at this expert's factor time with drift (the base itself
     /// unless the stamp is older than τ).
@@ -197,44 +192,31 @@ impl Expert {
         }
     }
 
-    /// k = κ_g(X, x) into `k[..n]`, v = L_g⁻¹k into `v[..n]`; returns vᵀv.
-    pub fn kv(&self, g: usize, group: &Group, x: &[f64], k: &mut [f64], v: &mut [f64]) -> f64 {
-        let (n, d) = (self.n, x.len());
-        for (s, ks) in k[..n].iter_mut().enumerate() {
-            *ks = group.kernel.value(self.row(s, d), x);
-        }
-        v[..n].copy_from_slice(&k[..n]);
-        self.chol[g].solve_lower_mut(&mut v[..n]);
-        dot(&v[..n], &v[..n])
+    /// k = κ(X, x) under `group`'s kernel into `k[..n]`.
+    pub fn k_vector(&self, group: &Group, x: &[f64], k: &mut [f64]) {
+        let rows = &self.x[..self.n * x.len()];
+        group.kernel.values_to_rows(rows, x, &mut k[..self.n]);
     }
 
-    /// [`Expert::kv`] from the scaled squared distances `r2` of the rows to x under this
-    /// group's lengthscales (what [`Expert::sq_dists`] wrote; shared by groups of one shape).
-    /// The same numbers as `kv`: κ(X_s, x) = κ(r²_s) either way.
-    pub fn kv_from_sq_dists(
-        &self,
-        g: usize,
-        group: &Group,
-        r2: &[f64],
-        k: &mut [f64],
-        v: &mut [f64],
-    ) -> f64 {
-        let n = self.n;
-        for (ks, &r2s) in k[..n].iter_mut().zip(&r2[..n]) {
+    /// [`Expert::k_vector`] from the scaled squared distances `r2` of the rows to x under
+    /// this group's lengthscales (what [`Expert::sq_dists`] wrote; shared by groups of one
+    /// shape). The same numbers: κ(X_s, x) = κ(r²_s) either way.
+    pub fn k_from_sq_dists(&self, group: &Group, r2: &[f64], k: &mut [f64]) {
+        for (ks, &r2s) in k[..self.n].iter_mut().zip(&r2[..self.n]) {
             *ks = group.kernel.value_from_sq_dist(r2s);
         }
-        v[..n].copy_from_slice(&k[..n]);
-        self.chol[g].solve_lower_mut(&mut v[..n]);
-        dot(&v[..n], &v[..n])
+    }
+
+    /// Group g's Cholesky factor of K + σ_n²I (size n).
+    pub fn factor(&self, g: usize) -> &PackedCholesky {
+        &self.chol[g]
     }
 
     /// The scaled squared distance of every row to x under `kernel`'s lengthscales, into
     /// `r2` (length ≥ n).
     pub fn sq_dists(&self, kernel: &ArdKernel, x: &[f64], r2: &mut [f64]) {
-        let d = x.len();
-        for (s, r) in r2[..self.n].iter_mut().enumerate() {
-            *r = kernel.scaled_sq_dist(self.row(s, d), x);
-        }
+        let rows = &self.x[..self.n * x.len()];
+        kernel.sq_dists_to_rows(rows, x, &mut r2[..self.n]);
     }
 
     /// Mean of output o from k (of its group): kᵀα_o.

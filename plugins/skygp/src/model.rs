@@ -26,6 +26,9 @@ pub(crate) struct Cache {
     /// Selection scratch: candidate positions and scores (sorted).
     pub cand_pos: Vec<usize>,
     pub cand_score: Vec<f64>,
+    /// Selection scratch: the kernel distance r² of every candidate of the window (NaN
+    /// for a stale one), reserved for the largest window (2·W̄ + 1).
+    pub cand_r2: Vec<f64>,
     /// k and v per (selected expert j, group g), at offset (j·G + g)·N̄.
     pub k: Vec<f64>,
     pub v: Vec<f64>,
@@ -166,6 +169,7 @@ impl SkyGp {
                 sel: Vec::with_capacity(n_cal),
                 cand_pos: Vec::with_capacity(n_cal + 1),
                 cand_score: Vec::with_capacity(n_cal + 1),
+                cand_r2: Vec::with_capacity(2 * cfg.w_bar + 1),
                 k: vec![0.0; n_cal * g * n_bar],
                 v: vec![0.0; n_cal * g * n_bar],
                 r2: vec![0.0; if n_shapes < g { n_shapes * n_bar } else { 0 }],
