@@ -364,48 +364,6 @@ impl PackedCholesky {
         }
     }
 
-    /// Forward substitution for several independent systems, b_t ← L_t⁻¹ b_t, row by row
-    /// across them. One solve's rows form a serial chain (row i needs b[i−1]), so a lone
-    /// solve waits on latency; interleaving the systems lets their chains overlap. Each
-    /// system sees the same operations in the same order as [`Self::solve_lower_mut`], so
-    /// the same bits. `b_t` has the length of its factor. No allocation.
-    pub fn solve_lower_batch(systems: &mut [(&PackedCholesky, &mut [f64])]) {
-        debug_assert!(systems.iter().all(|(l, b)| b.len() == l.n));
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { Self::solve_lower_batch_avx2(systems) };
-        }
-        Self::solve_lower_batch_rows(systems);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn solve_lower_batch_avx2(systems: &mut [(&PackedCholesky, &mut [f64])]) {
-        let rows = systems.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
-        for i in 0..rows {
-            let rs = row_start(i);
-            for (l, b) in systems.iter_mut().filter(|(_, b)| i < b.len()) {
-                let row = &l.data[rs..=rs + i];
-                let s = b[i] - crate::avx2::dot(&row[..i], &b[..i]);
-                b[i] = s * l.inv_diag[i];
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn solve_lower_batch_rows(systems: &mut [(&PackedCholesky, &mut [f64])]) {
-        let rows = systems.iter().map(|(_, b)| b.len()).max().unwrap_or(0);
-        for i in 0..rows {
-            let rs = row_start(i);
-            for (l, b) in systems.iter_mut().filter(|(_, b)| i < b.len()) {
-                let row = &l.data[rs..=rs + i];
-                let s = b[i] - dot(&row[..i], &b[..i]);
-                b[i] = s * l.inv_diag[i];
-            }
-        }
-    }
-
     /// Back substitution in place: b ← L⁻ᵀ b (b has length n). Column-oriented so that it
     /// reads rows of the packed storage. No allocation.
     #[inline]
@@ -596,35 +554,6 @@ mod tests {
                     "n {n}: K·(K⁻¹b) row {i}"
                 );
             }
-        }
-    }
-
-    /// A batch of forward solves of different sizes gives each solve's own bits.
-    #[test]
-    fn a_batch_of_solves_gives_each_solves_bits() {
-        let sizes = [23, 1, 9, 16, 0];
-        let factors: Vec<PackedCholesky> = sizes
-            .iter()
-            .map(|&n| {
-                let xs: Vec<f64> = (0..n).map(|i| 0.31 * i as f64 + 0.01 * n as f64).collect();
-                PackedCholesky::from_matrix(&kernel_matrix(&xs), 0.0).expect("SPD")
-            })
-            .collect();
-        let rhs: Vec<Vec<f64>> = sizes
-            .iter()
-            .map(|&n| (0..n).map(|i| (0.9 * i as f64 + n as f64).sin()).collect())
-            .collect();
-        let mut batch = rhs.clone();
-        let mut systems: Vec<(&PackedCholesky, &mut [f64])> = factors
-            .iter()
-            .zip(batch.iter_mut())
-            .map(|(f, b)| (f, b.as_mut_slice()))
-            .collect();
-        PackedCholesky::solve_lower_batch(&mut systems);
-        for ((f, mut one), got) in factors.iter().zip(rhs).zip(&batch) {
-            f.solve_lower_mut(&mut one);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&one), bits(got), "size {}", f.len());
         }
     }
 

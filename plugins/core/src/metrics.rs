@@ -236,6 +236,24 @@ impl Prequential {
         s
     }
 
+    /// Uses another σ_n² per target from the next step on (a model refitted mid-stream);
+    /// the same number of targets. Checked like the configuration.
+    pub fn set_noise_var(&mut self, noise_var: &[f64]) -> Result<()> {
+        if noise_var.len() != self.config.noise_var.len() {
+            return Err(MetricsError::Config(format!(
+                "noise_var has {} entries, the stream {} targets",
+                noise_var.len(),
+                self.config.noise_var.len()
+            )));
+        }
+        let old = std::mem::replace(&mut self.config.noise_var, noise_var.to_vec());
+        let checked = self.check();
+        if checked.is_err() {
+            self.config.noise_var = old;
+        }
+        checked
+    }
+
     /// Checks the configuration.
     pub fn check(&self) -> Result<()> {
         if self.config.noise_var.is_empty() {

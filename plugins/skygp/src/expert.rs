@@ -207,9 +207,12 @@ impl Expert {
         }
     }
 
-    /// Group g's Cholesky factor of K + σ_n²I (size n).
-    pub fn factor(&self, g: usize) -> &PackedCholesky {
-        &self.chol[g]
+    /// v = L_g⁻¹k into `v[..n]` from k (`k[..n]`, of group g); returns vᵀv.
+    pub fn solve_v(&self, g: usize, k: &[f64], v: &mut [f64]) -> f64 {
+        let n = self.n;
+        v[..n].copy_from_slice(&k[..n]);
+        self.chol[g].solve_lower_mut(&mut v[..n]);
+        dot(&v[..n], &v[..n])
     }
 
     /// The scaled squared distance of every row to x under `kernel`'s lengthscales, into

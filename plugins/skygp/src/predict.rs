@@ -5,14 +5,9 @@
 use crate::config::EmptyCandidates;
 use crate::model::SkyGp;
 use crate::select::Selection;
-use gpn_gp_core::cholesky::{PackedCholesky, dot};
 
 /// The variance the reference code reports with no expert or no candidate left.
 const REFERENCE_EMPTY_VAR: f64 = 10.0;
-
-/// Forward solves interleaved at a time (their serial chains overlap; four hide most of a
-/// row's latency, more gain little and cost stack).
-const SOLVE_BATCH: usize = 4;
 
 impl SkyGp {
     /// Selection, expert predictions and aggregation; `mean` and `var` have length p.
@@ -62,7 +57,10 @@ impl SkyGp {
             let e = pool.at(pos);
             for (g, group) in groups.iter().enumerate() {
                 let off = (j * n_groups + g) * n_bar;
-                let k = &mut cache.k[off..off + n_bar];
+                let (k, v) = (
+                    &mut cache.k[off..off + n_bar],
+                    &mut cache.v[off..off + n_bar],
+                );
                 if share {
                     let shape = cache.shape_of[g];
                     let r2 = &mut cache.r2[shape * n_bar..(shape + 1) * n_bar];
@@ -74,34 +72,7 @@ impl SkyGp {
                 } else {
                     e.k_vector(group, x, k);
                 }
-                cache.v[off..off + e.n].copy_from_slice(&k[..e.n]);
-            }
-        }
-        // v = L⁻¹k for every selected expert, the solves interleaved by batches.
-        for g in 0..n_groups {
-            let mut vs = cache.v[..m * n_groups * n_bar]
-                .chunks_mut(n_bar)
-                .skip(g)
-                .step_by(n_groups);
-            for batch in cache.sel.chunks(SOLVE_BATCH) {
-                let first = pool.at(batch[0]).factor(g);
-                let mut systems: [(&PackedCholesky, &mut [f64]); SOLVE_BATCH] =
-                    std::array::from_fn(|_| (first, Default::default()));
-                for (sys, &pos) in systems.iter_mut().zip(batch) {
-                    let e = pool.at(pos);
-                    // `vs` has exactly one chunk per selected expert.
-                    let Some(v) = vs.next() else { break };
-                    *sys = (e.factor(g), &mut v[..e.n]);
-                }
-                PackedCholesky::solve_lower_batch(&mut systems[..batch.len()]);
-            }
-        }
-        for (j, &pos) in cache.sel.iter().enumerate() {
-            let e = pool.at(pos);
-            for (g, group) in groups.iter().enumerate() {
-                let off = (j * n_groups + g) * n_bar;
-                let v = &cache.v[off..off + e.n];
-                let vtv = dot(v, v);
+                let vtv = e.solve_v(g, k, v);
                 for (o, om) in outputs.iter().enumerate().filter(|(_, om)| om.group == g) {
                     cache.mu[o * n_cal + j] = e.mean(o, &cache.k[off..off + n_bar]);
                     cache.var[o * n_cal + j] =

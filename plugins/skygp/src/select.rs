@@ -148,6 +148,10 @@ fn near_threshold(kernel: &ArdKernel, r2: &[f64], n_cal: usize, work: &mut Vec<f
     // The n_cal smallest r², ascending, by insertion (no allocation: capacity ≥ n_cal).
     work.clear();
     for &v in r2.iter().filter(|v| !v.is_nan()) {
+        // Most candidates are farther than the n_cal-th so far: one comparison.
+        if work.len() == n_cal && work.last().is_some_and(|&last| v >= last) {
+            continue;
+        }
         let i = work.partition_point(|&w| w <= v);
         if i < n_cal {
             if work.len() == n_cal {
