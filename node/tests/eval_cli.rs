@@ -236,3 +236,56 @@ fn user_errors_are_one_clear_line() {
         std::fs::remove_file(p).unwrap();
     }
 }
+
+/// Fitted hyperparameters refitted as the stream grows: the JSON lists each refit (due
+/// step, the step it took over, points), the table says so, and with given
+/// hyperparameters there is nothing to refit.
+#[test]
+fn refits_are_reported() {
+    let data = temp_file("refit.csv", &small_csv());
+    let data = data.to_str().unwrap();
+    let args = [
+        "--data",
+        data,
+        "--inputs",
+        "x1..x2",
+        "--targets",
+        "y",
+        "--fit-samples",
+        "25",
+        "--max-refits",
+        "3",
+    ];
+    let o = eval(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let refits = j["refits"].as_array().unwrap();
+    // Due after 50 and 100 samples; the third (200) is past the 120-sample stream.
+    assert_eq!(refits.len(), 2, "{refits:?}");
+    for (r, due) in refits.iter().zip([50, 100]) {
+        assert_eq!(r["due"], due);
+        assert_eq!(r["adopted"], due);
+        assert_eq!(r["points"], 25);
+        assert!(
+            r["error"].is_null() && r["hyper"]["sigma_n"].is_number(),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        j["hyper"][0], refits[1]["hyper"],
+        "the last refit's values are reported"
+    );
+    let table = eval(&args);
+    let out = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        out.contains("refitted on 25 of the first 100 samples"),
+        "{out}"
+    );
+    let given = temp_file(
+        "refit_hyper.json",
+        r#"{"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0, 1.0]}"#,
+    );
+    let o = eval(&[&args[..], &["--json", "--hyper", given.to_str().unwrap()]].concat());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j.get("refits").is_none() && j.get("fit").is_none(), "{j}");
+}

@@ -418,6 +418,7 @@ fn fitted_hyper_feeds_skygp() {
         gpn_gp_core::kernel::KernelKind::SquaredExponential,
         200,
         config::FitMode::SharedLengthscales,
+        None,
     )
     .unwrap();
     assert!(fit.nlml < fit.nlml_init);

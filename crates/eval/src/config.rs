@@ -13,7 +13,7 @@
 use std::path::Path;
 
 pub use gpn_gp_core::hyperfit::FitMode;
-use gpn_gp_core::hyperfit::{FitOptions, FitResult, fit};
+use gpn_gp_core::hyperfit::{FitOptions, FitResult, OutputHyper, fit};
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
 use serde_json::{Map, Value, json};
 
@@ -217,6 +217,28 @@ pub fn hyper_per_output(config: &Value, p: usize) -> Option<Value> {
     }
 }
 
+/// The config's hyperparameters, one per output, if they are in the format
+/// [`fit_hyper`] writes (`sigma_f`, `sigma_n`, `lengthscales`): a refit's warm start.
+pub fn hyper_outputs(config: &Value, p: usize) -> Option<Vec<OutputHyper>> {
+    let Value::Array(list) = hyper_per_output(config, p)? else {
+        return None;
+    };
+    list.iter()
+        .map(|h| {
+            Some(OutputHyper {
+                sigma_f: h.get("sigma_f")?.as_f64()?,
+                sigma_n: h.get("sigma_n")?.as_f64()?,
+                lengthscales: h
+                    .get("lengthscales")?
+                    .as_array()?
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<Vec<_>>>()?,
+            })
+        })
+        .collect()
+}
+
 /// The kernel formula named by the config's `"kernel"` key (`se`, `matern32`, `matern52`;
 /// default `se`).
 pub fn kernel_kind(config: &Value) -> Result<KernelKind, EvalError> {
@@ -234,11 +256,15 @@ pub fn kernel_kind(config: &Value) -> Result<KernelKind, EvalError> {
 /// after centring) by maximising the marginal likelihood, lengthscales shared across outputs
 /// or one set per output (`mode`); returns the `"hyper"` value (one object per output if
 /// p > 1) and the fit.
+///
+/// `warm`: hyperparameters to start one more run from (those in use, at a refit); the
+/// better likelihood on this data wins.
 pub fn fit_hyper(
     data: &Dataset,
     kind: KernelKind,
     max_samples: usize,
     mode: FitMode,
+    warm: Option<Vec<OutputHyper>>,
 ) -> Result<(Value, FitResult), EvalError> {
     let d = data.input_dim();
     let kernel =
@@ -249,6 +275,7 @@ pub fn fit_hyper(
         mode,
         max_samples,
         threads,
+        warm_start: warm,
         ..FitOptions::default()
     };
     let result = fit(&kernel, &data.x, &data.y, d, data.output_dim(), &opts)?;

@@ -200,6 +200,33 @@ impl Dataset {
         }
     }
 
+    /// The streamed samples (what `update` gets) at `rows`, in that order, as a dataset of
+    /// their own (no truth, no contamination record): e.g. the subset a refit fits on.
+    pub fn streamed_rows(&self, rows: &[usize]) -> Dataset {
+        let (d, p) = (self.input_dim(), self.output_dim());
+        let mut x = Vec::with_capacity(rows.len() * d);
+        let mut y = Vec::with_capacity(rows.len() * p);
+        for &r in rows {
+            x.extend_from_slice(self.x_update_row(r));
+            y.extend_from_slice(self.y_update_row(r));
+        }
+        Dataset {
+            source: self.source.clone(),
+            input_names: self.input_names.clone(),
+            target_names: self.target_names.clone(),
+            truth_names: Vec::new(),
+            x,
+            y,
+            truth: None,
+            input_offsets: self.input_offsets.clone(),
+            target_offsets: self.target_offsets.clone(),
+            skipped_rows: 0,
+            x_update: None,
+            y_update: None,
+            contamination: None,
+        }
+    }
+
     /// The stream as the model sees it: a copy whose `x` and `y` are the streamed values
     /// (for fitting hyperparameters on what the model is given). **Allocates** a copy.
     pub fn as_streamed(&self) -> Dataset {

@@ -32,6 +32,7 @@ pub mod dataset;
 pub mod plugins;
 pub mod predictions;
 pub mod readiness;
+pub mod refit;
 pub mod report;
 pub mod runner;
 

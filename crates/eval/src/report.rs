@@ -98,6 +98,9 @@ pub struct EvalReport {
     pub hyper: Option<Value>,
     /// How the hyperparameters were fitted, when they were; the `--json` key `fit`.
     pub fit: Option<FitSummary>,
+    /// Refits of fitted hyperparameters as the stream grew ([`crate::refit`]); the
+    /// `--json` key `refits` (present when a fit was made).
+    pub refits: Vec<crate::refit::RefitSummary>,
     /// The MSLL's variance floor: in target units², or a fraction of each target's variance
     /// when `var_floor_relative`; the `--json` key `var_floor` {`value`, `relative`}.
     pub var_floor: f64,
@@ -197,6 +200,23 @@ impl EvalReport {
                         "nlml_per_output": f.nlml_per_output.iter().map(|&x| num(x)).collect::<Vec<_>>(),
                     }),
                 );
+                let refits: Vec<Value> = self
+                    .refits
+                    .iter()
+                    .map(|r| {
+                        json!({
+                            "due": r.due,
+                            "adopted": r.adopted,
+                            "points": r.points,
+                            "seconds": num(r.seconds),
+                            "nlml_init": num(r.nlml_init),
+                            "nlml": num(r.nlml),
+                            "hyper": r.hyper,
+                            "error": r.error,
+                        })
+                    })
+                    .collect();
+                map.insert("refits".into(), Value::Array(refits));
             }
         }
         v
@@ -374,6 +394,21 @@ impl EvalReport {
                 f.nlml,
                 f.nlml_init
             );
+        }
+        for r in &self.refits {
+            let _ = match (&r.error, r.adopted) {
+                (None, Some(at)) => writeln!(
+                    s,
+                    "refitted on {} of the first {} samples in {:.2} s (NLML {:.3} from {:.3}), used from step {at}",
+                    r.points, r.due, r.seconds, r.nlml, r.nlml_init
+                ),
+                (error, _) => writeln!(
+                    s,
+                    "refit due at step {} failed, the model stayed: {}",
+                    r.due,
+                    error.as_deref().unwrap_or("unknown")
+                ),
+            };
         }
         s.push_str(&self.readiness_table());
         if let Some(info) = &self.model_info {

@@ -145,7 +145,54 @@ pub fn run_stream(
 /// every [`WAIT_SLICE`] while waiting for the model ([`Pacing::WaitReady`]).
 pub fn run_stream_observed(
     plugin: &str,
-    model: &mut dyn OnlineModel,
+    mut model: &mut dyn OnlineModel,
+    data: &Dataset,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(usize),
+    on_prediction: &mut PredictionObserver<'_>,
+    on_wait: &mut WaitObserver<'_>,
+) -> Result<EvalReport, EvalError> {
+    run_stream_in_slot(
+        plugin,
+        &mut model,
+        data,
+        opts,
+        progress,
+        on_prediction,
+        on_wait,
+    )
+}
+
+/// Where the runner finds the model at each step: one model for the whole stream, or one
+/// that a [`ModelSlot::before_step`] may replace between steps (e.g. refitted
+/// hyperparameters, [`super::refit`]).
+pub trait ModelSlot {
+    /// The model in use.
+    fn model(&mut self) -> &mut dyn OnlineModel;
+    /// Called before step i (its prediction), outside the timed calls, with the σ_n² per
+    /// target in use: may put another model in the slot and change `noise_var` for the
+    /// steps that follow; returns whether it did.
+    fn before_step(
+        &mut self,
+        _i: usize,
+        _data: &Dataset,
+        _noise_var: &mut Vec<f64>,
+    ) -> Result<bool, EvalError> {
+        Ok(false)
+    }
+}
+
+impl ModelSlot for &mut dyn OnlineModel {
+    fn model(&mut self) -> &mut dyn OnlineModel {
+        &mut **self
+    }
+}
+
+/// [`run_stream_observed`] with the model in a [`ModelSlot`]. The report's `stats` are
+/// the last model's.
+pub fn run_stream_in_slot(
+    plugin: &str,
+    slot: &mut dyn ModelSlot,
     data: &Dataset,
     opts: &RunOptions,
     progress: &mut dyn FnMut(usize),
@@ -154,7 +201,8 @@ pub fn run_stream_observed(
 ) -> Result<EvalReport, EvalError> {
     let n = data.len();
     let p = data.output_dim();
-    check_dimensions(plugin, model, data, opts)?;
+    check_dimensions(plugin, slot.model(), data, opts)?;
+    let mut noise_var = opts.noise_var.clone();
     let mut metrics_config =
         MetricsConfig::new(opts.noise_var.clone()).with_var_floor(opts.var_floor);
     if opts.var_floor_relative {
@@ -180,6 +228,10 @@ pub fn run_stream_observed(
         if let Pacing::Rate { hz } = opts.pacing {
             sleep_until(wall + Duration::from_secs_f64(i as f64 / hz));
         }
+        if slot.before_step(i, data, &mut noise_var)? {
+            metrics.set_noise_var(&noise_var)?;
+        }
+        let model = slot.model();
         let x = data.x_row(i);
         let y = data.y_row(i);
         if i == 0 {
@@ -209,7 +261,7 @@ pub fn run_stream_observed(
                 data.x_update_row(i),
                 data.y_update_row(i),
                 i as f64 * opts.dt_secs,
-                &opts.noise_var,
+                &noise_var,
             )
             .map_err(|e| EvalError::Model {
                 step: i,
@@ -228,7 +280,7 @@ pub fn run_stream_observed(
     let wall_s = wall.elapsed().as_secs_f64();
     let report = metrics.finish()?;
     let truth = data.truth.is_some().then(|| tally.report(n));
-    let stats = model.stats();
+    let stats = slot.model().stats();
     Ok(EvalReport {
         plugin: plugin.to_string(),
         n_samples: n,
@@ -247,6 +299,7 @@ pub fn run_stream_observed(
         config: None,
         hyper: None,
         fit: None,
+        refits: Vec::new(),
         var_floor: opts.var_floor,
         var_floor_relative: opts.var_floor_relative,
     })

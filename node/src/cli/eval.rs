@@ -13,6 +13,7 @@ use crate::eval::{
     contaminate::Contamination,
     dataset::{Centering, ColumnSelection, Dataset},
     predictions::PredictionWriter,
+    refit::{RefitPlan, Refitting},
     runner::{self, CalibrateOn, Pacing, RunOptions},
 };
 use crate::plugin_host::{Plugin, SearchPath};
@@ -79,6 +80,13 @@ pub struct EvalArgs {
     /// Samples used to fit hyperparameters when none are given.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub fit_samples: usize,
+    /// Refits of the fitted hyperparameters as the stream grows (only when none are
+    /// given): refit k is due after fit-samples·2^k samples and fits on fit-samples of all
+    /// the samples so far, evenly spaced; a fresh model with the new values learns those
+    /// samples and takes over, at the step the refit was due (with --rate: when ready).
+    /// 0: fit once.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub max_refits: usize,
     /// Time between samples passed to the model's update (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub dt_secs: f64,
@@ -200,7 +208,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let noise_var = config::noise_vars(&cfg, p)?;
     let search = SearchPath::standard(&args.plugin_path);
     let plugin = Plugin::find(&args.plugin, &search)?;
-    let mut model = plugin.create_json(&cfg, d, p)?;
+    let model = plugin.create_json(&cfg, d, p)?;
 
     let opts = RunOptions {
         noise_var,
@@ -217,9 +225,28 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let bar = progress_bar(&args, &data);
     let mut waiting = WaitNotice::new(&args.plugin, !args.json && !bar.is_hidden());
     let mut write_error = None;
-    let mut report = runner::run_stream_observed(
+    let refits = match (&fit, args.max_refits) {
+        (Some(_), k) if k > 0 => k,
+        _ => 0,
+    };
+    let plan = RefitPlan {
+        first: args.fit_samples,
+        max_refits: refits,
+        max_points: args.fit_samples,
+        // Asked only when refitting: other plugins' configs may name other kernels.
+        kind: if refits > 0 {
+            config::kernel_kind(&cfg)?
+        } else {
+            Default::default()
+        },
+        mode: fit_mode(args.fit_mode).0,
+        background: matches!(opts.pacing, Pacing::Rate { .. }),
+        dt_secs: args.dt_secs,
+    };
+    let mut slot = Refitting::new(model, plugin.clone(), cfg, plan);
+    let mut report = runner::run_stream_in_slot(
         &args.plugin,
-        &mut model,
+        &mut slot,
         &data,
         &opts,
         &mut |done| {
@@ -244,12 +271,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("eval: predictions written to {}", path.display());
     }
     // The model's own diagnostics (e.g. VBKS's kernel belief), if it reports any.
-    report.model_info = model
+    report.model_info = slot
+        .current()
         .describe()
         .context("asking the model for its diagnostics (describe)")?;
-    report.config = Some(plugin.effective_config(&cfg));
-    report.hyper = config::hyper_per_output(&cfg, p);
+    // The config and hyperparameters of the model at the end (the last refit's).
+    report.config = Some(plugin.effective_config(slot.config()));
+    report.hyper = config::hyper_per_output(slot.config(), p);
     report.fit = fit;
+    report.refits = slot.log().to_vec();
 
     if args.json {
         println!("{}", report.to_json());
@@ -312,21 +342,14 @@ fn model_config(
         return Ok((cfg, None));
     }
     let n_fit = args.fit_samples.min(data.len());
-    let (mode, name, how) = match args.fit_mode {
-        FitModeArg::Shared => (
-            FitMode::SharedLengthscales,
-            "shared",
-            "lengthscales shared across targets",
-        ),
-        FitModeArg::PerOutput => (FitMode::PerOutput, "per_output", "one set per target"),
-    };
+    let (mode, name, how) = fit_mode(args.fit_mode);
     eprintln!(
         "no hyperparameters given (--hyper or \"hyper\" in the config): fitting them by marginal likelihood on the first {n_fit} samples, {how}…"
     );
     let kind = config::kernel_kind(&cfg)?;
     let start = Instant::now();
     // Fitted on what the model is given (contaminated, if so).
-    let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples, mode)
+    let (hyper, fit) = config::fit_hyper(&data.as_streamed(), kind, args.fit_samples, mode, None)
         .context("fitting hyperparameters")?;
     let seconds = start.elapsed().as_secs_f64();
     eprintln!(
@@ -343,6 +366,18 @@ fn model_config(
         nlml_per_output: fit.nlml_per_output,
     };
     Ok((cfg, Some(summary)))
+}
+
+/// The fit mode of `--fit-mode`, its report name, and how it reads.
+fn fit_mode(arg: FitModeArg) -> (FitMode, &'static str, &'static str) {
+    match arg {
+        FitModeArg::Shared => (
+            FitMode::SharedLengthscales,
+            "shared",
+            "lengthscales shared across targets",
+        ),
+        FitModeArg::PerOutput => (FitMode::PerOutput, "per_output", "one set per target"),
+    }
 }
 
 /// `--var-floor`: a value, absolute or relative to each target's variance.

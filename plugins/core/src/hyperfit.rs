@@ -123,6 +123,11 @@ pub struct FitOptions {
     /// in the background beside its control thread; a tool may use every core). The result
     /// does not depend on it.
     pub threads: usize,
+    /// Hyperparameters to start one more run from (one entry per output, e.g. those in
+    /// use when refitting on more data); the best NLML on this data wins, so a refit never
+    /// ends worse on its own data than where it was. Ignored unless it has one entry per
+    /// output with one lengthscale per input (in shared mode, output 0's lengthscales).
+    pub warm_start: Option<Vec<OutputHyper>>,
 }
 
 impl Default for FitOptions {
@@ -133,6 +138,7 @@ impl Default for FitOptions {
             max_iters: 100,
             restarts: 0,
             threads: 1,
+            warm_start: None,
         }
     }
 }
@@ -482,11 +488,15 @@ pub fn fit<K: Kernel + Clone + Sync>(
     let y_std: Vec<f64> = ys.iter().map(|c| std_or_one(c.iter().copied())).collect();
 
     match opts.mode {
-        FitMode::SharedLengthscales => run_fits(kernel, x, ys, &x_std, &y_std, true, n, opts),
+        FitMode::SharedLengthscales => {
+            let warm = opts.warm_start.as_deref();
+            run_fits(kernel, x, ys, &x_std, &y_std, true, n, opts, warm)
+        }
         FitMode::PerOutput => {
             // Independent problems: fit each output on its own (smaller L-BFGS problems),
             // `opts.threads` at a time; nothing of the O(n³) work is shared between them.
             let fit_one = |t: usize| {
+                let warm = opts.warm_start.as_deref().and_then(|w| w.get(t..=t));
                 run_fits(
                     kernel,
                     x,
@@ -496,6 +506,7 @@ pub fn fit<K: Kernel + Clone + Sync>(
                     false,
                     n,
                     opts,
+                    warm,
                 )
             };
             let results: Vec<Result<FitResult>> = if opts.threads > 1 && p > 1 {
@@ -566,6 +577,7 @@ fn run_fits<K: Kernel + Clone>(
     shared: bool,
     n: usize,
     opts: &FitOptions,
+    warm: Option<&[OutputHyper]>,
 ) -> Result<FitResult> {
     let d = x_std.len();
     let p = ys.len();
@@ -588,7 +600,8 @@ fn run_fits<K: Kernel + Clone>(
 
     let init_values = problem.eval(&init, None)?;
     let nlml_init: f64 = init_values.iter().sum();
-    let best_params = best_of_restarts(&problem, &init, n_ls_blocks, opts)?;
+    let warm = warm.and_then(|w| warm_params(&problem, w, n_ls_blocks));
+    let best_params = best_of_restarts(&problem, &init, n_ls_blocks, opts, warm)?;
     let mut params: Vec<f64> = best_params
         .iter()
         .enumerate()
@@ -654,6 +667,7 @@ fn best_of_restarts<K: Kernel + Clone>(
     init: &[f64],
     n_ls_blocks: usize,
     opts: &FitOptions,
+    warm: Option<Vec<f64>>,
 ) -> Result<Vec<f64>> {
     let d = problem.d;
     let mut best: Option<(f64, Vec<f64>)> = None;
@@ -661,7 +675,7 @@ fn best_of_restarts<K: Kernel + Clone>(
     // The second start is the input stds themselves.
     let unscaled = 1.0 / start_scale(d);
     let scales = [1.0, unscaled, 1.0 / 3.0, 3.0, 0.1, 10.0, 1.0 / 30.0, 30.0];
-    for r in 0..=opts.restarts {
+    let scaled = (0..=opts.restarts).map(|r| {
         let scale: f64 = scales.get(r).copied().unwrap_or(1.0 / (r as f64 + 1.0));
         let mut start = init.to_vec();
         for o in 0..n_ls_blocks {
@@ -670,6 +684,9 @@ fn best_of_restarts<K: Kernel + Clone>(
                 *v += scale.ln();
             }
         }
+        start
+    });
+    for start in scaled.chain(warm) {
         *problem.best_seen.borrow_mut() = None;
         let outcome = match optimise(problem, start, opts.max_iters) {
             Ok(found) => Some(found),
@@ -691,6 +708,41 @@ fn best_of_restarts<K: Kernel + Clone>(
         None if !last_err.is_empty() => Err(HyperfitError::Optimizer(last_err)),
         None => Ok(init.to_vec()),
     }
+}
+
+/// The parameter vector (ln units, clamped to the bounds) of the given hyperparameters,
+/// `None` if they do not fit the problem's shape or are not positive and finite.
+fn warm_params<K: Kernel + Clone>(
+    problem: &Problem<'_, K>,
+    hypers: &[OutputHyper],
+    n_ls_blocks: usize,
+) -> Option<Vec<f64>> {
+    let (d, p) = (problem.d, problem.ys.len());
+    let usable = |h: &OutputHyper| {
+        h.lengthscales.len() == d
+            && std::iter::once(h.sigma_f)
+                .chain(std::iter::once(h.sigma_n))
+                .chain(h.lengthscales.iter().copied())
+                .all(|v| v.is_finite() && v > 0.0)
+    };
+    if hypers.len() != p || !hypers.iter().all(usable) {
+        return None;
+    }
+    let mut v = vec![0.0; problem.n_params()];
+    for (o, h) in hypers.iter().enumerate() {
+        v[problem.sf_index(o)] = h.sigma_f.ln();
+        v[problem.sn_index(o)] = h.sigma_n.ln();
+    }
+    for (o, h) in hypers.iter().enumerate().take(n_ls_blocks) {
+        let off = problem.ls_offset(o);
+        for (vj, l) in v[off..off + d].iter_mut().zip(&h.lengthscales) {
+            *vj = l.ln();
+        }
+    }
+    for (i, vi) in v.iter_mut().enumerate() {
+        *vi = vi.clamp(problem.lo[i], problem.hi[i]);
+    }
+    Some(v)
 }
 
 /// The hyperparameters of each of the `p` outputs from the full parameter vector.

@@ -303,3 +303,48 @@ fn a_few_relevant_inputs_among_many_are_found() {
         h.sigma_n
     );
 }
+
+/// A warm start from good hyperparameters is kept when the default start finds a worse
+/// optimum: y = sin(20x) over x ∈ [−3, 3] varies on a scale 60 times shorter than the
+/// input's spread, and the default start (ℓ = the input's std) ends explaining it as noise.
+/// From ℓ = 0.05 the fit finds the signal; without the warm start it does not.
+#[test]
+fn a_warm_start_keeps_a_better_optimum() {
+    use gpn_gp_core::hyperfit::OutputHyper;
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let x = inputs(&mut rng, 200, 1);
+    let y: Vec<f64> = x
+        .iter()
+        .map(|v| (20.0 * v).sin() + 0.01 * normal(&mut rng))
+        .collect();
+    let kernel = ArdKernel::se(1.0, &[1.0]).unwrap();
+    let cold = fit(&kernel, &x, &y, 1, 1, &FitOptions::default()).unwrap();
+    let warm_start = vec![OutputHyper {
+        sigma_f: 1.0,
+        sigma_n: 0.05,
+        lengthscales: vec![0.05],
+    }];
+    let opts = FitOptions {
+        warm_start: Some(warm_start.clone()),
+        ..FitOptions::default()
+    };
+    let warm = fit(&kernel, &x, &y, 1, 1, &opts).unwrap();
+    assert!(
+        cold.outputs[0].sigma_n > 0.3,
+        "the default start explains the signal as noise here: {:?}",
+        cold.outputs[0]
+    );
+    assert!(
+        warm.nlml < cold.nlml - 100.0,
+        "warm NLML {} against cold {}",
+        warm.nlml,
+        cold.nlml
+    );
+    assert!(warm.outputs[0].sigma_n < 0.05, "{:?}", warm.outputs[0]);
+    // A warm start of the wrong shape is ignored: the cold result.
+    let opts = FitOptions {
+        warm_start: Some(vec![warm_start[0].clone(), warm_start[0].clone()]),
+        ..FitOptions::default()
+    };
+    assert_eq!(fit(&kernel, &x, &y, 1, 1, &opts).unwrap(), cold);
+}

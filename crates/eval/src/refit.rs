@@ -1,0 +1,285 @@
+//! Refitting fitted hyperparameters as the stream grows, as the node's learner does
+//! (`learn.refit_after_samples`, `learn.max_refits`).
+//!
+//! When `gp-node eval` fits the hyperparameters itself (none given), the first fit uses the
+//! first `first` samples. Refit k (from 1) is due before step `first`·2^k. It fits on an
+//! evenly spaced subset of every sample streamed so far (at most `max_points`, the node's
+//! rule too), creates a fresh model with the new hyperparameters and teaches it those
+//! samples (`update` in stream order, the node's warm start). The work runs on a
+//! background thread while the stream goes on with the old model:
+//! - with [`RefitPlan::background`] off (the default pacing, which waits for the model at
+//!   every step) the new model is adopted at the step the refit was due, so results do
+//!   not depend on timing;
+//! - with it on (a wall-clock rate, what a robot gets) it is adopted at the first step
+//!   after it is ready, taught the samples that came meanwhile first.
+//!
+//! A refit that fails (the fit, or the plugin refusing the model) is reported and the old
+//! model stays, as on the node.
+
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use gpn_gp_core::hyperfit::FitMode;
+use gpn_gp_core::kernel::KernelKind;
+use gpn_gp_core::model::OnlineModel;
+use gpn_plugin_host::{Plugin, PluginModel};
+use serde_json::Value;
+
+use super::EvalError;
+use super::config::{fit_hyper, hyper_outputs, merge_hyper, noise_vars};
+use super::dataset::Dataset;
+use super::runner::ModelSlot;
+
+/// When and how to refit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefitPlan {
+    /// Samples of the first fit; refit k is due before step first·2^k.
+    pub first: usize,
+    /// Refits at most.
+    pub max_refits: usize,
+    /// Samples a fit uses at most (evenly spaced over those streamed so far).
+    pub max_points: usize,
+    /// The kernel fitted.
+    pub kind: KernelKind,
+    /// Shared lengthscales or one set per target.
+    pub mode: FitMode,
+    /// Adopt when ready instead of at the step it was due (see the module doc).
+    pub background: bool,
+    /// Time between samples given to `update` (s).
+    pub dt_secs: f64,
+}
+
+impl RefitPlan {
+    /// The step before which refit `k` (from 1) is due; `None` past `usize`.
+    pub fn due(&self, k: u32) -> Option<usize> {
+        self.first.checked_mul(1usize.checked_shl(k)?)
+    }
+}
+
+/// One refit, as reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefitSummary {
+    /// The step before which it was due (= samples streamed when it started).
+    pub due: usize,
+    /// The step from which the new model was used (`None`: failed, the old model stayed).
+    pub adopted: Option<usize>,
+    /// Samples the fit used.
+    pub points: usize,
+    /// Wall time of fit, model creation and teaching (s).
+    pub seconds: f64,
+    /// NLML summed over targets at the fit's start and end.
+    pub nlml_init: f64,
+    /// See `nlml_init`.
+    pub nlml: f64,
+    /// The hyperparameters fitted (the config's `hyper` format).
+    pub hyper: Value,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+/// A refitted model, taught the samples up to its due step.
+struct Ready {
+    model: PluginModel,
+    cfg: Value,
+    noise_var: Vec<f64>,
+    summary: RefitSummary,
+}
+
+struct Pending {
+    due: usize,
+    handle: JoinHandle<Result<Ready, RefitSummary>>,
+}
+
+/// A [`ModelSlot`] whose model is replaced by refits (see the module doc).
+pub struct Refitting {
+    model: PluginModel,
+    plugin: Plugin,
+    cfg: Value,
+    plan: RefitPlan,
+    started: u32,
+    pending: Option<Pending>,
+    log: Vec<RefitSummary>,
+}
+
+impl Refitting {
+    /// Starts with `model`, created by `plugin` from `cfg` (which holds the first fit's
+    /// hyperparameters).
+    pub fn new(model: PluginModel, plugin: Plugin, cfg: Value, plan: RefitPlan) -> Self {
+        Self {
+            model,
+            plugin,
+            cfg,
+            plan,
+            started: 0,
+            pending: None,
+            log: Vec::new(),
+        }
+    }
+
+    /// The model in use now.
+    pub fn current(&self) -> &PluginModel {
+        &self.model
+    }
+
+    /// The config of the model in use (its hyperparameters).
+    pub fn config(&self) -> &Value {
+        &self.cfg
+    }
+
+    /// The refits so far. A refit still running at the end of the stream is not listed.
+    pub fn log(&self) -> &[RefitSummary] {
+        &self.log
+    }
+
+    fn start(&mut self, due: usize, data: &Dataset) {
+        let n_pts = self.plan.max_points.clamp(2, due.max(2)).min(due);
+        let rows: Vec<usize> = (0..n_pts)
+            .map(|i| i * (due - 1) / (n_pts - 1).max(1))
+            .collect();
+        let subset = data.streamed_rows(&rows);
+        let taught = data.streamed_rows(&(0..due).collect::<Vec<_>>());
+        let (plugin, cfg, plan) = (self.plugin.clone(), self.cfg.clone(), self.plan);
+        let handle = std::thread::Builder::new()
+            .name("eval-refit".into())
+            .spawn(move || refit(&plugin, cfg, &plan, &subset, &taught, due))
+            .expect("spawning the refit thread");
+        self.pending = Some(Pending { due, handle });
+    }
+
+    /// Adopts the pending refit at step `i`, teaching it the samples since its due step.
+    fn adopt(
+        &mut self,
+        pending: Pending,
+        i: usize,
+        data: &Dataset,
+        noise_var: &mut Vec<f64>,
+    ) -> Result<bool, EvalError> {
+        let outcome = pending
+            .handle
+            .join()
+            .unwrap_or_else(|_| Err(failed(pending.due, "the refit thread panicked".into())));
+        let mut ready = match outcome {
+            Ok(ready) => ready,
+            Err(summary) => {
+                eprintln!(
+                    "eval: refit due at step {} failed, the model stays: {}",
+                    pending.due,
+                    summary.error.as_deref().unwrap_or("")
+                );
+                self.log.push(summary);
+                return Ok(false);
+            }
+        };
+        for j in pending.due..i {
+            let t = j as f64 * self.plan.dt_secs;
+            ready
+                .model
+                .update(
+                    data.x_update_row(j),
+                    data.y_update_row(j),
+                    t,
+                    &ready.noise_var,
+                )
+                .map_err(|source| EvalError::Model {
+                    step: j,
+                    phase: "update (refitted model)",
+                    source,
+                })?;
+        }
+        ready.summary.adopted = Some(i);
+        self.log.push(ready.summary);
+        self.model = ready.model;
+        self.cfg = ready.cfg;
+        *noise_var = ready.noise_var;
+        Ok(true)
+    }
+}
+
+impl ModelSlot for Refitting {
+    fn model(&mut self) -> &mut dyn OnlineModel {
+        &mut self.model
+    }
+
+    fn before_step(
+        &mut self,
+        i: usize,
+        data: &Dataset,
+        noise_var: &mut Vec<f64>,
+    ) -> Result<bool, EvalError> {
+        if self.pending.is_none()
+            && (self.started as usize) < self.plan.max_refits
+            && self.plan.due(self.started + 1) == Some(i)
+        {
+            self.started += 1;
+            self.start(i, data);
+        }
+        let ready = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| !self.plan.background || p.handle.is_finished());
+        match self.pending.take() {
+            Some(pending) if ready => self.adopt(pending, i, data, noise_var),
+            other => {
+                self.pending = other;
+                Ok(false)
+            }
+        }
+    }
+}
+
+fn failed(due: usize, error: String) -> RefitSummary {
+    RefitSummary {
+        due,
+        adopted: None,
+        points: 0,
+        seconds: 0.0,
+        nlml_init: f64::NAN,
+        nlml: f64::NAN,
+        hyper: Value::Null,
+        error: Some(error),
+    }
+}
+
+/// The background work: fit on `subset`, create the model, teach it `taught`.
+fn refit(
+    plugin: &Plugin,
+    mut cfg: Value,
+    plan: &RefitPlan,
+    subset: &Dataset,
+    taught: &Dataset,
+    due: usize,
+) -> Result<Ready, RefitSummary> {
+    let start = Instant::now();
+    // Warm-started from the values in use: more data should refine them, and a fresh
+    // start alone can land in another optimum of a multimodal likelihood.
+    let warm = hyper_outputs(&cfg, subset.output_dim());
+    let (hyper, fit) = fit_hyper(subset, plan.kind, subset.len(), plan.mode, warm)
+        .map_err(|e| failed(due, e.to_string()))?;
+    merge_hyper(&mut cfg, hyper.clone()).map_err(|e| failed(due, e.to_string()))?;
+    let (d, p) = (taught.input_dim(), taught.output_dim());
+    let noise_var = noise_vars(&cfg, p).map_err(|e| failed(due, e.to_string()))?;
+    let mut model = plugin
+        .create_json(&cfg, d, p)
+        .map_err(|e| failed(due, e.to_string()))?;
+    for j in 0..taught.len() {
+        let t = j as f64 * plan.dt_secs;
+        model
+            .update(taught.x_row(j), taught.y_row(j), t, &noise_var)
+            .map_err(|e| failed(due, format!("teaching the refitted model sample {j}: {e}")))?;
+    }
+    Ok(Ready {
+        model,
+        cfg,
+        noise_var,
+        summary: RefitSummary {
+            due,
+            adopted: None,
+            points: fit.n_used,
+            seconds: start.elapsed().as_secs_f64(),
+            nlml_init: fit.nlml_init,
+            nlml: fit.nlml,
+            hyper,
+            error: None,
+        },
+    })
+}
