@@ -262,23 +262,34 @@ fn refits_are_reported() {
     let refits = j["refits"].as_array().unwrap();
     // Due after 50 and 100 samples; the third (200) is past the 120-sample stream.
     assert_eq!(refits.len(), 2, "{refits:?}");
+    let mut in_use = None;
     for (r, due) in refits.iter().zip([50, 100]) {
         assert_eq!(r["due"], due);
-        assert_eq!(r["adopted"], due);
         assert_eq!(r["points"], 25);
         assert!(
             r["error"].is_null() && r["hyper"]["sigma_n"].is_number(),
             "{r}"
         );
+        // Taken over at its due step exactly when it predicts the held-out samples better.
+        let nlpd = &r["held_out_nlpd"];
+        let better = nlpd["refit"].as_f64().unwrap() < nlpd["in_use"].as_f64().unwrap();
+        assert_eq!(r["adopted"] == due, better, "{r}");
+        assert_eq!(r["adopted"].is_null(), !better, "{r}");
+        if better {
+            in_use = Some(r["hyper"].clone());
+        }
     }
-    assert_eq!(
-        j["hyper"][0], refits[1]["hyper"],
-        "the last refit's values are reported"
-    );
+    if let Some(h) = in_use {
+        assert_eq!(
+            j["hyper"][0], h,
+            "the last adopted refit's values are reported"
+        );
+    }
     let table = eval(&args);
     let out = String::from_utf8_lossy(&table.stdout);
     assert!(
-        out.contains("refitted on 25 of the first 100 samples"),
+        out.contains("refitted on 25 of the first 50 samples")
+            || out.contains("refit on 25 of the first 50 samples kept the values in use"),
         "{out}"
     );
     let given = temp_file(

@@ -212,6 +212,9 @@ impl EvalReport {
                             "nlml_init": num(r.nlml_init),
                             "nlml": num(r.nlml),
                             "hyper": r.hyper,
+                            "held_out_nlpd": r.held_out_nlpd.map(|(in_use, refit)| {
+                                json!({"in_use": num(in_use), "refit": num(refit)})
+                            }),
                             "error": r.error,
                         })
                     })
@@ -396,11 +399,20 @@ impl EvalReport {
             );
         }
         for r in &self.refits {
+            let held_out = r
+                .held_out_nlpd
+                .map(|(a, b)| format!(", held-out NLPD {b:.3} against {a:.3}"))
+                .unwrap_or_default();
             let _ = match (&r.error, r.adopted) {
                 (None, Some(at)) => writeln!(
                     s,
-                    "refitted on {} of the first {} samples in {:.2} s (NLML {:.3} from {:.3}), used from step {at}",
+                    "refitted on {} of the first {} samples in {:.2} s (NLML {:.3} from {:.3}{held_out}), used from step {at}",
                     r.points, r.due, r.seconds, r.nlml, r.nlml_init
+                ),
+                (None, None) => writeln!(
+                    s,
+                    "refit on {} of the first {} samples kept the values in use (it did not predict the others better{held_out})",
+                    r.points, r.due
                 ),
                 (error, _) => writeln!(
                     s,
