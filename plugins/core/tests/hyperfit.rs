@@ -348,3 +348,20 @@ fn a_warm_start_keeps_a_better_optimum() {
     };
     assert_eq!(fit(&kernel, &x, &y, 1, 1, &opts).unwrap(), cold);
 }
+
+/// The held-out NLPD against the closed form of a one-sample GP, and a dimension error.
+#[test]
+fn held_out_nlpd_matches_the_closed_form() {
+    use gpn_gp_core::hyperfit::held_out_nlpd;
+    let (sf, sn, ell) = (1.7f64, 0.3f64, 0.8f64);
+    let kernel = ArdKernel::se(sf, &[ell]).unwrap();
+    let (x0, y0, xt, yt) = (0.2, 1.1, 0.9, 0.4);
+    let got = held_out_nlpd(&kernel, sn, &[x0], &[y0], &[xt], &[yt]).unwrap();
+    let k0 = sf * sf;
+    let ks = k0 * (-0.5 * ((xt - x0) / ell).powi(2)).exp();
+    let mean = ks * y0 / (k0 + sn * sn);
+    let s2 = k0 - ks * ks / (k0 + sn * sn) + sn * sn;
+    let want = 0.5 * (2.0 * std::f64::consts::PI * s2).ln() + (yt - mean).powi(2) / (2.0 * s2);
+    assert!((got - want).abs() < 1e-12, "{got} against {want}");
+    assert!(held_out_nlpd(&kernel, sn, &[x0], &[y0], &[], &[]).is_err());
+}
