@@ -64,7 +64,18 @@ fn per_output_hyperparameters_differ_and_mend_the_positive_mslls_of_one_shared_s
         String::from_utf8_lossy(&sim.stderr)
     );
 
-    let per = eval(&data, &["--fit-mode", "per-output", "--fit-samples", "300"]);
+    // One fit, no refits: the report's hyperparameters are those every prediction used.
+    let per = eval(
+        &data,
+        &[
+            "--fit-mode",
+            "per-output",
+            "--fit-samples",
+            "300",
+            "--max-refits",
+            "0",
+        ],
+    );
     // Part 4: what the model ran with.
     assert_eq!(per["config"]["hyper"], per["hyper"], "{}", per["config"]);
     assert!(

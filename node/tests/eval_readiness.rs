@@ -40,8 +40,10 @@ fn eval(data: &Path, plugin: &str, extra: &[&str]) -> (serde_json::Value, String
         .args(["eval", "--plugin", plugin, "--targets", "y1,y2"])
         .arg("--data")
         .arg(data)
-        // Eval's own setting (not the model's): keeps the hyperparameter fit short.
-        .args(["--fit-samples", "300"])
+        // Eval's own settings (not the model's): keep the hyperparameter fit short, and one
+        // refit (after 600 samples) checks that a refitted model that learns in the
+        // background takes over caught up, not answering from its prior.
+        .args(["--fit-samples", "300", "--max-refits", "1"])
         .args(extra)
         .output()
         .expect("gp-node eval");

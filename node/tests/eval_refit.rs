@@ -54,6 +54,7 @@ fn setup(data: &Dataset, first: usize, background: bool) -> (Plugin, Value, Refi
         mode: FitMode::SharedLengthscales,
         background,
         dt_secs: 1.0,
+        ready_timeout: std::time::Duration::from_secs(60),
     };
     (plugin, cfg, plan)
 }

@@ -19,11 +19,13 @@
 //! - with it on (a wall-clock rate, what a robot gets) it is adopted at the first step
 //!   after it is ready, taught the samples that came meanwhile first.
 //!
-//! A refit that fails (the fit, or the plugin refusing the model) is reported and the old
-//! model stays, as on the node.
+//! A model that learns in the background (its `readiness` says samples are behind) takes
+//! over only once it has taken in what it was taught. A refit that fails (the fit, the
+//! plugin refusing the model, or that wait timing out) is reported and the old model
+//! stays, as on the node.
 
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use gpn_gp_core::hyperfit::{FitMode, held_out_nlpd};
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
@@ -34,7 +36,7 @@ use serde_json::Value;
 use super::EvalError;
 use super::config::{fit_hyper, hyper_outputs, merge_hyper, noise_vars};
 use super::dataset::Dataset;
-use super::runner::ModelSlot;
+use super::runner::{ModelSlot, wait_ready};
 
 /// When and how to refit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,6 +55,9 @@ pub struct RefitPlan {
     pub background: bool,
     /// Time between samples given to `update` (s).
     pub dt_secs: f64,
+    /// Longest wait for a refitted model's own background work to take in the samples it
+    /// was taught (`--wait-timeout`); the refit fails past it.
+    pub ready_timeout: Duration,
 }
 
 impl RefitPlan {
@@ -157,6 +162,16 @@ impl Refitting {
         let subset = data.streamed_rows(&rows);
         let held_out = data.streamed_rows(&held_out);
         let taught = data.streamed_rows(&(0..due).collect::<Vec<_>>());
+        eprintln!(
+            "eval: refit {} of {} due at step {due}: fitting on {n_pts} of the samples so far{}…",
+            self.started,
+            self.plan.max_refits,
+            if self.plan.background {
+                " in the background"
+            } else {
+                ""
+            }
+        );
         let (plugin, cfg, plan) = (self.plugin.clone(), self.cfg.clone(), self.plan);
         let handle = std::thread::Builder::new()
             .name("eval-refit".into())
@@ -180,11 +195,19 @@ impl Refitting {
         let mut ready = match outcome {
             Ok(ready) => ready,
             Err(summary) => {
-                if let Some(error) = &summary.error {
-                    eprintln!(
+                match (&summary.error, summary.held_out_nlpd) {
+                    (Some(error), _) => eprintln!(
                         "eval: refit due at step {} failed, the model stays: {error}",
                         pending.due
-                    );
+                    ),
+                    (None, Some((in_use, refit))) => eprintln!(
+                        "eval: refit due at step {} kept the values in use (held-out NLPD {refit:.3} against {in_use:.3})",
+                        pending.due
+                    ),
+                    (None, None) => eprintln!(
+                        "eval: refit due at step {} kept the values in use (no held-out check possible)",
+                        pending.due
+                    ),
                 }
                 self.log.push(*summary);
                 return Ok(false);
@@ -207,6 +230,10 @@ impl Refitting {
                 })?;
         }
         ready.summary.adopted = Some(i);
+        eprintln!(
+            "eval: refit due at step {} in use from step {i} ({:.1} s): {}",
+            pending.due, ready.summary.seconds, ready.summary.hyper
+        );
         self.log.push(ready.summary);
         self.model = ready.model;
         self.cfg = ready.cfg;
@@ -359,6 +386,17 @@ fn refit(
             .update(taught.x_row(j), taught.y_row(j), t, &noise_var)
             .map_err(|e| failed(due, format!("teaching the refitted model sample {j}: {e}")))?;
     }
+    // A model that learns in the background takes over once it has caught up, so that it
+    // does not answer from the prior after the swap.
+    let mut flags = vec![false; p];
+    wait_ready(
+        &mut model,
+        &mut flags,
+        due,
+        plan.ready_timeout,
+        &mut |_, _, _| {},
+    )
+    .map_err(|e| failed(due, e.to_string()))?;
     Ok(Ready {
         model,
         cfg,

@@ -311,7 +311,7 @@ pub const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Waits until the model reports no sample behind (at once for a model that does not say);
 /// returns the time waited. Fails after `timeout` at this step. `flags`: p entries of
 /// scratch for `readiness`.
-fn wait_ready(
+pub(crate) fn wait_ready(
     model: &mut dyn OnlineModel,
     flags: &mut [bool],
     step: usize,

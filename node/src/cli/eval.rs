@@ -84,8 +84,9 @@ pub struct EvalArgs {
     /// given): refit k is due after fit-samples·2^k samples and fits on fit-samples of all
     /// the samples so far, evenly spaced; a fresh model with the new values learns those
     /// samples and takes over, at the step the refit was due (with --rate: when ready).
-    /// 0: fit once.
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    /// A refit takes over only if it predicts the samples it was not fitted on better than
+    /// the values in use (held-out NLPD). 0: fit once.
+    #[arg(long, value_name = "K", default_value_t = 3)]
     pub max_refits: usize,
     /// Time between samples passed to the model's update (seconds).
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
@@ -242,6 +243,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         mode: fit_mode(args.fit_mode).0,
         background: matches!(opts.pacing, Pacing::Rate { .. }),
         dt_secs: args.dt_secs,
+        ready_timeout: Duration::from_secs_f64(args.wait_timeout),
     };
     let mut slot = Refitting::new(model, plugin.clone(), cfg, plan);
     let mut report = runner::run_stream_in_slot(
