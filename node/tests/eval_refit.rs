@@ -107,12 +107,14 @@ fn predict(model: &mut dyn OnlineModel, probe: &[f64]) -> (f64, f64) {
 fn check_log(log: &[RefitSummary], at_due: bool) {
     assert_eq!(log.len(), 2, "{log:?}");
     for (r, due) in log.iter().zip([200, 400]) {
-        assert_eq!((r.due, r.points), (due, 100), "{r:?}");
+        // At a rate a refit starts late if the one before still runs.
+        assert!(r.due == due || !at_due && r.due > due, "{r:?}");
+        assert_eq!(r.points, 100, "{r:?}");
         assert!(r.error.is_none() && r.nlml <= r.nlml_init, "{r:?}");
         let (in_use, refit) = r.held_out_nlpd.unwrap();
         match r.adopted {
             Some(at) => assert!(
-                refit < in_use && (at == due || !at_due && at > due),
+                refit < in_use && (at == r.due || !at_due && at > r.due),
                 "{r:?}"
             ),
             None => assert!(refit >= in_use, "{r:?}"),

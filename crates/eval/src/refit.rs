@@ -70,7 +70,8 @@ impl RefitPlan {
 /// One refit, as reported.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefitSummary {
-    /// The step before which it was due (= samples streamed when it started).
+    /// The step before which it started (= samples streamed then): its due step, or later
+    /// at a rate if the refit before was still running.
     pub due: usize,
     /// The step from which the new model was used (`None`: failed, the old model stayed).
     pub adopted: Option<usize>,
@@ -173,11 +174,17 @@ impl Refitting {
             }
         );
         let (plugin, cfg, plan) = (self.plugin.clone(), self.cfg.clone(), self.plan);
-        let handle = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("eval-refit".into())
-            .spawn(move || refit(&plugin, cfg, &plan, [&subset, &held_out, &taught], due))
-            .expect("spawning the refit thread");
-        self.pending = Some(Pending { due, handle });
+            .spawn(move || refit(&plugin, cfg, &plan, [&subset, &held_out, &taught], due));
+        match spawned {
+            Ok(handle) => self.pending = Some(Pending { due, handle }),
+            Err(e) => {
+                let error = format!("cannot start the refit thread: {e}");
+                eprintln!("eval: refit due at step {due} failed, the model stays: {error}");
+                self.log.push(*failed(due, error));
+            }
+        }
     }
 
     /// Adopts the pending refit at step `i`, teaching it the samples since its due step.
@@ -253,9 +260,11 @@ impl ModelSlot for Refitting {
         data: &Dataset,
         noise_var: &mut Vec<f64>,
     ) -> Result<bool, EvalError> {
+        // At a rate a refit may still run when the next is due: that one starts when the
+        // first is done, on the samples there are by then.
         if self.pending.is_none()
             && (self.started as usize) < self.plan.max_refits
-            && self.plan.due(self.started + 1) == Some(i)
+            && self.plan.due(self.started + 1).is_some_and(|due| i >= due)
         {
             self.started += 1;
             self.start(i, data);
