@@ -192,7 +192,16 @@ fn swaps_adopt_on_the_next_tick_and_the_control_thread_never_allocates_frees_or_
 
     alloc_support::arm(true);
     let mut in_flight = false;
+    // Ticks paced at 1 kHz, as the control loop runs. Unpaced ticks last microseconds,
+    // and a worker preempted between stamping `ready_at` and handing the model over (on a
+    // busy 2-core machine) then looks like an adoption two ticks late.
+    let period = std::time::Duration::from_millis(1);
+    let start = Instant::now();
     for tick in 0..200_000 {
+        let due = start + period * tick as u32;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
         if !in_flight && let Some(request) = requests.pop() {
             match rig.learner.request_swap(request) {
                 Ok(()) => in_flight = true,
