@@ -185,26 +185,26 @@ pub fn held_out_nlpd<K: Kernel>(
 ) -> Result<f64> {
     let d = kernel.dim();
     let (n, m) = (y.len(), y_test.len());
-    if x.len() != n * d || x_test.len() != m * d || m == 0 {
+    if x.len() != n * d {
+        return Err(HyperfitError::Dimension {
+            what: "inputs",
+            expected: n * d,
+            found: x.len(),
+        });
+    }
+    if x_test.len() != m * d || m == 0 {
         return Err(HyperfitError::Dimension {
             what: "held-out inputs",
             expected: m.max(1) * d,
             found: x_test.len(),
         });
     }
-    fn row(s: &[f64], d: usize, i: usize) -> &[f64] {
-        &s[i * d..(i + 1) * d]
-    }
     let noise_var = sigma_n * sigma_n;
-    let k = DMatrix::<f64>::from_fn(n, n, |i, j| {
-        kernel.value(row(x, d, i), row(x, d, j)) + if i == j { noise_var } else { 0.0 }
-    });
-    let chol = factor_with_jitter(k, kernel.diag())?;
+    let chol = noisy_gram_factor(kernel, x, noise_var)?;
     let alpha = chol.solve(&DVector::from_column_slice(y));
     let mut total = 0.0;
-    for (t, &yt) in y_test.iter().enumerate() {
-        let xt = row(x_test, d, t);
-        let ks = DVector::<f64>::from_fn(n, |i, _| kernel.value(row(x, d, i), xt));
+    for (&yt, xt) in y_test.iter().zip(x_test.chunks_exact(d)) {
+        let ks = DVector::<f64>::from_fn(n, |i, _| kernel.value(&x[i * d..(i + 1) * d], xt));
         let mean = ks.dot(&alpha);
         let v = chol.l_dirty().solve_lower_triangular(&ks).unwrap_or(ks);
         let s2 = (kernel.value(xt, xt) - v.dot(&v)).max(0.0) + noise_var;
@@ -244,18 +244,7 @@ pub fn nlml<K: Kernel>(
     }
     let row = |i: usize| &x[i * d..(i + 1) * d];
     let noise_var = sigma_n * sigma_n;
-    let mut k = DMatrix::<f64>::zeros(n, n);
-    for j in 0..n {
-        for i in j..n {
-            let v = kernel.value(row(i), row(j));
-            k[(i, j)] = v;
-            k[(j, i)] = v;
-        }
-    }
-    for i in 0..n {
-        k[(i, i)] += noise_var;
-    }
-    let chol = factor_with_jitter(k, kernel.diag())?;
+    let chol = noisy_gram_factor(kernel, x, noise_var)?;
     let yv = DVector::from_column_slice(y);
     let alpha = chol.solve(&yv);
     let l = chol.l_dirty();
@@ -287,6 +276,30 @@ pub fn nlml<K: Kernel>(
         g[np] = -noise_var * trace_w;
     }
     Ok(value)
+}
+
+/// The Cholesky factor of K(x, x) + σ_n² I (`x` row-major, the kernel's dimension), with
+/// escalating jitter if needed. Allocates the n×n matrix.
+fn noisy_gram_factor<K: Kernel>(
+    kernel: &K,
+    x: &[f64],
+    noise_var: f64,
+) -> Result<nalgebra::Cholesky<f64, nalgebra::Dyn>> {
+    let d = kernel.dim();
+    let n = x.len() / d;
+    let row = |i: usize| &x[i * d..(i + 1) * d];
+    let mut k = DMatrix::<f64>::zeros(n, n);
+    for j in 0..n {
+        for i in j..n {
+            let v = kernel.value(row(i), row(j));
+            k[(i, j)] = v;
+            k[(j, i)] = v;
+        }
+    }
+    for i in 0..n {
+        k[(i, i)] += noise_var;
+    }
+    factor_with_jitter(k, kernel.diag())
 }
 
 fn factor_with_jitter(
