@@ -15,7 +15,7 @@ use std::path::Path;
 pub use gpn_gp_core::hyperfit::FitMode;
 use gpn_gp_core::hyperfit::{FitOptions, FitResult, OutputHyper, fit};
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::EvalError;
 use super::dataset::Dataset;
@@ -223,20 +223,7 @@ pub fn hyper_outputs(config: &Value, p: usize) -> Option<Vec<OutputHyper>> {
     let Value::Array(list) = hyper_per_output(config, p)? else {
         return None;
     };
-    list.iter()
-        .map(|h| {
-            Some(OutputHyper {
-                sigma_f: h.get("sigma_f")?.as_f64()?,
-                sigma_n: h.get("sigma_n")?.as_f64()?,
-                lengthscales: h
-                    .get("lengthscales")?
-                    .as_array()?
-                    .iter()
-                    .map(Value::as_f64)
-                    .collect::<Option<Vec<_>>>()?,
-            })
-        })
-        .collect()
+    list.iter().map(OutputHyper::from_json).collect()
 }
 
 /// The kernel formula named by the config's `"kernel"` key (`se`, `matern32`, `matern52`;
@@ -279,13 +266,7 @@ pub fn fit_hyper(
         ..FitOptions::default()
     };
     let result = fit(&kernel, &data.x, &data.y, d, data.output_dim(), &opts)?;
-    let entries: Vec<Value> = result
-        .outputs
-        .iter()
-        .map(
-            |h| json!({"sigma_f": h.sigma_f, "sigma_n": h.sigma_n, "lengthscales": h.lengthscales}),
-        )
-        .collect();
+    let entries: Vec<Value> = result.outputs.iter().map(OutputHyper::to_json).collect();
     let value = if entries.len() == 1 {
         entries[0].clone()
     } else {

@@ -52,6 +52,8 @@ pub struct SimReport {
     pub model_adopted_at_s: Option<f64>,
     /// Fit + warm-up wall time, s.
     pub fit_s: f64,
+    /// Refits that took over, and refits the held-out check kept out.
+    pub refits: [u64; 2],
     /// Experts at the end.
     pub experts: Option<u64>,
     /// β_cal per joint.
@@ -379,6 +381,7 @@ impl SimReport {
             wall_s: nominal.wall_secs + learned.wall_secs,
             model_adopted_at_s: learned.model_adopted_at_secs,
             fit_s: learned.fit_secs,
+            refits: learned.refits,
             experts: learned.experts,
             beta_cal: learned.beta_cal.clone(),
             overruns: learned.overruns,
@@ -460,6 +463,7 @@ impl SimReport {
             "wall_s": self.wall_s,
             "model_adopted_at_s": self.model_adopted_at_s,
             "fit_s": self.fit_s,
+            "refits": {"adopted": self.refits[0], "kept_out": self.refits[1]},
             "experts": self.experts,
             "beta_cal": self.beta_cal,
             "overruns": self.overruns,
@@ -626,8 +630,13 @@ impl SimReport {
         let experts = self.experts.map_or("-".to_owned(), |e| e.to_string());
         let _ = writeln!(
             s,
-            "model                  adopted at {adopted} (fit + warm-up {:.2} s), {experts} experts, {} samples learned, {} gated, {} overruns",
-            self.fit_s, self.learned_samples, self.gated_samples, self.overruns
+            "model                  adopted at {adopted} (fit + warm-up {:.2} s; refits: {} adopted, {} kept out by the held-out check), {experts} experts, {} samples learned, {} gated, {} overruns",
+            self.fit_s,
+            self.refits[0],
+            self.refits[1],
+            self.learned_samples,
+            self.gated_samples,
+            self.overruns
         );
         let _ = writeln!(
             s,

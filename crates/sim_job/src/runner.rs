@@ -71,6 +71,8 @@ pub struct RunLog {
     pub beta_cal: Vec<Option<f64>>,
     /// Fit + warm-up time, s.
     pub fit_secs: f64,
+    /// Refits that took over, and refits the held-out check kept out.
+    pub refits: [u64; 2],
     /// Samples the model learned.
     pub learned_samples: u64,
     /// Samples the gate refused.
@@ -364,6 +366,7 @@ fn finish_log(
     log.experts = report.experts;
     log.beta_cal = report.beta_cal;
     log.fit_secs = report.counts.fit_secs;
+    log.refits = [report.counts.refits_adopted, report.counts.refits_kept];
     log.learned_samples = report.counts.learned;
     let g = report.counts.gate;
     log.gated_samples = g.non_finite

@@ -154,6 +154,31 @@ pub struct OutputHyper {
     pub lengthscales: Vec<f64>,
 }
 
+impl OutputHyper {
+    /// As a model config's per-output `"hyper"` entry: `{sigma_f, sigma_n, lengthscales}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sigma_f": self.sigma_f,
+            "sigma_n": self.sigma_n,
+            "lengthscales": self.lengthscales,
+        })
+    }
+
+    /// Reads a per-output `"hyper"` entry; `None` if a key is missing or not a number.
+    pub fn from_json(value: &serde_json::Value) -> Option<Self> {
+        Some(Self {
+            sigma_f: value.get("sigma_f")?.as_f64()?,
+            sigma_n: value.get("sigma_n")?.as_f64()?,
+            lengthscales: value
+                .get("lengthscales")?
+                .as_array()?
+                .iter()
+                .map(serde_json::Value::as_f64)
+                .collect::<Option<Vec<_>>>()?,
+        })
+    }
+}
+
 /// What [`fit`] returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitResult {

@@ -9,11 +9,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use gpn_gp_core::hyperfit::{FitMode, FitOptions, fit};
+use gpn_gp_core::hyperfit::{FitMode, FitOptions, OutputHyper, fit, held_out_nlpd};
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
-use super::branches::{Part, create_model, parts_hyper};
+use super::branches::{Part, create_model, parse_parts, parts_hyper};
 use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
 use super::standardize::Standardizer;
@@ -313,6 +313,9 @@ pub(super) enum Job {
 pub(super) enum Reply {
     Ready(FitOutcome, Option<FitBuffers>, ReplyMeta),
     Failed(String, Option<FitBuffers>, ReplyMeta),
+    /// A refit predicted the samples it did not see no better than the values in use,
+    /// which stay (held-out NLPD: in use, refit).
+    Kept((f64, f64), Option<FitBuffers>, ReplyMeta),
     FactorySet(ReplyMeta),
 }
 
@@ -393,12 +396,19 @@ impl WorkerState {
     }
 
     /// Fits hyperparameters on the job's samples and creates and warms a model.
+    /// A refit starts also from the values in use and takes over only if it predicts the
+    /// samples it was not fitted on better than they do.
     fn handle_fit(&mut self, job: FitJob, change: ModelChange) -> Reply {
-        match run_fit(&job, &mut self.factory, &self.parts) {
-            Ok(outcome) => {
+        let in_use = match change {
+            ModelChange::Refit => self.current.as_ref(),
+            _ => None,
+        };
+        match run_fit(&job, &mut self.factory, &self.parts, in_use) {
+            Ok(FitRun::New(outcome)) => {
                 self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
                 Reply::Ready(outcome, Some(job.samples), meta(change, 0))
             }
+            Ok(FitRun::Kept(nlpd)) => Reply::Kept(nlpd, Some(job.samples), meta(change, 0)),
             Err(message) => Reply::Failed(message, Some(job.samples), meta(change, 0)),
         }
     }
@@ -761,17 +771,53 @@ fn warm(
     Ok((model, start.elapsed().as_secs_f64()))
 }
 
-fn per_output_json(outputs: &[gpn_gp_core::hyperfit::OutputHyper]) -> serde_json::Value {
-    serde_json::Value::Array(
-        outputs
-            .iter()
-            .map(|o| serde_json::json!({"sigma_f": o.sigma_f, "sigma_n": o.sigma_n, "lengthscales": o.lengthscales}))
-            .collect(),
-    )
+fn per_output_json(outputs: &[OutputHyper]) -> serde_json::Value {
+    serde_json::Value::Array(outputs.iter().map(OutputHyper::to_json).collect())
 }
 
-fn run_fit(job: &FitJob, factory: &mut ModelFactory, parts: &[Part]) -> Result<FitOutcome, String> {
+/// What a fit ended with.
+enum FitRun {
+    New(FitOutcome),
+    /// A refit lost the held-out check (NLPD of the values in use, of the refit).
+    Kept((f64, f64)),
+}
+
+/// What the hyperparameter fit chose.
+enum FitChoice {
+    /// These values (the config's `"hyper"`), fitted in this output map.
+    New(serde_json::Value, Standardizer),
+    /// The values in use stay (held-out NLPD of the values in use, of the refit).
+    Kept((f64, f64)),
+}
+
+/// The values in use, when a refit is checked against them: their `"hyper"` value and the
+/// output map they were fitted in.
+type InUse<'a> = Option<&'a (serde_json::Value, Standardizer)>;
+
+fn run_fit(
+    job: &FitJob,
+    factory: &mut ModelFactory,
+    parts: &[Part],
+    in_use: InUse<'_>,
+) -> Result<FitRun, String> {
     let start = Instant::now();
+    let (hyper, standardizer) = match fit_hyper(job, parts, in_use)? {
+        FitChoice::New(hyper, standardizer) => (hyper, standardizer),
+        FitChoice::Kept(nlpd) => return Ok(FitRun::Kept(nlpd)),
+    };
+    let (model, _) = warm(factory, &hyper, (job.d, job.p), &standardizer, &job.samples)?;
+    Ok(FitRun::New(FitOutcome {
+        model,
+        standardizer,
+        hyper,
+        fit_secs: start.elapsed().as_secs_f64(),
+    }))
+}
+
+/// Fits the hyperparameters of every part on an evenly spaced subset of the job's samples;
+/// a refit (`in_use` given) also starts from the values in use and is kept out unless it
+/// predicts the other samples better.
+fn fit_hyper(job: &FitJob, parts: &[Part], in_use: InUse<'_>) -> Result<FitChoice, String> {
     let (d, p) = (job.d, job.p);
     let samples = &job.samples;
     let n = samples.len();
@@ -789,31 +835,158 @@ fn run_fit(job: &FitJob, factory: &mut ModelFactory, parts: &[Part]) -> Result<F
     // the likelihood costs O(n³).
     let m = job.max_points.clamp(2, n);
     let rows: Vec<usize> = (0..m).map(|i| i * (n - 1) / (m - 1).max(1)).collect();
-    let hyper = match parts {
-        [] | [_] => {
+    let whole = [Part {
+        outputs: (0..p).collect(),
+        inputs: (0..d).collect(),
+    }];
+    let fit_parts = if parts.len() > 1 { parts } else { &whole[..] };
+    let old = in_use.and_then(|(hyper, old_std)| Some((by_part(hyper, d, p)?, old_std)));
+    let mut per_part = Vec::with_capacity(fit_parts.len());
+    for (k, part) in fit_parts.iter().enumerate() {
+        let warm = old
+            .as_ref()
+            .and_then(|(old, old_std)| warm_start(old, old_std, &standardizer, part));
+        let outputs = fit_outputs(job, &rows, &y_std, part, warm).map_err(|e| {
+            if fit_parts.len() > 1 {
+                format!("part {k} (outputs {:?}): {e}", part.outputs)
+            } else {
+                e
+            }
+        })?;
+        per_part.push(outputs);
+    }
+    if let Some((old, old_std)) = &old {
+        let held = held_out_rows(n, &rows, m);
+        let new: Vec<(Part, Vec<OutputHyper>)> = fit_parts
+            .iter()
+            .cloned()
+            .zip(per_part.iter().cloned())
+            .collect();
+        let score = |by_part: &[(Part, Vec<OutputHyper>)], map: &Standardizer| {
+            held_out_score(by_part, map, samples, (d, p), &rows, &held)
+        };
+        if let (Some(before), Some(after)) = (score(old, old_std), score(&new, &standardizer))
+            && after >= before
+        {
+            return Ok(FitChoice::Kept((before, after)));
+        }
+    }
+    let hyper = if parts.len() > 1 {
+        parts_hyper(parts, per_part.iter().map(|o| per_output_json(o)).collect())
+    } else {
+        per_output_json(&per_part[0])
+    };
+    Ok(FitChoice::New(hyper, standardizer))
+}
+
+/// A `"hyper"` value as per-output hyperparameters by part (a plain one: one part of all
+/// inputs and outputs); `None` if it is not in the format a fit writes.
+fn by_part(hyper: &serde_json::Value, d: usize, p: usize) -> Option<Vec<(Part, Vec<OutputHyper>)>> {
+    let outputs = |list: &serde_json::Value| -> Option<Vec<OutputHyper>> {
+        list.as_array()?
+            .iter()
+            .map(OutputHyper::from_json)
+            .collect()
+    };
+    match parse_parts(hyper, d, p) {
+        Some(parts) => parts
+            .ok()?
+            .into_iter()
+            .map(|(part, h)| Some((part, outputs(&h)?)))
+            .collect(),
+        None => {
             let whole = Part {
                 outputs: (0..p).collect(),
                 inputs: (0..d).collect(),
             };
-            per_output_json(&fit_outputs(job, &rows, &y_std, &whole)?)
+            Some(vec![(whole, outputs(hyper)?)])
         }
-        _ => {
-            let mut per_part = Vec::with_capacity(parts.len());
-            for (k, part) in parts.iter().enumerate() {
-                let outputs = fit_outputs(job, &rows, &y_std, part)
-                    .map_err(|e| format!("part {k} (outputs {:?}): {e}", part.outputs))?;
-                per_part.push(per_output_json(&outputs));
-            }
-            parts_hyper(parts, per_part)
-        }
+    }
+}
+
+/// The values in use for `part`, with σ_f and σ_n moved from the output map they were
+/// fitted in to the new one: a refit's second start.
+fn warm_start(
+    old: &[(Part, Vec<OutputHyper>)],
+    old_std: &Standardizer,
+    new_std: &Standardizer,
+    part: &Part,
+) -> Option<Vec<OutputHyper>> {
+    let (_, outputs) = old.iter().find(|(p, _)| p == part)?;
+    Some(
+        part.outputs
+            .iter()
+            .zip(outputs)
+            .map(|(&o, h)| {
+                let scale = old_std.std()[o] / new_std.std()[o];
+                OutputHyper {
+                    sigma_f: h.sigma_f * scale,
+                    sigma_n: h.sigma_n * scale,
+                    lengthscales: h.lengthscales.clone(),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Up to `count` of the rows below `n` not in `fitted` (ascending), evenly spaced.
+fn held_out_rows(n: usize, fitted: &[usize], count: usize) -> Vec<usize> {
+    let mut f = fitted.iter().peekable();
+    let rest: Vec<usize> = (0..n).filter(|r| f.next_if_eq(&r).is_none()).collect();
+    if rest.len() <= count {
+        return rest;
+    }
+    (0..count)
+        .map(|i| rest[i * (rest.len() - 1) / (count - 1).max(1)])
+        .collect()
+}
+
+/// Mean NLPD of the raw targets at the `held` rows, summed over outputs, under per-part
+/// hyperparameters fitted in the output map `map`, each output conditioned on the `fitted`
+/// rows. In raw units (the map's ln σ_y added), so that values fitted in different maps
+/// compare. `None` when there is nothing to check or a value cannot be evaluated.
+fn held_out_score(
+    by_part: &[(Part, Vec<OutputHyper>)],
+    map: &Standardizer,
+    samples: &FitBuffers,
+    (d, p): (usize, usize),
+    fitted: &[usize],
+    held: &[usize],
+) -> Option<f64> {
+    if held.is_empty() {
+        return None;
+    }
+    let inputs_at = |rows: &[usize], inputs: &[usize]| -> Vec<f64> {
+        rows.iter()
+            .flat_map(|&r| inputs.iter().map(move |&i| samples.x[r * d + i]))
+            .collect()
     };
-    let (model, _) = warm(factory, &hyper, (d, p), &standardizer, samples)?;
-    Ok(FitOutcome {
-        model,
-        standardizer,
-        hyper,
-        fit_secs: start.elapsed().as_secs_f64(),
-    })
+    let target_at = |rows: &[usize], o: usize| -> Vec<f64> {
+        rows.iter()
+            .map(|&r| (samples.y[r * p + o] - map.mean()[o]) / map.std()[o])
+            .collect()
+    };
+    let mut total = 0.0;
+    for (part, outputs) in by_part {
+        let (x, x_held) = (
+            inputs_at(fitted, &part.inputs),
+            inputs_at(held, &part.inputs),
+        );
+        for (&o, h) in part.outputs.iter().zip(outputs) {
+            let kernel = ArdKernel::se(h.sigma_f, &h.lengthscales).ok()?;
+            let nlpd = held_out_nlpd(
+                &kernel,
+                h.sigma_n,
+                &x,
+                &target_at(fitted, o),
+                &x_held,
+                &target_at(held, o),
+            )
+            .ok()?;
+            total += nlpd + map.std()[o].ln();
+        }
+    }
+    total.is_finite().then_some(total)
 }
 
 /// Fits the hyperparameters of `part`'s outputs on its inputs at the sample `rows`, shared
@@ -823,7 +996,8 @@ fn fit_outputs(
     rows: &[usize],
     y_std: &[f64],
     part: &Part,
-) -> Result<Vec<gpn_gp_core::hyperfit::OutputHyper>, String> {
+    warm: Option<Vec<OutputHyper>>,
+) -> Result<Vec<OutputHyper>, String> {
     let (d, p) = (job.d, job.p);
     let (inputs, outputs) = (&part.inputs, &part.outputs);
     let (di, pi) = (inputs.len(), outputs.len());
@@ -839,6 +1013,7 @@ fn fit_outputs(
     let opts = FitOptions {
         mode: FitMode::SharedLengthscales,
         max_samples: rows.len(),
+        warm_start: warm,
         ..FitOptions::default()
     };
     let mut result = fit(&kernel, &xs, &ys, di, pi, &opts)
@@ -846,7 +1021,7 @@ fn fit_outputs(
     match job.sharing {
         HyperSharing::SharedLengthscales => {}
         HyperSharing::Tied => {
-            let geo = |f: &dyn Fn(&gpn_gp_core::hyperfit::OutputHyper) -> f64| {
+            let geo = |f: &dyn Fn(&OutputHyper) -> f64| {
                 (result.outputs.iter().map(|o| f(o).ln()).sum::<f64>() / pi as f64).exp()
             };
             let (sf, sn) = (geo(&|o| o.sigma_f), geo(&|o| o.sigma_n));
@@ -869,4 +1044,123 @@ fn fit_outputs(
         }
     }
     Ok(result.outputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 400 samples of two outputs over two inputs: y_0 = 3 sin(x_0) + 10, y_1 = x_1² − 2,
+    /// with a small deterministic ripple for noise.
+    fn samples() -> FitBuffers {
+        let mut s = FitBuffers::with_capacity(400, 2, 2);
+        for i in 0..400 {
+            let t = i as f64 / 400.0;
+            let x = [6.0 * t - 3.0, (17.0 * t).sin()];
+            let ripple = 0.01 * (97.0 * t).sin();
+            let y = [3.0 * x[0].sin() + 10.0 + ripple, x[1] * x[1] - 2.0 - ripple];
+            s.push(&x, &y, &[0.0; 2], &[f64::NAN; 2], t);
+        }
+        s
+    }
+
+    fn whole(d: usize, p: usize) -> Part {
+        Part {
+            outputs: (0..p).collect(),
+            inputs: (0..d).collect(),
+        }
+    }
+
+    fn hyper(sigma_f: f64, sigma_n: f64, lengthscale: f64) -> OutputHyper {
+        OutputHyper {
+            sigma_f,
+            sigma_n,
+            lengthscales: vec![lengthscale; 2],
+        }
+    }
+
+    #[test]
+    fn held_out_rows_skip_the_fitted_ones_and_spread_over_the_rest() {
+        let fitted = [0, 3, 6, 9];
+        let held = held_out_rows(10, &fitted, 3);
+        assert_eq!(held, vec![1, 4, 8]);
+        assert_eq!(held_out_rows(10, &fitted, 100), vec![1, 2, 4, 5, 7, 8]);
+        assert!(held_out_rows(4, &[0, 1, 2, 3], 5).is_empty());
+    }
+
+    #[test]
+    fn the_held_out_score_is_in_raw_units() {
+        // The same values expressed in two output maps score the same: a refit fitted in a
+        // new map compares with the values in use fitted in the old one.
+        let s = samples();
+        let rows: Vec<usize> = (0..400).step_by(8).collect();
+        let held = held_out_rows(400, &rows, 50);
+        let first = Standardizer::fit(&s.y, 2);
+        let other = Standardizer::from_parts(vec![1.0, -4.0], vec![0.5, 7.0]).unwrap();
+        let in_first = vec![(
+            whole(2, 2),
+            vec![hyper(1.0, 0.05, 1.0), hyper(1.2, 0.1, 0.8)],
+        )];
+        let moved = warm_start(&in_first, &first, &other, &whole(2, 2)).unwrap();
+        let in_other = vec![(whole(2, 2), moved)];
+        let a = held_out_score(&in_first, &first, &s, (2, 2), &rows, &held).unwrap();
+        let b = held_out_score(&in_other, &other, &s, (2, 2), &rows, &held).unwrap();
+        // Not equal: the means differ between the maps, and a GP's prior mean is 0.
+        assert!((a - b).abs() < 0.5, "{a} vs {b}");
+        let c = held_out_score(&in_first, &other, &s, (2, 2), &rows, &held).unwrap();
+        assert!(
+            c > a + 1.0,
+            "values fitted in one map scored in another: {c} vs {a}"
+        );
+    }
+
+    #[test]
+    fn a_refit_takes_over_only_when_it_predicts_the_unseen_samples_better() {
+        let job = |max_points| FitJob {
+            samples: samples(),
+            d: 2,
+            p: 2,
+            max_points,
+            sharing: HyperSharing::SharedLengthscales,
+            max_noise_groups: 4,
+        };
+        let map = Standardizer::fit(&samples().y, 2);
+        // Values in use that predict nothing (lengthscales far below the data's spacing):
+        // the refit takes over.
+        let useless = serde_json::json!([
+            hyper(1.0, 0.05, 1e-3).to_json(),
+            hyper(1.0, 0.05, 1e-3).to_json()
+        ]);
+        let refit = fit_hyper(&job(40), &[], Some(&(useless, map.clone()))).unwrap();
+        let FitChoice::New(fitted, fitted_map) = refit else {
+            panic!("a refit lost against useless values");
+        };
+        // Values in use fitted on every sample against a refit on 6 of them.
+        let FitChoice::New(good, good_map) = fit_hyper(&job(400), &[], None).unwrap() else {
+            unreachable!("a first fit has nothing to lose against");
+        };
+        let small = job(6);
+        let choice = fit_hyper(&small, &[], Some(&(good.clone(), good_map.clone()))).unwrap();
+        let rows: Vec<usize> = (0..6).map(|i| i * 399 / 5).collect();
+        let held = held_out_rows(400, &rows, 6);
+        let score = |h: &serde_json::Value, m: &Standardizer| {
+            held_out_score(
+                &by_part(h, 2, 2).unwrap(),
+                m,
+                &small.samples,
+                (2, 2),
+                &rows,
+                &held,
+            )
+            .unwrap()
+        };
+        // Six points cannot identify the lengthscales: the refit predicts the held-out
+        // samples far worse, and the values in use stay.
+        let FitChoice::Kept((before, after)) = choice else {
+            panic!("a refit on 6 samples took over from values fitted on 400");
+        };
+        assert_eq!(before, score(&good, &good_map));
+        assert!(after > before + 1.0, "{after} vs {before}");
+        assert!(score(&fitted, &fitted_map).is_finite());
+    }
 }

@@ -69,7 +69,9 @@ pub struct LearnParams {
     pub replay_capacity: usize,
     /// Refit the hyperparameters after the model has learned this many samples, on the
     /// replay buffer, and swap in a model warmed on it (0: never). The first fit sees only
-    /// the nominal law's motion; a refit sees the motion the learned law produces.
+    /// the nominal law's motion; a refit sees the motion the learned law produces. A refit
+    /// starts also from the values in use and takes over only if it predicts the replay
+    /// samples it was not fitted on better than they do (held-out NLPD).
     pub refit_after_samples: usize,
     /// How many refits at most. Each waits twice as long as the one before (after
     /// `refit_after_samples`·2^k samples of the model in use), so that refits follow the
@@ -213,6 +215,13 @@ pub struct LearnCounts {
     pub last_learn_predict_micros: f64,
     /// Wall time of the hyperparameter fit + warm-up, s (0 until done).
     pub fit_secs: f64,
+    /// Refits that took over.
+    pub refits_adopted: u64,
+    /// Refits that predicted the samples they were not fitted on no better than the values
+    /// in use, which stayed (held-out NLPD, raw units).
+    pub refits_kept: u64,
+    /// The last kept refit's held-out NLPD: the values in use, the refit.
+    pub last_kept_nlpd: (f64, f64),
 }
 
 struct Previous {

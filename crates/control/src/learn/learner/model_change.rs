@@ -385,6 +385,9 @@ impl Learner {
                 if matches!(meta.change, ModelChange::Fit | ModelChange::Refit) {
                     self.counts.fit_secs = outcome.fit_secs;
                 }
+                if meta.change == ModelChange::Refit {
+                    self.counts.refits_adopted += 1;
+                }
                 self.phase = LearnPhase::Active;
                 self.last_adoption = Some(meta);
                 self.cusum.reset();
@@ -440,6 +443,15 @@ impl Learner {
                         ..Retired::default()
                     });
                 }
+                false
+            }
+            Reply::Kept(nlpd, buffers, meta) => {
+                if let Some(buffers) = buffers {
+                    self.fit_buffers = Some(buffers);
+                }
+                self.counts.refits_kept += 1;
+                self.counts.last_kept_nlpd = nlpd;
+                self.finish(&meta, Finished::Failed);
                 false
             }
             Reply::FactorySet(meta) => {
