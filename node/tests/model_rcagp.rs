@@ -24,6 +24,8 @@ fn config(background: bool) -> serde_json::Value {
         ],
         "blocks": 8, "block_size": 4, "background": background, "refit_every_blocks": 3,
         "refit_steps": 2,
+        // Every sample of the 1 kHz stamps below (the window is sized for that).
+        "admit_interval_s": 0.0,
     })
 }
 

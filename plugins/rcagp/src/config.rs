@@ -73,6 +73,12 @@ pub enum NoiseSource {
     Hyper,
 }
 
+/// Least time between admitted samples by default, s: the spec's suggestion for a robot
+/// (§6.7: at 1 kHz consecutive samples are nearly identical, and every 5 ms the window of
+/// 1024 holds about 5 s of motion). A stream whose samples are further apart (`gp-node
+/// eval` steps 1 s) admits every sample.
+pub const DEFAULT_ADMIT_INTERVAL_S: f64 = 0.005;
+
 /// The raw configuration. Unknown keys are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,6 +89,7 @@ pub struct Config {
     pub blocks: Option<usize>,
     pub block_size: Option<usize>,
     pub admit_every: Option<usize>,
+    pub admit_interval_s: Option<f64>,
     pub epsilon: Option<f64>,
     pub beta: Option<BetaValue>,
     pub c_floor_sigmas: Option<f64>,
@@ -121,6 +128,8 @@ pub struct ValidConfig {
     pub blocks: usize,
     pub block_size: usize,
     pub admit_every: usize,
+    /// Least time between admitted samples, s (0: every one `admit_every` lets through).
+    pub admit_interval_s: f64,
     pub epsilon: f64,
     pub beta: Beta,
     pub c_floor_sigmas: f64,
@@ -182,6 +191,7 @@ impl Config {
             blocks,
             block_size,
             admit_every: self.admit_every.unwrap_or(1),
+            admit_interval_s: self.admit_interval_s.unwrap_or(DEFAULT_ADMIT_INTERVAL_S),
             epsilon: self.epsilon.unwrap_or(0.15),
             beta,
             c_floor_sigmas: self.c_floor_sigmas.unwrap_or(3.0),
@@ -374,6 +384,12 @@ impl ValidConfig {
         }
         if self.admit_every < 1 {
             return Err(bad("admit_every must be ≥ 1".into()));
+        }
+        if !(self.admit_interval_s.is_finite() && self.admit_interval_s >= 0.0) {
+            return Err(bad(format!(
+                "admit_interval_s must be finite and ≥ 0, found {}",
+                self.admit_interval_s
+            )));
         }
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
             return Err(bad(format!(

@@ -52,6 +52,8 @@ pub struct RcaGp {
     noise: Vec<f64>,
     mode: Mode,
     counters: Counters,
+    /// Time stamp of the last admitted sample (−∞: none yet; not saved with the state).
+    last_admitted_t: f64,
     /// Samples enqueued (including ones later dropped from the queue).
     pushed: u64,
     /// Enqueued samples dropped from a full queue for newer ones.
@@ -114,6 +116,7 @@ impl RcaGp {
             noise: vec![0.0; p],
             mode,
             counters,
+            last_admitted_t: f64::NEG_INFINITY,
             pushed: 0,
             dropped: 0,
             dropped_now: 0,
@@ -307,11 +310,20 @@ impl OnlineModel for RcaGp {
             });
         }
         self.counters.samples_seen += 1;
-        let admit = self
+        let counted = self
             .counters
             .admit_counter
             .is_multiple_of(self.cfg.admit_every as u64);
         self.counters.admit_counter += 1;
+        // Stamps that do not advance (a caller without a clock, a clock reset) say nothing
+        // about spacing: admitted. A relative slack for stamps that are multiples of a tick
+        // period in floating point.
+        let since = t_secs - self.last_admitted_t;
+        let spaced = since <= 0.0 || since >= self.cfg.admit_interval_s * (1.0 - 1e-9);
+        let admit = counted && spaced;
+        if admit {
+            self.last_admitted_t = t_secs;
+        }
         let same_x = self.last.valid && self.last.x == x;
         self.last.valid = false;
         if !admit {
@@ -454,6 +466,7 @@ impl RcaGp {
         self.retired = None;
         self.mode = Self::start_mode(&self.cfg, engine, &self.current)?;
         self.counters = counters;
+        self.last_admitted_t = f64::NEG_INFINITY;
         self.pushed = 0;
         self.dropped = 0;
         self.dropped_now = 0;

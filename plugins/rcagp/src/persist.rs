@@ -111,6 +111,13 @@ fn config_text(cfg: &ValidConfig) -> String {
             ..cfg.clone()
         }
     );
+    // The admission interval decides which samples enter the window, not how a saved
+    // window is read: left out, so that states saved before the key existed still load.
+    let text = text.replacen(
+        &format!(", admit_interval_s: {:?}", cfg.admit_interval_s),
+        "",
+        1,
+    );
     match text.strip_suffix(", drift: None }") {
         Some(head) => format!("{head} }}"),
         None => text,

@@ -29,6 +29,9 @@ pub fn config_schema() -> ConfigSchema {
             key("admit_every", Integer, "Admit every n-th sample passed to `update` (decimation, §6.2), ≥ 1.")
                 .default(1)
                 .unit("samples"),
+            key("admit_interval_s", Number, "Admit a sample only this long after the last admitted one (by `t_secs`; decimation, §6.2, §6.7), ≥ 0; 0: off. The default keeps about 5 s of motion in the default window at 1 kHz; streams whose samples are further apart admit every one. A time stamp that does not advance past the last admitted one (no clock, a reset) is admitted.")
+                .default(0.005)
+                .unit("s"),
             key("epsilon", Number, "ε in (0, 1): the threshold c = Q_{1−ε}(|y − γ|) over the window (§6.4, §6.7).")
                 .default(0.15),
             key("beta", Number, "IMQ height β > 0, or \"normalized\": β² = σ²/2 per point, so d = σ²(1 + t²/c²) (§5 item 9).")

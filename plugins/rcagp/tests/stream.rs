@@ -218,6 +218,8 @@ fn glitches_do_not_bend_the_stream_model() {
         let mut cfg = json!({
             "hyper": {"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.8, 0.9]},
             "blocks": 16, "block_size": 8, "background": false, "refit_every_blocks": 0,
+            // Every sample of this 1 kHz stream, as the thresholds were set for.
+            "admit_interval_s": 0.0,
         });
         if !robust {
             cfg["c_min"] = json!(1e9);
@@ -337,4 +339,36 @@ fn a_full_queue_drops_the_oldest_samples() {
         .map(|k| sample(k).0[0])
         .collect();
     assert_eq!(kept, expected);
+}
+
+#[test]
+fn samples_are_admitted_at_the_configured_spacing_of_their_time_stamps() {
+    let cfg = |interval: f64| {
+        json!({
+            "hyper": {"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": [0.8, 0.9]},
+            "blocks": 8, "block_size": 4, "background": false, "refit_every_blocks": 0,
+            "admit_interval_s": interval,
+        })
+    };
+    // Samples in the window (32 at most) after 100 updates stamped by `stamp`.
+    let admitted = |interval: f64, stamp: &dyn Fn(usize) -> f64| -> u64 {
+        let mut m = RcaGp::from_json(&cfg(interval), D, 1).unwrap();
+        for k in 0..100 {
+            let x = [0.01 * k as f64, 0.0];
+            m.update(&x, &[0.0], stamp(k), &[0.0025]).unwrap();
+        }
+        m.stats().samples_stored
+    };
+    let at_1khz = |k: usize| k as f64 * 0.001;
+    assert_eq!(admitted(0.005, &at_1khz), 20, "every 5 ms of 100 ms");
+    assert_eq!(admitted(0.0, &at_1khz), 32, "every sample, the window full");
+    assert_eq!(
+        admitted(0.1, &|k| k as f64 * 0.01),
+        10,
+        "every 0.1 s of 1 s"
+    );
+    assert_eq!(admitted(0.1, &|_| 0.0), 32, "stamps that never advance");
+    // Stamps back to 0 after 50 samples: the first sample and the one at the reset.
+    assert_eq!(admitted(0.5, &|k| (k % 50) as f64 * 0.01), 2);
+    assert!(RcaGp::from_json(&cfg(-1.0), D, 1).is_err());
 }

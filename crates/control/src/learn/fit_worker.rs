@@ -16,6 +16,7 @@ use gpn_gp_core::model::OnlineModel;
 use super::branches::{Part, create_model, parse_parts, parts_hyper};
 use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
+use super::sample_noise::base_noise_var;
 use super::standardize::Standardizer;
 
 /// Creates a model of `d` inputs and `p` outputs (the 2nd and 3rd arguments) from its
@@ -339,6 +340,8 @@ struct WorkerState {
     factory: ModelFactory,
     /// Inputs and outputs of the learner's models.
     dims: (usize, usize),
+    /// Base noise variance (N·m²) of an output whose σ_n the hyperparameters do not state.
+    noise_fallback: f64,
     /// The kinematic split a fit builds (one part: a single model).
     parts: Vec<Part>,
     current: Option<(serde_json::Value, Standardizer)>,
@@ -403,7 +406,14 @@ impl WorkerState {
             ModelChange::Refit => self.current.as_ref(),
             _ => None,
         };
-        match run_fit(&job, &mut self.factory, &self.parts, in_use) {
+        let fit = run_fit(
+            &job,
+            &mut self.factory,
+            &self.parts,
+            in_use,
+            self.noise_fallback,
+        );
+        match fit {
             Ok(FitRun::New(outcome)) => {
                 self.current = Some((outcome.hyper.clone(), outcome.standardizer.clone()));
                 Reply::Ready(outcome, Some(job.samples), meta(change, 0))
@@ -479,7 +489,13 @@ impl WorkerState {
     ) -> Result<(Box<dyn OnlineModel>, f64), String> {
         match factory {
             Some(mut new) => {
-                let built = warm(&mut new, hyper, self.dims, standardizer, samples);
+                let built = warm(
+                    &mut new,
+                    hyper,
+                    (self.dims, self.noise_fallback),
+                    standardizer,
+                    samples,
+                );
                 if built.is_ok() {
                     // The old factory is kept until a cancel or the next change
                     // (then dropped here, with its library handle).
@@ -488,7 +504,13 @@ impl WorkerState {
                 }
                 built
             }
-            None => warm(&mut self.factory, hyper, self.dims, standardizer, samples),
+            None => warm(
+                &mut self.factory,
+                hyper,
+                (self.dims, self.noise_fallback),
+                standardizer,
+                samples,
+            ),
         }
     }
 
@@ -525,12 +547,13 @@ fn meta(change: ModelChange, id: u64) -> ReplyMeta {
 }
 
 impl FitWorker {
-    /// Starts the worker with `factory` for models of `dims` (inputs, outputs), fitted split
-    /// into `parts`; `current` are the hyperparameters and output map of a model the learner
+    /// Starts the worker with `factory` for models of `dims` (inputs, outputs) whose outputs
+    /// have the base noise variance `noise_fallback` (N·m²) where the hyperparameters state
+    /// none, fitted split into `parts`; `current` are the hyperparameters and output map of a model the learner
     /// created itself (given hyperparameters).
     pub(super) fn spawn(
         factory: ModelFactory,
-        dims: (usize, usize),
+        (dims, noise_fallback): ((usize, usize), f64),
         parts: Vec<Part>,
         current: Option<(serde_json::Value, Standardizer)>,
         reidentifier: Option<Reidentifier>,
@@ -540,6 +563,7 @@ impl FitWorker {
         let mut state = WorkerState {
             factory,
             dims,
+            noise_fallback,
             parts,
             current,
             undo: None,
@@ -743,13 +767,14 @@ fn retain(samples: &mut FitBuffers, keep: impl Fn(f64) -> bool) {
 fn warm(
     factory: &mut ModelFactory,
     hyper: &serde_json::Value,
-    (d, p): (usize, usize),
+    ((d, p), noise_fallback): ((usize, usize), f64),
     standardizer: &Standardizer,
     samples: &FitBuffers,
 ) -> Result<(Box<dyn OnlineModel>, f64), String> {
     let start = Instant::now();
     let mut model = create_model(hyper, d, p, |h, d, p| factory(h, d, p))?;
-    let (mut y, mut var) = (vec![0.0; p], vec![0.0; p]);
+    let (mut y, mut var, mut base) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
+    base_noise_var(Some(hyper), standardizer.std(), noise_fallback, &mut base);
     for i in 0..samples.len() {
         let (Some(x), Some(y_raw), Some(nv)) = (
             samples.x.get(i * d..(i + 1) * d),
@@ -764,6 +789,9 @@ fn warm(
         standardizer.forward_mut(&mut y);
         var.copy_from_slice(nv);
         standardizer.forward_var_mut(&mut var);
+        for (v, b) in var.iter_mut().zip(&base) {
+            *v += b;
+        }
         model
             .update(x, &y, samples.t_secs[i], &var)
             .map_err(|e| format!("warming the new model failed at sample {i}: {e}"))?;
@@ -799,13 +827,15 @@ fn run_fit(
     factory: &mut ModelFactory,
     parts: &[Part],
     in_use: InUse<'_>,
+    noise_fallback: f64,
 ) -> Result<FitRun, String> {
     let start = Instant::now();
     let (hyper, standardizer) = match fit_hyper(job, parts, in_use)? {
         FitChoice::New(hyper, standardizer) => (hyper, standardizer),
         FitChoice::Kept(nlpd) => return Ok(FitRun::Kept(nlpd)),
     };
-    let (model, _) = warm(factory, &hyper, (job.d, job.p), &standardizer, &job.samples)?;
+    let dims = ((job.d, job.p), noise_fallback);
+    let (model, _) = warm(factory, &hyper, dims, &standardizer, &job.samples)?;
     Ok(FitRun::New(FitOutcome {
         model,
         standardizer,

@@ -16,6 +16,7 @@ mod learner;
 mod noise_groups;
 mod probe;
 mod replay;
+mod sample_noise;
 mod standardize;
 mod swap;
 
@@ -36,6 +37,7 @@ pub use probe::{
     stale_poses,
 };
 pub use replay::{ReplayBuffer, SampleRef};
+pub use sample_noise::{base_noise_var, read_sigma_n};
 pub use standardize::Standardizer;
 pub use swap::{
     CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,

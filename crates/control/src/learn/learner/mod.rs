@@ -34,6 +34,7 @@ use super::fit_worker::{
 };
 use super::gate::{Gate, GateCounts, GateParams, Rejection};
 use super::replay::ReplayBuffer;
+use super::sample_noise::base_noise_var;
 use super::standardize::Standardizer;
 use super::swap::{Finished, SwapEvent, SwapRequest, SwapSource};
 use crate::robot::{Data, Model, crba, rnea};
@@ -78,7 +79,8 @@ pub struct LearnParams {
     /// data as it grows. Three refits, measured on issue 22's robot set (seeds 1–3), changed
     /// the residual and tracking errors by 1 % on average (`docs/results/hyperfit.md`).
     pub max_refits: u32,
-    /// Standard deviation of the torque measurement, N·m (noise variance of the targets).
+    /// Standard deviation of the torque measurement, N·m: the noise a model is told for an
+    /// output whose σ_n its hyperparameters do not state (otherwise σ_n², `sample_noise`).
     pub torque_noise_std_nm: f64,
     /// Acceleration estimation.
     pub accel: AccelParams,
@@ -260,9 +262,12 @@ pub struct Learner {
     // Scratch, one sample.
     x: Vec<f64>,
     y: Vec<f64>,
+    /// The sample's own noise variance (raw; the base is added when a model learns it).
     noise_var: Vec<f64>,
     y_std: Vec<f64>,
     noise_var_std: Vec<f64>,
+    /// The model's base noise variance per output, standardised (`super::sample_noise`).
+    noise_base_std: Vec<f64>,
     mu: Vec<f64>,
     var: Vec<f64>,
     /// A learning sample was formed by the last `observe` (x, y hold it, raw units).
@@ -492,13 +497,22 @@ impl Learner {
         };
         let worker = Some(FitWorker::spawn(
             factory,
-            (d, p),
+            ((d, p), params.torque_noise_std_nm.powi(2)),
             parts,
             current,
             reidentifier,
         )?);
         let hyper_fixed = hyper.is_some();
         let fit_n = params.fit_samples;
+        // Given hyperparameters are for raw targets (the identity output map).
+        let mut noise_base_std = vec![0.0; p];
+        let noise_fallback = params.torque_noise_std_nm.powi(2);
+        base_noise_var(
+            hyper.as_ref(),
+            &vec![1.0; p],
+            noise_fallback,
+            &mut noise_base_std,
+        );
         Ok(Self {
             nv,
             layout,
@@ -531,6 +545,7 @@ impl Learner {
             noise_var: vec![0.0; p],
             y_std: vec![0.0; p],
             noise_var_std: vec![0.0; p],
+            noise_base_std,
             sample_formed: false,
             accel_seen: vec![(f64::INFINITY, f64::NEG_INFINITY); p],
             query: vec![0.0; d],
@@ -622,8 +637,7 @@ impl Learner {
         for j in 0..nv {
             self.y[j] = tau[j] - tau_rbd[j];
         }
-        let base = self.params.torque_noise_std_nm.powi(2);
-        self.noise_var.fill(base);
+        self.noise_var.fill(0.0);
         if self.params.accel.velocity_noise_std_rad_s > 0.0
             && let Ok(m) = crba(&self.robot, &mut self.data, &self.previous.q)
         {
@@ -668,6 +682,9 @@ impl Learner {
         self.standardizer.forward_mut(&mut self.y_std);
         self.noise_var_std.copy_from_slice(&self.noise_var);
         self.standardizer.forward_var_mut(&mut self.noise_var_std);
+        for (v, base) in self.noise_var_std.iter_mut().zip(&self.noise_base_std) {
+            *v += base;
+        }
         let start = Instant::now();
         let Some(model) = self.model.as_mut() else {
             return Observation::Decimated;

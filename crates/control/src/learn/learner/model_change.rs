@@ -376,6 +376,12 @@ impl Learner {
                     std::mem::replace(&mut self.standardizer, outcome.standardizer);
                 let old_hyper = self.hyper.replace(outcome.hyper);
                 let old_model = self.model.replace(outcome.model);
+                base_noise_var(
+                    self.hyper.as_ref(),
+                    self.standardizer.std(),
+                    self.params.torque_noise_std_nm.powi(2),
+                    &mut self.noise_base_std,
+                );
                 self.retire(Retired {
                     model: old_model,
                     standardizer: Some(old_standardizer),
