@@ -7,7 +7,7 @@
 //! Why not the configured sensor noise (`learn.torque_noise_std_nm`, one value for every
 //! joint): standardised per output it is far too large for a light joint and too small for
 //! a heavy one, and models that take `noise_var` as the observation noise (RCaGP, VBKS)
-//! then barely learn the first and overfit the second (`docs/results/models.md`). It stays
+//! then barely learn the first and overfit the second (`docs/results/models-in-the-loop.md`). It stays
 //! the base of an output whose σ_n the hyperparameters do not state.
 
 use serde_json::Value;
