@@ -27,7 +27,7 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gpn_gp_core::hyperfit::{FitMode, held_out_nlpd};
+use gpn_gp_core::hyperfit::{FitMode, held_out_nlpd, held_out_rows};
 use gpn_gp_core::kernel::{ArdKernel, KernelKind};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_host::{Plugin, PluginModel};
@@ -159,7 +159,7 @@ impl Refitting {
         let rows: Vec<usize> = (0..n_pts)
             .map(|i| i * (due - 1) / (n_pts - 1).max(1))
             .collect();
-        let held_out = held_out_rows(&rows, due, n_pts.div_ceil(2));
+        let held_out = held_out_rows(due, &rows, n_pts.div_ceil(2));
         let subset = data.streamed_rows(&rows);
         let held_out = data.streamed_rows(&held_out);
         let taught = data.streamed_rows(&(0..due).collect::<Vec<_>>());
@@ -295,23 +295,6 @@ fn failed(due: usize, error: String) -> Box<RefitSummary> {
         held_out_nlpd: None,
         error: Some(error),
     })
-}
-
-/// Up to `count` of the rows below `due` not in `fitted` (ascending), evenly spaced.
-fn held_out_rows(fitted: &[usize], due: usize, count: usize) -> Vec<usize> {
-    let mut rest = Vec::with_capacity(due.saturating_sub(fitted.len()));
-    let mut f = fitted.iter().peekable();
-    for r in 0..due {
-        if f.next_if_eq(&&r).is_none() {
-            rest.push(r);
-        }
-    }
-    if rest.len() <= count {
-        return rest;
-    }
-    (0..count)
-        .map(|i| rest[i * (rest.len() - 1) / (count - 1).max(1)])
-        .collect()
 }
 
 /// Mean held-out NLPD summed over targets of the hyperparameters `hyper` (config format),

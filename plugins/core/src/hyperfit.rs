@@ -194,6 +194,19 @@ pub struct FitResult {
     pub n_used: usize,
 }
 
+/// Up to `count` of the rows below `n` not in `fitted` (ascending), evenly spaced: the
+/// samples a fit on `fitted` did not see, for [`held_out_nlpd`].
+pub fn held_out_rows(n: usize, fitted: &[usize], count: usize) -> Vec<usize> {
+    let mut f = fitted.iter().peekable();
+    let rest: Vec<usize> = (0..n).filter(|r| f.next_if_eq(&r).is_none()).collect();
+    if rest.len() <= count {
+        return rest;
+    }
+    (0..count)
+        .map(|i| rest[i * (rest.len() - 1) / (count - 1).max(1)])
+        .collect()
+}
+
 /// Mean negative log predictive density of held-out samples (`x_test` row-major, `y_test`)
 /// under the exact GP with this kernel and σ_n conditioned on (`x`, `y`):
 /// ½ ln(2π s²) + (y − μ)²/(2 s²) with s² = σ² + σ_n², averaged. Lower is better. A check

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
-use gpn_gp_core::hyperfit::{FitMode, FitOptions, HyperfitError, fit, nlml};
+use gpn_gp_core::hyperfit::{FitMode, FitOptions, HyperfitError, fit, held_out_rows, nlml};
 use gpn_gp_core::kernel::{ArdKernel, Kernel};
 use nalgebra::{DMatrix, DVector};
 use rand::{RngExt, SeedableRng};
@@ -364,4 +364,13 @@ fn held_out_nlpd_matches_the_closed_form() {
     let want = 0.5 * (2.0 * std::f64::consts::PI * s2).ln() + (yt - mean).powi(2) / (2.0 * s2);
     assert!((got - want).abs() < 1e-12, "{got} against {want}");
     assert!(held_out_nlpd(&kernel, sn, &[x0], &[y0], &[], &[]).is_err());
+}
+
+#[test]
+fn held_out_rows_skip_the_fitted_ones_and_spread_over_the_rest() {
+    let fitted = [0, 3, 6, 9];
+    let held = held_out_rows(10, &fitted, 3);
+    assert_eq!(held, vec![1, 4, 8]);
+    assert_eq!(held_out_rows(10, &fitted, 100), vec![1, 2, 4, 5, 7, 8]);
+    assert!(held_out_rows(4, &[0, 1, 2, 3], 5).is_empty());
 }

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use gpn_gp_core::hyperfit::{FitMode, FitOptions, OutputHyper, fit, held_out_nlpd};
+use gpn_gp_core::hyperfit::{FitMode, FitOptions, OutputHyper, fit, held_out_nlpd, held_out_rows};
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
@@ -959,18 +959,6 @@ fn warm_start(
     )
 }
 
-/// Up to `count` of the rows below `n` not in `fitted` (ascending), evenly spaced.
-fn held_out_rows(n: usize, fitted: &[usize], count: usize) -> Vec<usize> {
-    let mut f = fitted.iter().peekable();
-    let rest: Vec<usize> = (0..n).filter(|r| f.next_if_eq(&r).is_none()).collect();
-    if rest.len() <= count {
-        return rest;
-    }
-    (0..count)
-        .map(|i| rest[i * (rest.len() - 1) / (count - 1).max(1)])
-        .collect()
-}
-
 /// Mean NLPD of the raw targets at the `held` rows, summed over outputs, under per-part
 /// hyperparameters fitted in the output map `map`, each output conditioned on the `fitted`
 /// rows. In raw units (the map's ln σ_y added), so that values fitted in different maps
@@ -1107,15 +1095,6 @@ mod tests {
             sigma_n,
             lengthscales: vec![lengthscale; 2],
         }
-    }
-
-    #[test]
-    fn held_out_rows_skip_the_fitted_ones_and_spread_over_the_rest() {
-        let fitted = [0, 3, 6, 9];
-        let held = held_out_rows(10, &fitted, 3);
-        assert_eq!(held, vec![1, 4, 8]);
-        assert_eq!(held_out_rows(10, &fitted, 100), vec![1, 2, 4, 5, 7, 8]);
-        assert!(held_out_rows(4, &[0, 1, 2, 3], 5).is_empty());
     }
 
     #[test]
