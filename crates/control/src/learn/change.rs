@@ -71,7 +71,7 @@ impl Default for ChangeParams {
             threshold: 300.0,
             allowance: 24.0,
             max_increment: 100.0,
-            warmup_samples: 1000,
+            warmup_samples: 5000,
             normalise_samples: 2000,
             min_interval_s: 2.0,
             action: ChangeAction::Drop,
