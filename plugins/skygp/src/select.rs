@@ -142,8 +142,9 @@ impl SkyGp {
 /// threshold has a κ smaller than that of the Ncal-th smallest r² by a relative
 /// 5·10⁻¹³ at least (d ln κ/dr² is −1/2 for the SE kernel, between −3/2 and −0.02 for the
 /// Matérn kernels up to r² = 1000), far beyond κ's rounding (a few ulp). It ranks below
-/// at least Ncal others, and leaving it out changes nothing, ties included. Infinity (take every candidate) with fewer than
-/// Ncal fresh candidates, or where κ could come near underflow and tie at zero.
+/// at least Ncal others, and leaving it out changes nothing, ties included. Infinity
+/// (take every candidate) with fewer than Ncal fresh candidates, or where κ could come
+/// near underflow and tie at zero.
 fn near_threshold(kernel: &ArdKernel, r2: &[f64], n_cal: usize, work: &mut Vec<f64>) -> f64 {
     // The n_cal smallest r², ascending, by insertion (no allocation: capacity ≥ n_cal).
     work.clear();

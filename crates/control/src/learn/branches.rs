@@ -31,6 +31,16 @@ pub struct Part {
     pub inputs: Vec<usize>,
 }
 
+impl Part {
+    /// Every one of `p` outputs on every one of `d` inputs: an unsplit model.
+    pub fn whole(d: usize, p: usize) -> Self {
+        Self {
+            outputs: (0..p).collect(),
+            inputs: (0..d).collect(),
+        }
+    }
+}
+
 /// The robot's outputs grouped by support (see the module doc), ordered by first output.
 /// One part holding every output and input on a serial robot. `blocks` is the number of
 /// nv-long blocks of the input ([`super::InputLayout::blocks`]).

@@ -549,8 +549,8 @@ fn meta(change: ModelChange, id: u64) -> ReplyMeta {
 impl FitWorker {
     /// Starts the worker with `factory` for models of `dims` (inputs, outputs) whose outputs
     /// have the base noise variance `noise_fallback` (N·m²) where the hyperparameters state
-    /// none, fitted split into `parts`; `current` are the hyperparameters and output map of a model the learner
-    /// created itself (given hyperparameters).
+    /// none, fitted split into `parts`; `current` are the hyperparameters and output map of
+    /// a model the learner created itself (given hyperparameters).
     pub(super) fn spawn(
         factory: ModelFactory,
         (dims, noise_fallback): ((usize, usize), f64),
@@ -865,10 +865,7 @@ fn fit_hyper(job: &FitJob, parts: &[Part], in_use: InUse<'_>) -> Result<FitChoic
     // the likelihood costs O(n³).
     let m = job.max_points.clamp(2, n);
     let rows: Vec<usize> = (0..m).map(|i| i * (n - 1) / (m - 1).max(1)).collect();
-    let whole = [Part {
-        outputs: (0..p).collect(),
-        inputs: (0..d).collect(),
-    }];
+    let whole = [Part::whole(d, p)];
     let fit_parts = if parts.len() > 1 { parts } else { &whole[..] };
     let old = in_use.and_then(|(hyper, old_std)| Some((by_part(hyper, d, p)?, old_std)));
     let mut per_part = Vec::with_capacity(fit_parts.len());
@@ -924,13 +921,7 @@ fn by_part(hyper: &serde_json::Value, d: usize, p: usize) -> Option<Vec<(Part, V
             .into_iter()
             .map(|(part, h)| Some((part, outputs(&h)?)))
             .collect(),
-        None => {
-            let whole = Part {
-                outputs: (0..p).collect(),
-                inputs: (0..d).collect(),
-            };
-            Some(vec![(whole, outputs(hyper)?)])
-        }
+        None => Some(vec![(Part::whole(d, p), outputs(hyper)?)]),
     }
 }
 
@@ -1082,13 +1073,6 @@ mod tests {
         s
     }
 
-    fn whole(d: usize, p: usize) -> Part {
-        Part {
-            outputs: (0..p).collect(),
-            inputs: (0..d).collect(),
-        }
-    }
-
     fn hyper(sigma_f: f64, sigma_n: f64, lengthscale: f64) -> OutputHyper {
         OutputHyper {
             sigma_f,
@@ -1107,11 +1091,11 @@ mod tests {
         let first = Standardizer::fit(&s.y, 2);
         let other = Standardizer::from_parts(vec![1.0, -4.0], vec![0.5, 7.0]).unwrap();
         let in_first = vec![(
-            whole(2, 2),
+            Part::whole(2, 2),
             vec![hyper(1.0, 0.05, 1.0), hyper(1.2, 0.1, 0.8)],
         )];
-        let moved = warm_start(&in_first, &first, &other, &whole(2, 2)).unwrap();
-        let in_other = vec![(whole(2, 2), moved)];
+        let moved = warm_start(&in_first, &first, &other, &Part::whole(2, 2)).unwrap();
+        let in_other = vec![(Part::whole(2, 2), moved)];
         let a = held_out_score(&in_first, &first, &s, (2, 2), &rows, &held).unwrap();
         let b = held_out_score(&in_other, &other, &s, (2, 2), &rows, &held).unwrap();
         // Not equal: the means differ between the maps, and a GP's prior mean is 0.

@@ -495,9 +495,10 @@ impl Learner {
         } else {
             Vec::new()
         };
+        let noise_fallback = params.torque_noise_std_nm.powi(2);
         let worker = Some(FitWorker::spawn(
             factory,
-            ((d, p), params.torque_noise_std_nm.powi(2)),
+            ((d, p), noise_fallback),
             parts,
             current,
             reidentifier,
@@ -506,7 +507,6 @@ impl Learner {
         let fit_n = params.fit_samples;
         // Given hyperparameters are for raw targets (the identity output map).
         let mut noise_base_std = vec![0.0; p];
-        let noise_fallback = params.torque_noise_std_nm.powi(2);
         base_noise_var(
             hyper.as_ref(),
             &vec![1.0; p],
