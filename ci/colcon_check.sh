@@ -58,6 +58,7 @@ for path in \
   gp_learning_node_plugins/lib/gp_learning_node_plugins/libgpn_skygp.so \
   gp_learning_node_plugins/lib/gp_learning_node_plugins/libgpn_rcagp.so \
   gp_learning_node_plugins/lib/gp_learning_node_plugins/libgpn_vbks.so \
+  gp_learning_node_plugins/lib/gp_learning_node_plugins/libgpn_loggp.so \
   gp_learning_node_plugins/share/ament_index/resource_index/packages/gp_learning_node_plugins \
   gp_learning_node_plugins/share/ament_index/resource_index/gp_learning_node__plugins/gp_learning_node_plugins \
   gp_learning_node_msgs/share/ament_index/resource_index/packages/gp_learning_node_msgs \
@@ -76,7 +77,7 @@ check_plugins() {
   local listed
   listed="$(cd "$elsewhere" && env -u GPN_PLUGIN_PATH "$@" plugins)"
   echo "$listed"
-  for name in skygp rcagp vbks; do
+  for name in skygp rcagp vbks loggp; do
     grep -q "^$name " <<<"$listed" || fail "the installed node does not find the plugin $name ($*)"
   done
 }

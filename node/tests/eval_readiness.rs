@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PLUGINS: [&str; 3] = ["skygp", "rcagp", "vbks"];
+const PLUGINS: [&str; 4] = ["skygp", "rcagp", "vbks", "loggp"];
 /// Rows of the stream: past VBKS's default offline phase (1000 samples).
 const ROWS: usize = 1300;
 

@@ -9,7 +9,7 @@ use std::process::Command;
 use gp_node::app::{self, NodeParams};
 use gp_node::plugin_host::{Plugin, SearchPath};
 
-const PLUGINS: [&str; 3] = ["skygp", "rcagp", "vbks"];
+const PLUGINS: [&str; 4] = ["skygp", "rcagp", "vbks", "loggp"];
 /// `gp-node sim`'s exit status when the learned run tracked worse (a 1 s run is too short
 /// for some plugins to learn anything): the run itself worked.
 const LEARNED_WORSE: i32 = 3;

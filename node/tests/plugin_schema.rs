@@ -8,7 +8,7 @@ use std::process::Command;
 
 use gp_node::plugin_host::{Plugin, config_page};
 
-const PLUGINS: [&str; 3] = ["skygp", "rcagp", "vbks"];
+const PLUGINS: [&str; 4] = ["skygp", "rcagp", "vbks", "loggp"];
 
 fn open(name: &str) -> Plugin {
     Plugin::open(model_support::cdylib(&format!("gpn_{name}"))).expect("the plugin loads")

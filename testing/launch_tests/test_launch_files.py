@@ -49,7 +49,7 @@ if not Path(launch.__file__).resolve().is_relative_to(STANDIN):
     raise ImportError(f"`launch` is {launch.__file__}, not the stand-in of {STANDIN}")
 
 PACKAGE = "gp_learning_node"
-PLUGIN_PACKAGES = ("gpn_skygp", "gpn_rcagp", "gpn_vbks")
+PLUGIN_PACKAGES = ("gpn_skygp", "gpn_rcagp", "gpn_vbks", "gpn_loggp")
 SHARE_DIRS = ("launch", "config", "urdf", "mujoco_driver")
 NODE_LAUNCH = "gp_learning_node.launch.py"
 SIM_LAUNCH = "mujoco_sim.launch.py"

@@ -17,5 +17,6 @@ pub mod hyperfit;
 pub mod kernel;
 pub mod metrics;
 pub mod rng;
+pub mod state_codec;
 /// The streaming-model contract (the `gpn_online_model` crate).
 pub use gpn_online_model as model;

@@ -16,6 +16,7 @@
 //! length and value before anything is replaced.
 
 use gpn_gp_core::model::ModelError;
+use gpn_gp_core::state_codec::{StateReader, StateWriter};
 
 use crate::config::ValidConfig;
 use crate::stream::engine::Engine;
@@ -35,7 +36,7 @@ pub(crate) struct Counters {
 
 /// Serialises `engine` and `counters`. **Allocates** the returned buffer.
 pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
-    let mut w = Writer::default();
+    let mut w = StateWriter::default();
     w.bytes(MAGIC);
     w.u32(FORMAT_VERSION);
     w.str(&config_text(&engine.cfg));
@@ -87,11 +88,11 @@ pub(crate) fn save(engine: &Engine, counters: Counters) -> Vec<u8> {
         w.u64(engine.blocks_expired);
         w.u64(engine.drift_refreshes);
     }
-    w.0
+    w.into_bytes()
 }
 
 /// The first `n` samples of `rows` (inputs of dimension d, p outputs), field by field.
-fn write_rows(w: &mut Writer, rows: &Rows, n: usize, (d, p): (usize, usize)) {
+fn write_rows(w: &mut StateWriter, rows: &Rows, n: usize, (d, p): (usize, usize)) {
     w.f64s(&rows.x[..n * d]);
     w.f64s(&rows.y[..n * p]);
     w.f64s(&rows.noise[..n * p]);
@@ -130,7 +131,7 @@ fn bad(msg: impl Into<String>) -> ModelError {
 
 /// Restores a state saved by [`save`] into a fresh engine built from `template`'s config.
 pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters), ModelError> {
-    let mut r = Reader { buf: bytes, at: 0 };
+    let mut r = StateReader::new(bytes, "rcagp load");
     read_header(&mut r, &template.cfg)?;
     let mut e = Engine::new(&template.cfg);
     let counters = Counters {
@@ -142,7 +143,7 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
     read_window(&mut r, &mut e)?;
     read_gram(&mut r, &mut e)?;
     read_factors(&mut r, &mut e)?;
-    if r.at < bytes.len() && r.take(DRIFT_TAG.len())? == DRIFT_TAG {
+    if r.remaining() > 0 && r.take(DRIFT_TAG.len())? == DRIFT_TAG {
         read_drift(&mut r, &mut e, &template.cfg)?;
     } else if template.cfg.drift.is_some() {
         // A state saved without drift: age everything from its newest sample at the next
@@ -153,15 +154,13 @@ pub(crate) fn load(template: &Engine, bytes: &[u8]) -> Result<(Engine, Counters)
         e.dirty = true;
         e.refresh_drift();
     }
-    if r.at != bytes.len() {
-        return Err(bad(format!("{} trailing bytes", bytes.len() - r.at)));
-    }
+    r.finish()?;
     e.rescale_inputs();
     Ok((e, counters))
 }
 
 /// Magic, format version and the saving model's config, which must be this one's.
-fn read_header(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<(), ModelError> {
+fn read_header(r: &mut StateReader<'_>, cfg: &ValidConfig) -> Result<(), ModelError> {
     if r.take(8)? != MAGIC {
         return Err(bad("not an RCaGP state (bad magic)"));
     }
@@ -180,7 +179,7 @@ fn read_header(r: &mut Reader<'_>, cfg: &ValidConfig) -> Result<(), ModelError> 
 }
 
 /// Lengthscales, outputscales and κ (checked positive, 1/ℓ derived) and their version.
-fn read_hyperparameters(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+fn read_hyperparameters(r: &mut StateReader<'_>, e: &mut Engine) -> Result<(), ModelError> {
     let params = &mut e.params;
     r.f64s_into(&mut params.ell, "lengthscales")?;
     r.f64s_into(&mut params.outputscale, "outputscale")?;
@@ -197,7 +196,7 @@ fn read_hyperparameters(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelE
 }
 
 /// Thresholds, the engine's counters and the position of the random-action stream.
-fn read_engine_counters(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+fn read_engine_counters(r: &mut StateReader<'_>, e: &mut Engine) -> Result<(), ModelError> {
     r.f64s_into(&mut e.c, "thresholds")?;
     e.blocks_inserted = r.u64()?;
     e.blocks_since_refit = r.usize()?;
@@ -220,7 +219,7 @@ const OPEN_FIELDS: [&str; 6] = [
 ];
 
 /// The ring position, block ids, actions, the stored samples and the open block.
-fn read_window(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+fn read_window(r: &mut StateReader<'_>, e: &mut Engine) -> Result<(), ModelError> {
     let win = &mut e.win;
     let (d, p, kb, nbmax) = (win.d, win.p, win.block_size, win.blocks);
     let filled = r.usize()?;
@@ -248,7 +247,7 @@ fn read_window(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
 /// The first `n` samples of `rows` (inputs of dimension d, p outputs), fields named by
 /// `names` in errors.
 fn read_rows(
-    r: &mut Reader<'_>,
+    r: &mut StateReader<'_>,
     rows: &mut Rows,
     n: usize,
     (d, p): (usize, usize),
@@ -263,7 +262,7 @@ fn read_rows(
 }
 
 /// G_C of the filled slots, saved densely, into the engine's `blocks`-strided matrix.
-fn read_gram(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+fn read_gram(r: &mut StateReader<'_>, e: &mut Engine) -> Result<(), ModelError> {
     let (filled, nbmax) = (e.win.filled, e.win.blocks);
     let mut g = vec![0.0; filled * filled];
     r.f64s_into(&mut g, "G")?;
@@ -274,7 +273,7 @@ fn read_gram(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
 }
 
 /// The live flag and singles, then every output's factor of M (with its jitter) and z.
-fn read_factors(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
+fn read_factors(r: &mut StateReader<'_>, e: &mut Engine) -> Result<(), ModelError> {
     let filled = e.win.filled;
     e.live = r.bool()?;
     e.live_singles = r.usize()?;
@@ -300,7 +299,11 @@ fn read_factors(r: &mut Reader<'_>, e: &mut Engine) -> Result<(), ModelError> {
 
 /// The trailing drift section (after its tag): settings, which must be this model's, time
 /// stamps and drift counters.
-fn read_drift(r: &mut Reader<'_>, e: &mut Engine, cfg: &ValidConfig) -> Result<(), ModelError> {
+fn read_drift(
+    r: &mut StateReader<'_>,
+    e: &mut Engine,
+    cfg: &ValidConfig,
+) -> Result<(), ModelError> {
     let Some(dr) = &cfg.drift else {
         return Err(bad(
             "the state was saved with a drift key; this model has none",
@@ -326,112 +329,4 @@ fn rows_newest(e: &Engine) -> f64 {
         .iter()
         .chain(&e.win.open.t[..e.win.open_len])
         .fold(f64::NEG_INFINITY, |a, &b| a.max(b))
-}
-
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn bytes(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(b);
-    }
-    fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_le_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_le_bytes());
-    }
-    fn u128(&mut self, v: u128) {
-        self.bytes(&v.to_le_bytes());
-    }
-    fn f64(&mut self, v: f64) {
-        self.u64(v.to_bits());
-    }
-    fn bool(&mut self, v: bool) {
-        self.0.push(u8::from(v));
-    }
-    fn str(&mut self, s: &str) {
-        self.u64(s.len() as u64);
-        self.bytes(s.as_bytes());
-    }
-    fn f64s(&mut self, v: &[f64]) {
-        self.u64(v.len() as u64);
-        for x in v {
-            self.bytes(&x.to_bits().to_le_bytes());
-        }
-    }
-    fn u64s(&mut self, v: &[u64]) {
-        self.u64(v.len() as u64);
-        for x in v {
-            self.u64(*x);
-        }
-    }
-}
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], ModelError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.buf.len())
-            .ok_or_else(|| bad("truncated state"))?;
-        let s = &self.buf[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn array<const K: usize>(&mut self) -> Result<[u8; K], ModelError> {
-        let mut a = [0u8; K];
-        a.copy_from_slice(self.take(K)?);
-        Ok(a)
-    }
-    fn u32(&mut self) -> Result<u32, ModelError> {
-        Ok(u32::from_le_bytes(self.array()?))
-    }
-    fn u64(&mut self) -> Result<u64, ModelError> {
-        Ok(u64::from_le_bytes(self.array()?))
-    }
-    fn u128(&mut self) -> Result<u128, ModelError> {
-        Ok(u128::from_le_bytes(self.array()?))
-    }
-    fn usize(&mut self) -> Result<usize, ModelError> {
-        usize::try_from(self.u64()?).map_err(|_| bad("size out of range"))
-    }
-    fn bool(&mut self) -> Result<bool, ModelError> {
-        match self.take(1)?[0] {
-            0 => Ok(false),
-            1 => Ok(true),
-            b => Err(bad(format!("bad bool byte {b}"))),
-        }
-    }
-    fn str(&mut self) -> Result<String, ModelError> {
-        let n = self.usize()?;
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| bad("config text is not UTF-8"))
-    }
-    fn len_check(&mut self, expected: usize, what: &str) -> Result<(), ModelError> {
-        let n = self.usize()?;
-        if n == expected {
-            Ok(())
-        } else {
-            Err(bad(format!("{what}: {n} values, expected {expected}")))
-        }
-    }
-    fn f64s_into(&mut self, out: &mut [f64], what: &str) -> Result<(), ModelError> {
-        self.len_check(out.len(), what)?;
-        for v in out.iter_mut() {
-            *v = f64::from_bits(self.u64()?);
-        }
-        Ok(())
-    }
-    fn u64s_into(&mut self, out: &mut [u64], what: &str) -> Result<(), ModelError> {
-        self.len_check(out.len(), what)?;
-        for v in out.iter_mut() {
-            *v = self.u64()?;
-        }
-        Ok(())
-    }
 }
