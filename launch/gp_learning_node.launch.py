@@ -31,7 +31,7 @@ publishes on that topic.)
 Arguments (each one left empty leaves the parameter file's value; the shipped file's are
 skygp, control, use_sim_time false, robot.urdf '' and ros.active false)
 - params_file: the node's parameter file (default: the installed config/sim_default.yaml).
-- plugin: the model plugin: skygp, rcagp or vbks (package gp_learning_node_plugins). Given, it sets
+- plugin: the model plugin: skygp, rcagp, vbks or loggp (package gp_learning_node_plugins). Given, it sets
   `model.plugin` and resets `model.config` to `{}`, the plugin's own defaults: the file's
   `model.config` is its own plugin's (an rcagp node refuses skygp's keys). To configure the
   plugin, put `model.plugin` and `model.config` in a parameter file and leave plugin empty
@@ -153,7 +153,7 @@ def generate_launch_description():
         DeclareLaunchArgument(
             "plugin",
             default_value="",
-            description="model plugin: skygp, rcagp or vbks, with its default configuration "
+            description="model plugin: skygp, rcagp, vbks or loggp, with its default configuration "
             "(model.plugin, model.config {}); '' = the params file's (shipped: skygp)",
         ),
         DeclareLaunchArgument(

@@ -122,7 +122,7 @@ def generate_launch_description():
         DeclareLaunchArgument(
             "plugin",
             default_value="",
-            description="the node's model plugin (skygp, rcagp, vbks) with its default "
+            description="the node's model plugin (skygp, rcagp, vbks, loggp) with its default "
             "configuration; '' = the params file's (shipped: skygp)",
         ),
         DeclareLaunchArgument(

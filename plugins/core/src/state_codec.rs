@@ -201,7 +201,7 @@ mod tests {
 
         let mut short = StateReader::new(&bytes[..bytes.len() - 1], "test load");
         short.take(3).unwrap();
-        let err = (0..9).find_map(|_| short.u64().err()).unwrap();
+        let err = (0..20).find_map(|_| short.u64().err()).unwrap();
         assert_eq!(err, ModelError::Other("test load: truncated state".into()));
         let mut wrong = StateReader::new(&bytes[bytes.len() - 24..], "test load");
         assert!(wrong.u64s_into(&mut [0; 3], "u").is_err());
