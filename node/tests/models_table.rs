@@ -1,0 +1,46 @@
+//! The one command behind `docs/results/models.md` (`testing/measure/models_table.py`, issue
+//! 25 item 6) in its short form: every installed plugin on the first rows of the benchmark
+//! streams and a short robot recording, clean and contaminated, and in short simulations of
+//! the three scenarios; the script exits 1 unless every cell is a finite number. Here the
+//! table must also name every shipped plugin in both of its parts.
+
+use std::process::Command;
+
+#[test]
+fn the_models_table_is_made_for_every_plugin() {
+    let Some(python) = gpn_test_support::python("models_table") else {
+        return;
+    };
+    let Some(shared) = gpn_test_support::shared("models_table") else {
+        return;
+    };
+    let work = std::env::temp_dir().join(format!("gpn_models_table_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let out = work.join("models.md");
+    let run = Command::new(python)
+        .arg(gpn_test_support::repo_root().join("testing/measure/models_table.py"))
+        .args(["--quick", "--bin", env!("CARGO_BIN_EXE_gp-node")])
+        .arg("--data")
+        .arg(shared.join("data"))
+        .arg("--work")
+        .arg(&work)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run models_table.py");
+    let table = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(
+        run.status.success(),
+        "models_table.py --quick failed:\n{}\n{table}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    for plugin in ["skygp", "rcagp", "vbks", "loggp"] {
+        let rows = table
+            .lines()
+            .filter(|l| l.split('|').nth(2).map(str::trim) == Some(plugin))
+            .count();
+        // 4 streams and 3 scenarios.
+        assert_eq!(rows, 7, "{plugin} has {rows} rows in:\n{table}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
