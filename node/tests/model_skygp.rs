@@ -172,6 +172,11 @@ fn gp_node_eval_loads_the_plugin_from_plugin_path() {
                 && !k.contains("_us_")
                 && !["wall_s", "wait_s", "plugin"].contains(&k.as_str())
         });
+        // How many experts the pool's grower thread had handed over when the run ended
+        // depends on when that thread ran (a busy machine); predictions do not.
+        if let Some(info) = map.get_mut("model_info").and_then(|i| i.as_object_mut()) {
+            info.remove("experts_made");
+        }
     }
     assert_eq!(copy, default, "same library, same numbers");
     // Without the flag the copy is not found, and the error lists what is.
