@@ -6,6 +6,7 @@
 //! ROS: models see x ∈ R^d and y ∈ R^p. Statically linked into each plugin.
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod aggregate;
 #[cfg(target_arch = "x86_64")]
 mod avx2;

@@ -4,7 +4,7 @@
 //! No method allocates.
 
 use gpn_gp_core::cholesky::{CholeskyError, PackedCholesky, dot};
-use gpn_gp_core::kernel::ArdKernel;
+use gpn_gp_core::kernel::{ArdKernel, Kernel};
 
 /// Smallest ratio of a replaced row's pivots to their old values before the factor is
 /// rebuilt instead (the O(N̄²) replacement lost too much precision).
@@ -178,9 +178,7 @@ impl Leaf {
         for (o, k) in kernels.iter().enumerate() {
             let (x, noise) = (&self.x, &self.noise[o * cap..]);
             self.chol[o].factor_mut(n, 0.0, |i, j| {
-                let v = k.value_from_sq_dist(
-                    k.scaled_sq_dist(&x[i * d..(i + 1) * d], &x[j * d..(j + 1) * d]),
-                );
+                let v = k.value(&x[i * d..(i + 1) * d], &x[j * d..(j + 1) * d]);
                 if i == j { v + noise[i] } else { v }
             })?;
         }

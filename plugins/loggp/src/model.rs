@@ -148,15 +148,16 @@ impl LogGp {
             .collect()
     }
 
-    /// Spacing rule shared with RCaGP: stamps that do not advance (no clock, a reset) or are
-    /// not finite say nothing about spacing and are admitted; a relative slack for stamps
-    /// that are multiples of a tick period.
+    /// The spacing rule shared with RCaGP (`gpn_gp_core::admission`); a stamp that is not
+    /// finite says nothing about spacing and is admitted.
     fn admit(&mut self, t_secs: f64) -> bool {
         if !t_secs.is_finite() {
             return true;
         }
-        let since = t_secs - self.last_admitted_t;
-        let admit = since <= 0.0 || since >= self.cfg.admit_interval_s * (1.0 - 1e-9);
+        let admit = gpn_gp_core::admission::spaced(
+            t_secs - self.last_admitted_t,
+            self.cfg.admit_interval_s,
+        );
         if admit {
             self.last_admitted_t = t_secs;
         }

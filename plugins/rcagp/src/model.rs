@@ -315,11 +315,10 @@ impl OnlineModel for RcaGp {
             .admit_counter
             .is_multiple_of(self.cfg.admit_every as u64);
         self.counters.admit_counter += 1;
-        // Stamps that do not advance (a caller without a clock, a clock reset) say nothing
-        // about spacing: admitted. A relative slack for stamps that are multiples of a tick
-        // period in floating point.
-        let since = t_secs - self.last_admitted_t;
-        let spaced = since <= 0.0 || since >= self.cfg.admit_interval_s * (1.0 - 1e-9);
+        let spaced = gpn_gp_core::admission::spaced(
+            t_secs - self.last_admitted_t,
+            self.cfg.admit_interval_s,
+        );
         let admit = counted && spaced;
         if admit {
             self.last_admitted_t = t_secs;
