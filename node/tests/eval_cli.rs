@@ -300,3 +300,98 @@ fn refits_are_reported() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(j.get("refits").is_none() && j.get("fit").is_none(), "{j}");
 }
+
+/// A 7-joint robot stream in the layout `gp-node sim --record` writes (x = [q, q̇, q̈],
+/// one residual target per joint), smooth enough for a fit-free run.
+fn robot_csv() -> String {
+    let mut s = (0..21)
+        .map(|k| format!("x_{k}"))
+        .chain((0..7).map(|j| format!("y_{j}")))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    for i in 0..150 {
+        let t = i as f64 * 0.01;
+        let row: Vec<String> = (0..21)
+            .map(|k| (0.3 * (t + 0.4 * k as f64).sin()).to_string())
+            .chain((0..7).map(|j| (0.5 * (2.0 * t + j as f64).cos()).to_string()))
+            .collect();
+        s += &row.join(",");
+        s.push('\n');
+    }
+    s
+}
+
+/// The robot's sensor faults from the command line: an encoder spike needs the robot
+/// (`--urdf`) and a stream of its shape; with both it runs and the report names it.
+#[test]
+fn sensor_faults_on_a_robot_stream() {
+    let data = temp_file("e_robot.csv", &robot_csv());
+    let hyper = temp_file(
+        "e_robot_hyper.json",
+        &format!(
+            r#"{{"sigma_f": 1.0, "sigma_n": 0.05, "lengthscales": {:?}}}"#,
+            [1.0; 21]
+        ),
+    );
+    let urdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../urdf/panda.urdf");
+    let (d, h, u) = (
+        data.to_str().unwrap(),
+        hyper.to_str().unwrap(),
+        urdf.to_str().unwrap(),
+    );
+    let base = [
+        "--data",
+        d,
+        "--inputs",
+        "x_0..x_20",
+        "--targets",
+        "y_0..y_6",
+        "--hyper",
+        h,
+        "--json",
+    ];
+    let with = |extra: &[&str]| eval(&[&base[..], extra].concat());
+    fails_with(&with(&["--contaminate", "encoder-spike:0.1"]), &["--urdf"]);
+    fails_with(
+        &with(&[
+            "--contaminate",
+            "encoder-spike:0.1",
+            "--urdf",
+            "/nonexistent/r.urdf",
+        ]),
+        &["cannot load the robot", "/nonexistent/r.urdf"],
+    );
+    fails_with(
+        &with(&[
+            "--contaminate",
+            "encoder-spike:0.1",
+            "--urdf",
+            u,
+            "--joints",
+            "panda_joint1,panda_joint2",
+        ]),
+        &["nv = 2", "21 inputs"],
+    );
+    for (spec, kind, count) in [
+        ("encoder-spike:0.1:0.02", "encoder-spike", 15),
+        ("torque-spike:0.1", "torque-spike", 105),
+        ("drop:0.2", "drop", 30),
+        ("duplicate:0.2", "duplicate", 30),
+    ] {
+        let out = with(&["--contaminate", spec, "--urdf", u]);
+        assert!(out.status.success(), "{spec}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["contamination"]["kind"], kind, "{spec}");
+        assert_eq!(report["contamination"]["count"], count, "{spec}");
+        let smse = report["smse_final"].as_array().unwrap();
+        assert_eq!(smse.len(), 7, "{spec}");
+        assert!(
+            smse.iter().all(|v| v.as_f64().unwrap().is_finite()),
+            "{spec}: {report}"
+        );
+    }
+    for p in [data, hyper] {
+        std::fs::remove_file(p).unwrap();
+    }
+}

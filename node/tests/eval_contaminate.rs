@@ -34,7 +34,7 @@ fn update_sees_the_contamination_predict_and_metrics_do_not() {
         let mut dirty = data();
         let summary = Contamination::parse(spec, 11)
             .unwrap()
-            .apply(&mut dirty)
+            .apply(&mut dirty, None)
             .unwrap();
         let opts = RunOptions::new(vec![0.01]);
         let (mut a, mut b) = (CallLog::default(), CallLog::default());
@@ -78,7 +78,7 @@ fn centring_after_contamination_moves_the_streamed_copy_with_the_clean_means() {
     let mut d = Dataset::from_reader(text.as_bytes(), "mem", &sel).unwrap();
     Contamination::parse("asymmetric:0.5", 1)
         .unwrap()
-        .apply(&mut d)
+        .apply(&mut d, None)
         .unwrap();
     let before: Vec<f64> = (0..4)
         .map(|i| d.y_update_row(i)[0] - d.y_row(i)[0])
@@ -94,4 +94,37 @@ fn centring_after_contamination_moves_the_streamed_copy_with_the_clean_means() {
         d.y.iter().sum::<f64>().abs() < 1e-12,
         "clean targets are centred with clean means"
     );
+}
+
+#[test]
+fn dropped_samples_never_reach_update_and_duplicated_ones_arrive_twice_in_a_row() {
+    for (spec, times) in [("drop:0.15", 0usize), ("duplicate:0.15", 2)] {
+        let clean = data();
+        let mut dirty = data();
+        let summary = Contamination::parse(spec, 4)
+            .unwrap()
+            .apply(&mut dirty, None)
+            .unwrap();
+        assert_eq!(summary.count, 30, "{spec}");
+        let opts = RunOptions::new(vec![0.01]);
+        let (mut a, mut b) = (CallLog::default(), CallLog::default());
+        let ra = run_stream("log", &mut a, &clean, &opts, &mut |_| {}).unwrap();
+        let rb = run_stream("log", &mut b, &dirty, &opts, &mut |_| {}).unwrap();
+        assert_eq!(
+            a.predicted_at, b.predicted_at,
+            "every sample is still predicted"
+        );
+        assert_eq!(ra.metrics, rb.metrics, "{spec}: scored on the clean stream");
+        // The updates are the clean ones, each repeated as the contamination says.
+        let expected: Vec<_> = (0..clean.len())
+            .flat_map(|i| std::iter::repeat_n(i, dirty.update_count(i)))
+            .map(|i| (clean.x_row(i).to_vec(), clean.y_row(i).to_vec()))
+            .collect();
+        assert_eq!(b.updated_with, expected, "{spec}");
+        assert_eq!(b.updated_with.len(), 200 - 30 + 30 * times, "{spec}");
+        assert_eq!(
+            rb.to_json()["contamination"]["kind"],
+            spec.split(':').next().unwrap()
+        );
+    }
 }

@@ -125,7 +125,7 @@ fn eval_gives_the_same_numbers_through_the_plugin_and_in_process() {
     data.center(Centering::WholeFile);
     gp_node::eval::contaminate::Contamination::parse("asymmetric:0.1", 3)
         .expect("spec")
-        .apply(&mut data)
+        .apply(&mut data, None)
         .expect("contaminate");
     let cfg = json!({"background": false, "blocks": 10, "block_size": 5,
                      "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.7, 0.9]}});

@@ -1,4 +1,6 @@
-//! Outlier contamination of a stream (`gp-node eval --contaminate KIND:RATE`), after the
+//! Outlier contamination of a stream (`gp-node eval --contaminate KIND:RATE`): the robot
+//! sensor and transport faults `torque-spike`, `encoder-spike`, `drop` and `duplicate` are
+//! described in [`super::sensor_faults`]; the others follow the
 //! protocols of the RCaGP paper (spec `specs/rcagp.md` §4.2) with the choices of its §5
 //! item 14: an exact-count random subset, the paper's signs, no permutation.
 //!
@@ -26,8 +28,10 @@ use rand_chacha::ChaCha8Rng;
 use super::EvalError;
 pub use super::contamination::{Kind, Summary};
 use super::dataset::Dataset;
+pub use super::sensor_faults::InverseDynamics;
+use super::sensor_faults::{self, DEFAULT_ENCODER_SPIKE};
 
-/// A parsed `KIND:RATE`.
+/// A parsed `KIND:RATE` (or `encoder-spike:RATE:SIZE`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Contamination {
     /// The protocol.
@@ -36,106 +40,164 @@ pub struct Contamination {
     pub rate: f64,
     /// Seed of the selection and the draws.
     pub seed: u64,
+    /// The encoder spike (rad, or m for a prismatic joint); `None` for the other kinds.
+    pub spike: Option<f64>,
 }
 
 impl Contamination {
-    /// Parses `KIND:RATE` (`asymmetric:0.1`).
+    /// Parses `KIND:RATE` (`asymmetric:0.1`), or `encoder-spike:RATE[:SIZE]`.
     pub fn parse(spec: &str, seed: u64) -> Result<Self, EvalError> {
         let err = |why: &str| {
+            let kinds: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
             EvalError::Config(format!(
-                "--contaminate \"{spec}\": {why}; expected KIND:RATE with KIND one of asymmetric, uniform, focused and RATE in [0, 1]"
+                "--contaminate \"{spec}\": {why}; expected KIND:RATE with KIND one of {} and RATE in [0, 1] (encoder-spike:RATE:SIZE gives the spike, default {DEFAULT_ENCODER_SPIKE} rad)",
+                kinds.join(", ")
             ))
         };
-        let (kind, rate) = spec.split_once(':').ok_or_else(|| err("no ':'"))?;
-        let kind = match kind.trim() {
-            "asymmetric" => Kind::Asymmetric,
-            "uniform" => Kind::Uniform,
-            "focused" => Kind::Focused,
-            _ => return Err(err("unknown KIND")),
-        };
-        let rate: f64 = rate
-            .trim()
+        let mut fields = spec.split(':').map(str::trim);
+        let kind = fields.next().unwrap_or_default();
+        let kind = Kind::from_name(kind).ok_or_else(|| err("unknown KIND"))?;
+        let rate: f64 = fields
+            .next()
+            .ok_or_else(|| err("no ':'"))?
             .parse()
             .map_err(|_| err("RATE is not a number"))?;
         if !(0.0..=1.0).contains(&rate) {
             return Err(err("RATE out of range"));
         }
-        Ok(Self { kind, rate, seed })
+        let spike = match (kind, fields.next()) {
+            (Kind::EncoderSpike, None) => Some(DEFAULT_ENCODER_SPIKE),
+            (Kind::EncoderSpike, Some(size)) => {
+                let size: f64 = size.parse().map_err(|_| err("SIZE is not a number"))?;
+                if !(size.is_finite() && size > 0.0) {
+                    return Err(err("SIZE must be positive"));
+                }
+                Some(size)
+            }
+            (_, None) => None,
+            (_, Some(_)) => return Err(err("only encoder-spike takes a SIZE")),
+        };
+        if fields.next().is_some() {
+            return Err(err("too many ':'"));
+        }
+        Ok(Self {
+            kind,
+            rate,
+            seed,
+            spike,
+        })
     }
 
     /// Contaminates the streamed copy of `data` (see the module doc). Once per dataset.
-    pub fn apply(&self, data: &mut Dataset) -> Result<Summary, EvalError> {
-        if data.x_update.is_some() || data.y_update.is_some() {
+    /// `robot` is the inverse dynamics the stream's targets were formed with; only
+    /// `encoder-spike` needs it (and fails without it).
+    pub fn apply(
+        &self,
+        data: &mut Dataset,
+        robot: Option<&mut dyn InverseDynamics>,
+    ) -> Result<Summary, EvalError> {
+        if data.x_update.is_some() || data.y_update.is_some() || data.update_repeats.is_some() {
             return Err(EvalError::Config(
                 "the stream already streams other inputs or targets to update (contaminated, or --predict-inputs)".into(),
             ));
         }
-        let (n, d, p) = (data.len(), data.input_dim(), data.output_dim());
+        let (n, p) = (data.len(), data.output_dim());
         let count = ((self.rate * n as f64).round() as usize).min(n);
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        // Partial Fisher–Yates: the first `count` entries are a uniform subset, in draw order.
-        let mut idx: Vec<usize> = (0..n).collect();
-        for k in 0..count {
-            let j = k + (rng.random::<f64>() * (n - k) as f64) as usize;
-            idx.swap(k, j.min(n - 1));
-        }
-        let chosen = &idx[..count];
-        let column =
-            |v: &[f64], k: usize, t: usize| -> Vec<f64> { (0..n).map(|i| v[i * k + t]).collect() };
         let target_std: Vec<f64> = data.target_variances().iter().map(|v| v.sqrt()).collect();
-        let mut y = data.y.clone();
-        let mut x_new = None;
+        let mut summary = Summary {
+            kind: self.kind,
+            rate: self.rate,
+            seed: self.seed,
+            count,
+            target_std: target_std.clone(),
+            spike: self.spike,
+        };
         match self.kind {
             Kind::Asymmetric => {
-                for &i in chosen {
+                let mut y = data.y.clone();
+                for i in choose(n, count, &mut rng) {
                     for (t, s) in target_std.iter().enumerate() {
                         y[i * p + t] -= s * (3.0 + 6.0 * rng.random::<f64>());
                     }
                 }
+                data.y_update = Some(y);
             }
             Kind::Uniform => {
+                let mut y = data.y.clone();
                 let half = count / 2;
-                for (k, &i) in chosen.iter().enumerate() {
+                for (k, i) in choose(n, count, &mut rng).into_iter().enumerate() {
                     let sign = if k < half { 1.0 } else { -1.0 };
                     for (t, s) in target_std.iter().enumerate() {
                         y[i * p + t] += sign * s * (3.0 + 6.0 * rng.random::<f64>());
                     }
                 }
+                data.y_update = Some(y);
             }
-            Kind::Focused => {
-                let x_stats: Vec<(f64, f64)> =
-                    (0..d).map(|j| median_mad(&column(&data.x, d, j))).collect();
-                let y_stats: Vec<(f64, f64, f64)> = (0..p)
-                    .map(|t| {
-                        let c = column(&data.y, p, t);
-                        let (med, mad) = median_mad(&c);
-                        (med, mad, std(&c))
-                    })
-                    .collect();
-                let mut x = data.x.clone();
-                for &i in chosen {
-                    for (j, (med, mad)) in x_stats.iter().enumerate() {
-                        x[i * d + j] = med + 0.1 * mad * rng.random::<f64>();
-                    }
-                    for (t, (med, mad, sd)) in y_stats.iter().enumerate() {
-                        y[i * p + t] = med - 3.0 * sd - 0.1 * mad * rng.random::<f64>();
-                    }
+            Kind::Focused => focused(data, count, &mut rng),
+            Kind::TorqueSpike => {
+                summary.count = sensor_faults::torque_spikes(data, count, &target_std, &mut rng);
+            }
+            Kind::EncoderSpike => {
+                let robot = robot.ok_or_else(|| {
+                    EvalError::Config(
+                        "--contaminate encoder-spike recomputes the targets at the spiked positions and needs the robot (--urdf)".into(),
+                    )
+                })?;
+                let spike = self.spike.unwrap_or(DEFAULT_ENCODER_SPIKE);
+                sensor_faults::encoder_spikes(data, count, spike, robot, &mut rng)?;
+            }
+            Kind::Drop | Kind::Duplicate => {
+                let times = if self.kind == Kind::Drop { 0 } else { 2 };
+                let mut repeats = vec![1u8; n];
+                for i in choose(n, count, &mut rng) {
+                    repeats[i] = times;
                 }
-                x_new = Some(x);
+                data.update_repeats = Some(repeats);
             }
         }
-        data.x_update = x_new;
-        data.y_update = Some(y);
-        let summary = Summary {
-            kind: self.kind,
-            rate: self.rate,
-            seed: self.seed,
-            count,
-            target_std,
-        };
         data.contamination = Some(summary.clone());
         Ok(summary)
     }
+}
+
+/// `count` of `0..n` chosen uniformly without replacement, in draw order (partial
+/// Fisher–Yates).
+pub(crate) fn choose(n: usize, count: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let count = count.min(n);
+    let mut idx: Vec<usize> = (0..n).collect();
+    for k in 0..count {
+        let j = k + (rng.random::<f64>() * (n - k) as f64) as usize;
+        idx.swap(k, j.min(n - 1));
+    }
+    idx.truncate(count);
+    idx
+}
+
+/// The focused protocol: chosen inputs near the input median, their targets far below.
+fn focused(data: &mut Dataset, count: usize, rng: &mut ChaCha8Rng) {
+    let (n, d, p) = (data.len(), data.input_dim(), data.output_dim());
+    let column =
+        |v: &[f64], k: usize, t: usize| -> Vec<f64> { (0..n).map(|i| v[i * k + t]).collect() };
+    let x_stats: Vec<(f64, f64)> = (0..d).map(|j| median_mad(&column(&data.x, d, j))).collect();
+    let y_stats: Vec<(f64, f64, f64)> = (0..p)
+        .map(|t| {
+            let c = column(&data.y, p, t);
+            let (med, mad) = median_mad(&c);
+            (med, mad, std(&c))
+        })
+        .collect();
+    let (mut x, mut y) = (data.x.clone(), data.y.clone());
+    for i in choose(n, count, rng) {
+        for (j, (med, mad)) in x_stats.iter().enumerate() {
+            x[i * d + j] = med + 0.1 * mad * rng.random::<f64>();
+        }
+        for (t, (med, mad, sd)) in y_stats.iter().enumerate() {
+            y[i * p + t] = med - 3.0 * sd - 0.1 * mad * rng.random::<f64>();
+        }
+    }
+    data.x_update = Some(x);
+    data.y_update = Some(y);
 }
 
 /// Population standard deviation (0 for fewer than 2 values).
@@ -221,7 +283,7 @@ mod tests {
         let mut d = data(200);
         let s = Contamination::parse("asymmetric:0.1", 7)
             .unwrap()
-            .apply(&mut d)
+            .apply(&mut d, None)
             .unwrap();
         assert_eq!(s.count, 20);
         let hit = changed(&d);
@@ -238,13 +300,13 @@ mod tests {
         let mut again = data(200);
         Contamination::parse("asymmetric:0.1", 7)
             .unwrap()
-            .apply(&mut again)
+            .apply(&mut again, None)
             .unwrap();
         assert_eq!(again.y_update, d.y_update);
         let mut other = data(200);
         Contamination::parse("asymmetric:0.1", 8)
             .unwrap()
-            .apply(&mut other)
+            .apply(&mut other, None)
             .unwrap();
         assert_ne!(changed(&other), hit);
     }
@@ -254,7 +316,7 @@ mod tests {
         let mut d = data(300);
         let s = Contamination::parse("uniform:0.2", 1)
             .unwrap()
-            .apply(&mut d)
+            .apply(&mut d, None)
             .unwrap();
         assert_eq!(s.count, 60);
         let (mut up, mut down) = (0, 0);
@@ -272,7 +334,7 @@ mod tests {
         let mut d = data(400);
         let s = Contamination::parse("focused:0.05", 2)
             .unwrap()
-            .apply(&mut d)
+            .apply(&mut d, None)
             .unwrap();
         assert_eq!(s.count, 20);
         let xs = d.x_update.clone().unwrap();
@@ -302,14 +364,14 @@ mod tests {
         let mut d = data(50);
         let s = Contamination::parse("uniform:0", 0)
             .unwrap()
-            .apply(&mut d)
+            .apply(&mut d, None)
             .unwrap();
         assert_eq!(s.count, 0);
         assert!(changed(&d).is_empty());
         assert!(
             Contamination::parse("uniform:0.1", 0)
                 .unwrap()
-                .apply(&mut d)
+                .apply(&mut d, None)
                 .is_err()
         );
     }

@@ -68,6 +68,9 @@ pub struct Dataset {
     /// Targets streamed to the model's `update` when they differ from `y` (a
     /// contamination), n×p. `y` stays the clean reference of the metrics.
     pub y_update: Option<Vec<f64>>,
+    /// How many times each sample is given to `update` (0: dropped, 2: duplicated) when not
+    /// once each (a `drop` or `duplicate` contamination).
+    pub update_repeats: Option<Vec<u8>>,
     /// What the contamination did, if the stream was contaminated.
     pub contamination: Option<super::contamination::Summary>,
 }
@@ -126,6 +129,7 @@ impl Dataset {
             skipped_rows: rows.skipped,
             x_update,
             y_update: None,
+            update_repeats: None,
             contamination: None,
         })
     }
@@ -200,15 +204,25 @@ impl Dataset {
         }
     }
 
+    /// How many times sample i is given to `update`: 1, or 0 (dropped) or 2 (duplicated).
+    pub fn update_count(&self, i: usize) -> usize {
+        self.update_repeats
+            .as_ref()
+            .map_or(1, |r| usize::from(r[i]))
+    }
+
     /// The streamed samples (what `update` gets) at `rows`, in that order, as a dataset of
-    /// their own (no truth, no contamination record): e.g. the subset a refit fits on.
+    /// their own (no truth, no contamination record): e.g. the subset a refit fits on. A
+    /// dropped row is left out and a duplicated one appears twice.
     pub fn streamed_rows(&self, rows: &[usize]) -> Dataset {
         let (d, p) = (self.input_dim(), self.output_dim());
         let mut x = Vec::with_capacity(rows.len() * d);
         let mut y = Vec::with_capacity(rows.len() * p);
         for &r in rows {
-            x.extend_from_slice(self.x_update_row(r));
-            y.extend_from_slice(self.y_update_row(r));
+            for _ in 0..self.update_count(r) {
+                x.extend_from_slice(self.x_update_row(r));
+                y.extend_from_slice(self.y_update_row(r));
+            }
         }
         Dataset {
             source: self.source.clone(),
@@ -223,21 +237,15 @@ impl Dataset {
             skipped_rows: 0,
             x_update: None,
             y_update: None,
+            update_repeats: None,
             contamination: None,
         }
     }
 
-    /// The stream as the model sees it: a copy whose `x` and `y` are the streamed values
-    /// (for fitting hyperparameters on what the model is given). **Allocates** a copy.
+    /// The whole stream as the model sees it ([`Self::streamed_rows`] of every row): e.g.
+    /// for fitting hyperparameters on what the model is given. **Allocates** a copy.
     pub fn as_streamed(&self) -> Dataset {
-        let mut d = self.clone();
-        if let Some(x) = d.x_update.take() {
-            d.x = x;
-        }
-        if let Some(y) = d.y_update.take() {
-            d.y = y;
-        }
-        d
+        self.streamed_rows(&(0..self.len()).collect::<Vec<_>>())
     }
 
     /// Truth of sample i, if selected.

@@ -5,7 +5,8 @@
 //! ([`plugins`]), streams the data predict-then-update ([`runner`]) and reports accuracy
 //! (prequential SMSE/MSLL from `gpn_gp_core::metrics`), per-call timing, model counters and,
 //! with truth columns, the calibrated-bound coverage ([`report`]). A stream may be
-//! contaminated with outliers first ([`contaminate`]: only what `update` sees changes), and
+//! contaminated with outliers or a robot's sensor faults first ([`contaminate`],
+//! [`sensor_faults`]: only what `update` sees changes), and
 //! every prediction written out ([`predictions`]). It knows nothing of ROS; the control loop
 //! and the tests reuse it. The node re-exports this crate as `gp_node::eval`.
 //!
@@ -35,6 +36,7 @@ pub mod readiness;
 pub mod refit;
 pub mod report;
 pub mod runner;
+pub mod sensor_faults;
 
 use gpn_gp_core::model::ModelError;
 

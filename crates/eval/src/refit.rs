@@ -220,7 +220,7 @@ impl Refitting {
                 return Ok(false);
             }
         };
-        for j in pending.due..i {
+        for j in (pending.due..i).flat_map(|j| std::iter::repeat_n(j, data.update_count(j))) {
             let t = j as f64 * self.plan.dt_secs;
             ready
                 .model

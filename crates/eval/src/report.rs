@@ -132,8 +132,8 @@ impl EvalReport {
     /// `update_us_mean`, `update_us_p99`, `experts`, `memory_bytes`) plus `predict_us_p50`,
     /// `predict_us_max`, `update_us_p50`, `update_us_max`, `samples_stored`, `wall_s`,
     /// with truth `beta_cal`, with `--contaminate` `contamination` {`kind`, `rate`, `seed`,
-    /// `count`}, `model_info` (the model's `describe` object) when the model reports
-    /// one, `var_floor`, `config`, `hyper` (per target) and `fit` when known, and the
+    /// `count`, `spike` (the encoder spike, else null)}, `model_info` (the model's
+    /// `describe` object) when the model reports one, `var_floor`, `config`, `hyper` (per target) and `fit` when known, and the
     /// readiness keys of [`EvalReport::insert_readiness`]. Non-finite numbers
     /// become `null`.
     pub fn to_json(&self) -> Value {
@@ -170,7 +170,7 @@ impl EvalReport {
         if let (Some(c), Value::Object(map)) = (&self.contamination, &mut v) {
             map.insert(
                 "contamination".into(),
-                json!({"kind": c.kind.name(), "rate": c.rate, "seed": c.seed, "count": c.count}),
+                json!({"kind": c.kind.name(), "rate": c.rate, "seed": c.seed, "count": c.count, "spike": c.spike}),
             );
         }
         if let (Some(info), Value::Object(map)) = (&self.model_info, &mut v) {
@@ -312,11 +312,12 @@ impl EvalReport {
         if let Some(c) = &self.contamination {
             let _ = writeln!(
                 s,
-                "contamination {}:{} (seed {}): {} samples' targets changed for update; metrics use the clean targets",
+                "contamination {}:{} (seed {}): {} {}; metrics use the clean stream",
                 c.kind.name(),
                 c.rate,
                 c.seed,
-                c.count
+                c.count,
+                c.kind.counted()
             );
         }
         let width = self

@@ -5,8 +5,8 @@
 //! Protocol (anchors/README.md §1.4): step 0 is not predicted and enters the metrics as
 //! SMSE_0 = 1, NLL_0 = 0; every step i ≥ 1 calls `predict(x_i)` then `update(x_i, y_i)`.
 //! Each call is timed alone with `Instant` (ns, into buffers preallocated for the stream);
-//! the reported mean and p99 (nearest rank) are over the N − 1 predict calls and the N update
-//! calls. `update` gets `t_secs = i · dt_secs` and σ_n² of each target.
+//! the reported mean and p99 (nearest rank) are over the N − 1 predict calls and the update
+//! calls (N, unless a `drop` or `duplicate` contamination changes how many). `update` gets `t_secs = i · dt_secs` and σ_n² of each target.
 //!
 //! Contaminated streams ([`super::contaminate`]): `predict` is called at the clean input, the
 //! metrics compare with the clean target, and `update` gets the contaminated input and
@@ -216,7 +216,7 @@ pub fn run_stream_in_slot(
     let mut metrics = Prequential::new(metrics_config);
     metrics.check()?;
     let mut predict_ns: Vec<u64> = Vec::with_capacity(n.saturating_sub(1));
-    let mut update_ns: Vec<u64> = Vec::with_capacity(n);
+    let mut update_ns: Vec<u64> = Vec::with_capacity(2 * n);
     let (mut mean, mut var) = (vec![0.0; p], vec![0.0; p]);
     let mut tally = TruthTally::new(data, opts)?;
     let mut readiness = ReadinessTally::new(p);
@@ -255,20 +255,23 @@ pub fn run_stream_in_slot(
                 tally.observe(i, truth, &mean, &var, data, opts.calibrate_on);
             }
         }
-        let t0 = Instant::now();
-        model
-            .update(
-                data.x_update_row(i),
-                data.y_update_row(i),
-                i as f64 * opts.dt_secs,
-                &noise_var,
-            )
-            .map_err(|e| EvalError::Model {
-                step: i,
-                phase: "update",
-                source: e,
-            })?;
-        update_ns.push(elapsed_ns(t0));
+        // Once, or not at all (dropped) or twice (duplicated) for such a contamination.
+        for _ in 0..data.update_count(i) {
+            let t0 = Instant::now();
+            model
+                .update(
+                    data.x_update_row(i),
+                    data.y_update_row(i),
+                    i as f64 * opts.dt_secs,
+                    &noise_var,
+                )
+                .map_err(|e| EvalError::Model {
+                    step: i,
+                    phase: "update",
+                    source: e,
+                })?;
+            update_ns.push(elapsed_ns(t0));
+        }
         if let Pacing::WaitReady { timeout } = opts.pacing {
             waited += wait_ready(model, &mut flags, i, timeout, on_wait)?;
         }
@@ -431,13 +434,14 @@ impl TruthTally {
             let err = truth[t] - mean[t];
             self.sq_err[t] += err * err;
             let sigma = var[t].max(0.0).sqrt();
-            if i < self.half {
+            // A dropped sample never reached the robot's learner: nothing to calibrate on.
+            if i < self.half && data.update_count(i) > 0 {
                 let observed = match calibrate_on {
                     CalibrateOn::Target => data.y_update_row(i)[t],
                     CalibrateOn::Truth => truth[t],
                 };
                 self.calib[t].observe(observed, mean[t], sigma);
-            } else {
+            } else if i >= self.half {
                 if i == self.half {
                     self.calib[t].freeze();
                 }

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use super::eval_robot::RobotDynamics;
 use crate::eval::report::FitSummary;
 use crate::eval::{
     config::{self, FitMode},
-    contaminate::Contamination,
+    contaminate::{Contamination, InverseDynamics},
     dataset::{Centering, ColumnSelection, Dataset},
     predictions::PredictionWriter,
     refit::{RefitPlan, Refitting},
@@ -102,14 +103,23 @@ pub struct EvalArgs {
     /// Calibrate β_cal on the observed targets (as deployed) or on the truth columns.
     #[arg(long, value_enum, default_value_t = CalibrateArg::Target)]
     pub calibrate_on: CalibrateArg,
-    /// Contaminate the targets streamed to the model with outliers: KIND:RATE, KIND one of
-    /// asymmetric, uniform, focused (RCaGP paper protocols), RATE the fraction of samples.
-    /// Predictions are made at the clean inputs and scored against the clean targets.
+    /// Contaminate what the model learns from: KIND:RATE, KIND one of asymmetric, uniform,
+    /// focused (RCaGP paper protocols) or, on a robot stream, torque-spike,
+    /// encoder-spike[:SIZE] (needs --urdf), drop, duplicate (sensor and transport faults);
+    /// RATE the fraction of samples. Predictions are made at the clean inputs and scored
+    /// against the clean targets.
     #[arg(long, value_name = "KIND:RATE")]
     pub contaminate: Option<String>,
     /// Seed of the contamination.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "contaminate")]
     pub contaminate_seed: u64,
+    /// The robot a robot stream was recorded on (URDF), for `--contaminate encoder-spike`,
+    /// which recomputes the targets τ − τ_RBD at the spiked positions.
+    #[arg(long, value_name = "FILE.urdf")]
+    pub urdf: Option<PathBuf>,
+    /// The URDF's movable joints the stream's columns are, comma-separated (default: all).
+    #[arg(long, value_name = "NAMES", requires = "urdf")]
+    pub joints: Option<String>,
     /// Stream at HZ samples per second of wall-clock time, never waiting for the model's
     /// background work (what a robot at that rate gets). Default: after every update wait
     /// until the model has taken in every sample, so each prediction reflects all earlier
@@ -176,9 +186,14 @@ against the truth, and the fraction of the second half of the stream where
 --contaminate KIND:RATE changes round(RATE·N) samples, chosen with --contaminate-seed, in the
 copy streamed to update (and to a hyperparameter fit on the stream): asymmetric y − U(3σ̄, 9σ̄);
 uniform ±U(3σ̄, 9σ̄) on two halves; focused x → med(X) + 0.1·MAD(X)·U(0,1) and
-y → median(y) − 3·std(y) − 0.1·MAD(y)·U(0,1) (σ̄ the clean target's std). predict is called at
-the clean x, SMSE/MSLL use the clean y, truth columns are untouched; β_cal is calibrated on the
-targets update received (--calibrate-on target) or on the truth.
+y → median(y) − 3·std(y) − 0.1·MAD(y)·U(0,1) (σ̄ the clean target's std). On a robot stream
+(inputs [q, q̇, q̈], one residual target per joint, as `gp-node sim --record` writes): torque-spike
+adds U(3σ̄, 9σ̄) to round(RATE·N) targets of every joint, chosen per joint; encoder-spike[:SIZE]
+moves one joint's q by ±SIZE (default 0.05) in round(RATE·N) samples and recomputes every target
+τ − τ_RBD at the moved q with --urdf; drop leaves round(RATE·N) samples out of update; duplicate
+gives them to update twice. predict is called at the clean x, SMSE/MSLL use the clean y, truth
+columns are untouched; β_cal is calibrated on the targets update received (--calibrate-on
+target; not on dropped samples) or on the truth.
 
 Readiness: after every update eval waits until the model's background work (RCaGP's worker,
 VBKS's offline phase) has taken in every sample, unless --rate HZ streams at a wall-clock rate.
@@ -310,15 +325,25 @@ fn load_data(args: &EvalArgs) -> anyhow::Result<Dataset> {
         CenterArg::WholeFile => Centering::WholeFile,
         CenterArg::None => Centering::None,
     });
+    let mut robot = match &args.urdf {
+        Some(path) => Some(
+            RobotDynamics::load(path, args.joints.as_deref())
+                .with_context(|| format!("cannot load the robot: {}", path.display()))?,
+        ),
+        None => None,
+    };
     if let Some(spec) = &args.contaminate {
-        let summary = Contamination::parse(spec, args.contaminate_seed)?.apply(&mut data)?;
+        let contamination = Contamination::parse(spec, args.contaminate_seed)?;
+        let robot = robot.as_mut().map(|r| r as &mut dyn InverseDynamics);
+        let summary = contamination.apply(&mut data, robot)?;
         eprintln!(
-            "eval: contaminated {} of {} samples ({}:{}, seed {}) in what update sees",
-            summary.count,
-            data.len(),
+            "eval: contamination {}:{} (seed {}) of {} samples: {} {}",
             summary.kind.name(),
             summary.rate,
-            summary.seed
+            summary.seed,
+            data.len(),
+            summary.count,
+            summary.kind.counted()
         );
     }
     Ok(data)

@@ -5,6 +5,7 @@
 
 mod dynamics;
 mod eval;
+mod eval_robot;
 mod plugins;
 mod ros2_control;
 mod run;
