@@ -8,6 +8,9 @@ on the benchmark streams and in the control loop (issue 25 item 6).
   kept in testing/measure/robot_stream_hyper.json and shared by every plugin), each clean and with `--contaminate asymmetric:0.1`:
   SMSE and MSLL (final), η_cal coverage (second half; against the noisy target on the
   benchmarks, the noise-free residual on the robot stream), predict and update µs (mean, p99).
+* the robot stream again with a robot's faults in what the model learns from
+  (`--contaminate torque-spike|encoder-spike|drop|duplicate:0.1`): residual RMSE against
+  the noise-free residual, and each plugin's ratio to SkyGP's.
 * `gp-node sim --plugin P --scenario S --seed K` for the default, payload-step and glitches
   scenarios: pooled RMS tracking error of the learned run, η_cal coverage, control tick p99.
 
@@ -44,6 +47,9 @@ ROBOT = ("robot stream", "x_0..x_20", "y_0..y_6", "y_true_0..y_true_6")
 ROBOT_ROWS = 10_000
 SCENARIOS = ["default", "payload-step", "glitches"]
 CONTAMINATION = "asymmetric:0.1"
+# What reaches only the learner's copy of the robot stream (issue 25 item 3): the paper's
+# asymmetric protocol, then a robot's own sensor and transport faults at the same rate.
+ROBOT_FAULTS = ["torque-spike:0.1", "encoder-spike:0.1", "drop:0.1", "duplicate:0.1"]
 
 
 def run_json(cmd, path):
@@ -116,6 +122,46 @@ def eval_cells(r):
     }
 
 
+def pooled_truth_rmse(r):
+    """RMS over the joints of each joint's RMSE against the noise-free residual, N·m."""
+    return math.sqrt(mean([v * v for v in r["truth_rmse"]]))
+
+
+def robot_fault_lines(results, plugins):
+    """The robot stream with each fault in what update receives: residual RMSE per plugin."""
+    name = ROBOT[0]
+    faults = [("clean", False), (CONTAMINATION, True)] + [(f, f) for f in ROBOT_FAULTS]
+    lines = [
+        "",
+        "## Robot stream with faults in what the model learns from",
+        "",
+        "The robot stream above; each fault changes only the copy `update` receives (`gp-node eval",
+        "--contaminate`, seed 0): `asymmetric` the RCaGP paper's protocol; `torque-spike` each",
+        "joint's torque sensor on its own 10 % of the samples, +3–9 σ̄ (one sign); `encoder-spike` one",
+        "joint's position off by ±0.05 rad in 10 % of the samples, input and every target recomputed",
+        "from the robot (`--urdf urdf/panda.urdf`); `drop` 10 % of the samples never reach `update`;",
+        "`duplicate` 10 % reach it twice. Cells: RMSE of μ against the noise-free residual, RMS over",
+        "the 7 joints (N·m), then the plugin's RMSE over SkyGP's on the same stream (below 1: better).",
+        "",
+        "| what update receives | " + " | ".join(plugins) + " |",
+        "|---|" + "---|" * len(plugins),
+    ]
+    for label, key in faults:
+        runs = {p: results.get((p, name, key)) for p in plugins}
+        base = runs.get("skygp")
+        cells = []
+        for p in plugins:
+            r = runs[p]
+            if r is None:
+                cells.append("failed")
+                continue
+            v = pooled_truth_rmse(r)
+            ratio = f" (×{v / pooled_truth_rmse(base):.2f})" if base is not None and p != "skygp" else ""
+            cells.append(f"{v:.4f}{ratio}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def fmt(v, digits=3):
     return "—" if v is None else f"{v:.{digits}f}"
 
@@ -183,6 +229,11 @@ def main():
                 if cont:
                     cmd += ["--contaminate", cont]
                 jobs.append(((plugin, name, bool(cont)), cmd, work / f"{tag}.json"))
+        for fault in ROBOT_FAULTS:
+            kind = fault.split(":")[0]
+            cmd = [binary, "eval", "--plugin", plugin, *streams[-1][1], "--json", "--contaminate", fault,
+                   "--urdf", ROOT / "urdf/panda.urdf"]
+            jobs.append(((plugin, ROBOT[0], fault), cmd, work / f"eval_{plugin}_robot_stream_{kind}.json"))
         for scenario in SCENARIOS:
             for seed in seeds:
                 cmd = [binary, "sim", "--plugin", plugin, "--scenario", scenario, "--seed", str(seed),
@@ -237,6 +288,10 @@ def main():
                 f"| {name} | {plugin} | {fmt(c['smse'], 4)} | {fmt(c['msll'])} | {fmt(c['coverage'])} | "
                 f"{fmt(k['smse'], 4)} | {fmt(k['msll'])} | {fmt(k['coverage'])} | "
                 f"{c['predict'][0]:.1f} / {c['predict'][1]:.1f} | {c['update'][0]:.1f} / {c['update'][1]:.1f} |")
+    lines += robot_fault_lines(results, plugins)
+    ok &= all(math.isfinite(results[(p, ROBOT[0], f)]["truth_rmse"][0])
+              for p in plugins for f in ROBOT_FAULTS if (p, ROBOT[0], f) in results)
+    ok &= all((p, ROBOT[0], f) in results for p in plugins for f in ROBOT_FAULTS)
     lines += [
         "",
         "## In the control loop (`gp-node sim`)",
