@@ -1,8 +1,8 @@
 //! The one command behind `docs/results/models.md` (`testing/measure/models_table.py`, issue
 //! 25 item 6) in its short form: every installed plugin on the first rows of the benchmark
-//! streams and a short robot recording, clean and contaminated, and in short simulations of
-//! the three scenarios; the script exits 1 unless every cell is a finite number. Here the
-//! table must also name every shipped plugin in both of its parts.
+//! streams and a short robot recording, clean, contaminated and with a robot's faults, and in
+//! short simulations of the three scenarios; the script exits 1 unless every cell is a finite
+//! number. Here the table must also name every shipped plugin in each of its parts.
 
 use std::process::Command;
 
@@ -37,10 +37,33 @@ fn the_models_table_is_made_for_every_plugin() {
     for plugin in ["skygp", "rcagp", "vbks", "loggp"] {
         let rows = table
             .lines()
+            // (The fault table's header names the plugins as columns.)
+            .filter(|l| !l.starts_with("| what update receives |"))
             .filter(|l| l.split('|').nth(2).map(str::trim) == Some(plugin))
             .count();
         // 4 streams and 3 scenarios.
         assert_eq!(rows, 7, "{plugin} has {rows} rows in:\n{table}");
+    }
+    // The robot stream with faults in what the model learns from: one row per fault, a
+    // number for every plugin.
+    for fault in [
+        "clean",
+        "asymmetric:0.1",
+        "torque-spike:0.1",
+        "encoder-spike:0.1",
+        "drop:0.1",
+        "duplicate:0.1",
+    ] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {fault} |")))
+            .unwrap_or_else(|| panic!("no row for {fault} in:\n{table}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 7, "{row}");
+        for cell in &cells[2..6] {
+            let rmse: f64 = cell.split(' ').next().unwrap().parse().unwrap();
+            assert!(rmse.is_finite() && rmse > 0.0, "{row}");
+        }
     }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -18,7 +18,6 @@ cell is a finite number.
 """
 
 import argparse
-import concurrent.futures
 import csv
 import datetime
 import math
@@ -27,7 +26,7 @@ import random
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from models_table import BENCHMARKS, ROOT, mean, run_json  # noqa: E402
+from models_table import BENCHMARKS, ROOT, mean, run_all  # noqa: E402
 
 PROTOCOLS = ["asymmetric", "uniform", "focused"]
 RATES = [0.05, 0.1, 0.2]
@@ -82,17 +81,7 @@ def main():
                 tag = f"{key}{a.rows or ''}_{plugin}_{(spec or 'clean').replace(':', '_')}"
                 jobs.append(((name, plugin, label), cmd, work / f"{tag}.json"))
 
-    results, failures = {}, []
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = {pool.submit(run_json, cmd, path): k for k, cmd, path in jobs}
-        for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-            k = futures[fut]
-            try:
-                results[k] = fut.result()
-                print(f"[{done}/{len(jobs)}] {k}", file=sys.stderr)
-            except RuntimeError as e:
-                failures.append(str(e))
-                print(f"[{done}/{len(jobs)}] {k} FAILED", file=sys.stderr)
+    results, failures = run_all(jobs, a.jobs)
 
     lines = [
         "# The RCaGP paper's outlier protocols on the benchmark streams",

@@ -21,7 +21,8 @@ Every run's JSON is kept in --work (default target/models-table), and a run whos
 there is not run again: delete the folder to start over. --quick (what CI runs): the first
 300 rows of each stream, 4 s simulations (and recording), seed 1. Either way the script
 exits 1 unless every cell is a finite number. The full table took 14 minutes on two cores
-(VBKS is most of it); the quick one 30 s (release build).
+before the robot-fault section, which adds about 10 (VBKS is most of both); the quick one
+about 40 s (release build).
 """
 
 import argparse
@@ -64,6 +65,23 @@ def run_json(cmd, path):
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{tail}")
     path.write_text(proc.stdout)
     return json.loads(proc.stdout)
+
+
+def run_all(jobs, parallel):
+    """Runs every (key, cmd, json path) of `jobs`, `parallel` at a time, printing progress;
+    returns ({key: report}, [failure messages])."""
+    results, failures = {}, []
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+        futures = {pool.submit(run_json, cmd, path): key for key, cmd, path in jobs}
+        for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            key = futures[fut]
+            try:
+                results[key] = fut.result()
+                print(f"[{done}/{len(jobs)}] {key}", file=sys.stderr)
+            except RuntimeError as e:
+                failures.append(str(e))
+                print(f"[{done}/{len(jobs)}] {key} FAILED", file=sys.stderr)
+    return results, failures
 
 
 def prepare_benchmark(src, dst, target, rows):
@@ -240,17 +258,7 @@ def main():
                        "--json", "--no-viz", *duration]
                 jobs.append(((plugin, scenario, seed), cmd, work / f"sim_{plugin}_{scenario}_{seed}.json"))
 
-    results, failures = {}, []
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = {pool.submit(run_json, cmd, path): key for key, cmd, path in jobs}
-        for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-            key = futures[fut]
-            try:
-                results[key] = fut.result()
-                print(f"[{done}/{len(jobs)}] {key}", file=sys.stderr)
-            except RuntimeError as e:
-                failures.append(str(e))
-                print(f"[{done}/{len(jobs)}] {key} FAILED", file=sys.stderr)
+    results, failures = run_all(jobs, a.jobs)
 
     lines = [
         "# Every model plugin, one table",
