@@ -13,7 +13,7 @@ Usage: contamination_protocols.py [--bin PATH] [--data DIR] [--plugins a,b] [--r
                                   [--jobs 2] [--work DIR] [--out FILE]
 
 Runs are cached as JSON in --work (default target/contamination-protocols). The default
-(every row, skygp/rcagp/loggp, 2 jobs) took about 20 minutes here. Exits 1 unless every
+(every row, skygp/rcagp/loggp, 2 jobs) took about 10 minutes here. Exits 1 unless every
 cell is a finite number.
 """
 
