@@ -3,31 +3,19 @@
 //! plugin on one payload step and a short stationary run; the script exits 1 unless every
 //! run gave a report, and the table has one row per plugin.
 
-use std::process::Command;
+use std::ffi::OsStr;
 
 #[test]
 fn the_detector_is_measured_for_every_plugin() {
     let Some(python) = gpn_test_support::python("change_detection") else {
         return;
     };
-    let work = std::env::temp_dir().join(format!("gpn_change_detection_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    let out = work.join("change.md");
-    let run = Command::new(python)
-        .arg(gpn_test_support::repo_root().join("testing/measure/change_detection.py"))
-        .args(["--seeds", "1", "--stationary-s", "20"])
-        .args(["--bin", env!("CARGO_BIN_EXE_gp-node")])
-        .arg("--work")
-        .arg(&work)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run change_detection.py");
-    let table = std::fs::read_to_string(&out).unwrap_or_default();
-    assert!(
-        run.status.success(),
-        "change_detection.py failed:\n{}\n{table}",
-        String::from_utf8_lossy(&run.stderr)
+    let args = ["--seeds", "1", "--stationary-s", "20", "--bin"].map(OsStr::new);
+    let bin = OsStr::new(env!("CARGO_BIN_EXE_gp-node"));
+    let table = gpn_test_support::measure_table(
+        &python,
+        "change_detection.py",
+        &[&args[..], &[bin]].concat(),
     );
     for plugin in ["skygp", "rcagp", "vbks", "loggp"] {
         let row = table
@@ -39,5 +27,4 @@ fn the_detector_is_measured_for_every_plugin() {
             "{row}"
         );
     }
-    let _ = std::fs::remove_dir_all(&work);
 }

@@ -4,7 +4,7 @@
 //! script exits 1 unless every cell is a finite number, and every protocol and rate has its
 //! row for every stream.
 
-use std::process::Command;
+use std::ffi::OsStr;
 
 #[test]
 fn every_protocol_and_rate_is_reported_for_every_stream() {
@@ -14,26 +14,17 @@ fn every_protocol_and_rate_is_reported_for_every_stream() {
     let Some(shared) = gpn_test_support::shared("contamination_protocols") else {
         return;
     };
-    let work = std::env::temp_dir().join(format!("gpn_protocols_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    let out = work.join("protocols.md");
-    let run = Command::new(python)
-        .arg(gpn_test_support::repo_root().join("testing/measure/contamination_protocols.py"))
-        .args(["--rows", "200", "--plugins", "skygp,rcagp"])
-        .args(["--bin", env!("CARGO_BIN_EXE_gp-node")])
-        .arg("--data")
-        .arg(shared.join("data"))
-        .arg("--work")
-        .arg(&work)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run contamination_protocols.py");
-    let table = std::fs::read_to_string(&out).unwrap_or_default();
-    assert!(
-        run.status.success(),
-        "contamination_protocols.py failed:\n{}\n{table}",
-        String::from_utf8_lossy(&run.stderr)
+    let data = shared.join("data");
+    let args = ["--rows", "200", "--plugins", "skygp,rcagp", "--bin"].map(OsStr::new);
+    let rest = [
+        OsStr::new(env!("CARGO_BIN_EXE_gp-node")),
+        OsStr::new("--data"),
+        data.as_os_str(),
+    ];
+    let table = gpn_test_support::measure_table(
+        &python,
+        "contamination_protocols.py",
+        &[&args[..], &rest].concat(),
     );
     for protocol in ["asymmetric", "uniform", "focused"] {
         for rate in ["5 %", "10 %", "20 %"] {
@@ -42,5 +33,4 @@ fn every_protocol_and_rate_is_reported_for_every_stream() {
             assert_eq!(rows, 3, "{label}: one row per stream in:\n{table}");
         }
     }
-    let _ = std::fs::remove_dir_all(&work);
 }

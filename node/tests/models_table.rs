@@ -4,7 +4,7 @@
 //! short simulations of the three scenarios; the script exits 1 unless every cell is a finite
 //! number. Here the table must also name every shipped plugin in each of its parts.
 
-use std::process::Command;
+use std::ffi::OsStr;
 
 #[test]
 fn the_models_table_is_made_for_every_plugin() {
@@ -14,26 +14,15 @@ fn the_models_table_is_made_for_every_plugin() {
     let Some(shared) = gpn_test_support::shared("models_table") else {
         return;
     };
-    let work = std::env::temp_dir().join(format!("gpn_models_table_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work);
-    let out = work.join("models.md");
-    let run = Command::new(python)
-        .arg(gpn_test_support::repo_root().join("testing/measure/models_table.py"))
-        .args(["--quick", "--bin", env!("CARGO_BIN_EXE_gp-node")])
-        .arg("--data")
-        .arg(shared.join("data"))
-        .arg("--work")
-        .arg(&work)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run models_table.py");
-    let table = std::fs::read_to_string(&out).unwrap_or_default();
-    assert!(
-        run.status.success(),
-        "models_table.py --quick failed:\n{}\n{table}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let data = shared.join("data");
+    let args = [
+        OsStr::new("--quick"),
+        OsStr::new("--bin"),
+        OsStr::new(env!("CARGO_BIN_EXE_gp-node")),
+        OsStr::new("--data"),
+        data.as_os_str(),
+    ];
+    let table = gpn_test_support::measure_table(&python, "models_table.py", &args);
     for plugin in ["skygp", "rcagp", "vbks", "loggp"] {
         let rows = table
             .lines()
@@ -65,5 +54,4 @@ fn the_models_table_is_made_for_every_plugin() {
             assert!(rmse.is_finite() && rmse > 0.0, "{row}");
         }
     }
-    let _ = std::fs::remove_dir_all(&work);
 }

@@ -24,7 +24,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from models_table import ROOT, plugins_shipped, run_all  # noqa: E402
+from models_table import ROOT, plugins_shipped, run_all, write_page  # noqa: E402
 
 STEP_S = 15.0  # when the payload-step scenario changes the payload (crates/sim_job/src/scenario.rs)
 WITHIN_S = 1.0
@@ -100,12 +100,7 @@ def main():
         cells = ", ".join("—" if d is None else f"{d:.3f}" for d in delays)
         lines.append(f"| {plugin} | {cells} | {detected}/{len(seeds)} | {false_in_steps} | {alarms} | "
                      f"{per10:.1f} | {'met' if met else 'not met'} |")
-    if failures:
-        lines += ["", "## Runs that failed", ""] + [f"- `{f}`" for f in failures]
-    out = pathlib.Path(a.out)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}", file=sys.stderr)
-    return 0 if ok else 1
+    return write_page(a.out, lines, failures, ok)
 
 
 if __name__ == "__main__":

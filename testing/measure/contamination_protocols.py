@@ -26,7 +26,7 @@ import random
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from models_table import BENCHMARKS, ROOT, mean, run_all  # noqa: E402
+from models_table import BENCHMARKS, ROOT, mean, run_all, write_page  # noqa: E402
 
 PROTOCOLS = ["asymmetric", "uniform", "focused"]
 RATES = [0.05, 0.1, 0.2]
@@ -113,12 +113,7 @@ def main():
                 ok &= math.isfinite(rmse) and math.isfinite(msll)
                 cells.append(f"{rmse:.3f} / {msll:.2f}")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    if failures:
-        lines += ["", "## Runs that failed", ""] + [f"- `{f}`" for f in failures]
-    out = pathlib.Path(a.out)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}", file=sys.stderr)
-    return 0 if ok else 1
+    return write_page(a.out, lines, failures, ok)
 
 
 if __name__ == "__main__":

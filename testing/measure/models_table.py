@@ -84,6 +84,21 @@ def run_all(jobs, parallel):
     return results, failures
 
 
+def write_page(path, lines, failures, ok):
+    """Writes the Markdown page (with the failed runs listed at its end); returns the exit
+    code: 1 if a run failed or a cell is missing or not finite."""
+    if failures:
+        lines = lines + ["", "## Runs that failed", ""] + [f"- `{f}`" for f in failures]
+    out = pathlib.Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}", file=sys.stderr)
+    if not ok or failures:
+        print("some cells are missing or not finite", file=sys.stderr)
+        return 1
+    return 0
+
+
 def prepare_benchmark(src, dst, target, rows):
     """A copy of src with the target duplicated as `truth` (eval's coverage needs a truth
     column), cut to `rows` data rows if given."""
@@ -338,16 +353,7 @@ def main():
             ok &= all(math.isfinite(v) for v in rms + [cov, p99])
             spread = f" ({min(rms):.2f}–{max(rms):.2f})" if len(rms) > 1 else ""
             lines.append(f"| {scenario} | {plugin} | {gm:.2f}{spread} | {gain:.1f} | {cov:.3f} | {p99:.0f} | {alarms} |")
-    if failures:
-        lines += ["", "## Runs that failed", ""] + [f"- `{f}`" for f in failures]
-    out = pathlib.Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}", file=sys.stderr)
-    if not ok or failures:
-        print("some cells are missing or not finite", file=sys.stderr)
-        return 1
-    return 0
+    return write_page(a.out, lines, failures, ok)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 //! Helpers the workspace's tests share (one copy each): whether this is CI, the Python that
-//! runs the reference checks, the repository's folders, running a tool for its JSON, seeded
-//! random numbers for synthetic data, and the random stream of the models' allocation tests.
+//! runs the reference checks, the repository's folders, running a tool for its JSON or a
+//! measurement script for its table, seeded random numbers for synthetic data, and the random
+//! stream of the models' allocation tests.
 //!
 //! A test whose reference is missing (no Python, no `../shared`) says so and passes on a
 //! developer's machine, and fails in CI (`CI=true`): there the reference must be present.
@@ -104,6 +105,33 @@ pub fn json_output(out: &Output, what: &str) -> serde_json::Value {
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// Runs the measurement script `testing/measure/<script>` with `python` and `args`, plus
+/// `--work DIR --out FILE` in a fresh temporary folder, and returns the Markdown table it
+/// wrote. Panics with the script's stderr and the table if it exits with an error.
+pub fn measure_table(python: &Path, script: &str, args: &[&std::ffi::OsStr]) -> String {
+    let stem = script.trim_end_matches(".py");
+    let work = std::env::temp_dir().join(format!("gpn_{stem}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let out = work.join("table.md");
+    let run = Command::new(python)
+        .arg(repo_root().join("testing/measure").join(script))
+        .args(args)
+        .arg("--work")
+        .arg(&work)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {script}: {e}"));
+    let table = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(
+        run.status.success(),
+        "{script} failed:\n{}\n{table}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&work);
+    table
 }
 
 /// Deterministic uniform numbers in [−1, 1) (xorshift64). No allocation, so the allocation
