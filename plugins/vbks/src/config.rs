@@ -106,6 +106,7 @@ pub struct Config {
     pub variance: Option<String>,
     pub seed: Option<u64>,
     pub standardize_inputs: Option<bool>,
+    pub center_targets: Option<bool>,
     pub jitter: Option<f64>,
     pub min_noise_var: Option<f64>,
     pub pending_capacity: Option<usize>,
@@ -198,6 +199,8 @@ pub struct ValidConfig {
     pub seed: u64,
     /// Standardise inputs (else only targets).
     pub standardize_inputs: bool,
+    /// Subtract the targets' mean before scaling them (else scale only).
+    pub center_targets: bool,
     /// Capacity of the queue of samples that arrive during the offline phase.
     pub pending_capacity: usize,
     /// Samples after which a warm-up model (the first kernel at its initial parameters)
@@ -333,6 +336,7 @@ impl Config {
             add_excess_noise: online.add_excess_noise,
             seed: self.seed.unwrap_or(0),
             standardize_inputs: self.standardize_inputs.unwrap_or(true),
+            center_targets: self.center_targets.unwrap_or(true),
             pending_capacity: self.pending_capacity.unwrap_or(10_000),
             warmup_samples: self.warmup_samples.unwrap_or(DEFAULT_WARMUP_SAMPLES),
             catchup_per_update: online.catchup_per_update,

@@ -215,7 +215,7 @@ pub fn run(
     let start_time = Instant::now();
     let d = cfg.input_dim;
     let n = x.len() / d;
-    let scaler = Scaler::fit(x, y, d, cfg.output_dim, cfg.standardize_inputs);
+    let scaler = Scaler::fit(x, y, d, cfg.output_dim, cfg.standardize_inputs, cfg.center_targets);
     let (xs, ys) = standardise(&scaler, x, y, cfg);
     let mut rng = Rng::new(cfg.seed);
     let summary = data_summary(cfg, &scaler, &xs, &mut rng);
@@ -274,7 +274,7 @@ pub fn warmup(cfg: &ValidConfig, x: &[f64], y: &[f64]) -> Result<Ensemble, Strin
     if n < 2 {
         return Err(format!("warm-up needs at least 2 samples, found {n}"));
     }
-    let scaler = Scaler::fit(x, y, d, p, cfg.standardize_inputs);
+    let scaler = Scaler::fit(x, y, d, p, cfg.standardize_inputs, cfg.center_targets);
     let (xs, ys) = standardise(&scaler, x, y, cfg);
     let mut rng = Rng::new(cfg.seed);
     let summary = data_summary(cfg, &scaler, &xs, &mut rng);

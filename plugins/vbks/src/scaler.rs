@@ -46,8 +46,16 @@ impl Scaler {
     }
 
     /// Fit on n samples: `x` row-major n×d, `y` row-major n×p. With `standardize_x`
-    /// false the inputs are left as they are.
-    pub fn fit(x: &[f64], y: &[f64], d: usize, p: usize, standardize_x: bool) -> Scaler {
+    /// false the inputs are left as they are; with `center_y` false the targets are only
+    /// scaled (by their root mean square), so zero stays zero.
+    pub fn fit(
+        x: &[f64],
+        y: &[f64],
+        d: usize,
+        p: usize,
+        standardize_x: bool,
+        center_y: bool,
+    ) -> Scaler {
         let mut s = Scaler::identity(d, p);
         if standardize_x {
             for j in 0..d {
@@ -57,7 +65,7 @@ impl Scaler {
             }
         }
         for o in 0..p {
-            let (m, sc) = mean_and_scale(y.iter().skip(o).step_by(p).copied(), true);
+            let (m, sc) = mean_and_scale(y.iter().skip(o).step_by(p).copied(), center_y);
             s.y_mean[o] = m;
             s.y_scale[o] = sc;
         }
@@ -93,5 +101,34 @@ impl Scaler {
     pub fn y_back(&self, o: usize, mean: f64, var: f64) -> (f64, f64) {
         let s = self.y_scale[o];
         (self.y_mean[o] + s * mean, s * s * var)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_centred_unless_asked_not_to() {
+        // Inputs (d = 1) 1, 2, 3, 4; targets (p = 1) 1, 1, 1, 5.
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let y = [1.0, 1.0, 1.0, 5.0];
+        let centred = Scaler::fit(&x, &y, 1, 1, true, true);
+        assert_eq!(centred.y_mean, [2.0]);
+        assert!((centred.y_scale[0] - 3.0_f64.sqrt()).abs() < 1e-15);
+        assert_eq!(centred.x_mean, [2.5]);
+
+        let scaled = Scaler::fit(&x, &y, 1, 1, true, false);
+        assert_eq!(scaled.y_mean, [0.0]);
+        // Root mean square: sqrt((1 + 1 + 1 + 25) / 4) = sqrt(7).
+        assert!((scaled.y_scale[0] - 7.0_f64.sqrt()).abs() < 1e-15);
+        // Zero stays zero both ways; the inputs are unaffected.
+        let mut out = [f64::NAN];
+        scaled.y_into(&[0.0], &mut out);
+        assert_eq!(out, [0.0]);
+        let (mean, var) = scaled.y_back(0, 0.0, 1.0);
+        assert_eq!(mean, 0.0);
+        assert!((var - 7.0).abs() < 1e-12);
+        assert_eq!(scaled.x_mean, centred.x_mean);
     }
 }
