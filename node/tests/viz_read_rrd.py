@@ -2,9 +2,11 @@
 
 Usage: python viz_read_rrd.py FILE.rrd
 
-Prints one JSON object: the SDK version, the recording's application id, and per entity
+Prints one JSON object: the SDK version, the recording's application id, per entity
 path the rows (temporal and static), the timelines, the components, the range of the
-`sim_time` timeline (s) and, for `Scalars`, the count, min and max of the values.
+`sim_time` timeline (s) and, for `Scalars`, the count, min and max of the values; and, per
+blueprint store in the file, each blueprint entity's components with their last value
+(views: class, name, origin; containers: kind, name, contents).
 """
 
 from __future__ import annotations
@@ -23,6 +25,32 @@ def scalar_values(batch: pa.RecordBatch, column: str) -> pa.Array:
     while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
         values = pc.list_flatten(values)
     return values
+
+
+def last_values(batch: pa.RecordBatch) -> dict:
+    """Each data column's last row as plain Python (lists of one element unwrapped)."""
+    out = {}
+    for field in batch.schema:
+        if (field.metadata or {}).get(b"rerun:kind") != b"data" or batch.num_rows == 0:
+            continue
+        value = batch.column(field.name)[batch.num_rows - 1].as_py()
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        out[field.name] = value
+    return out
+
+
+def blueprints(reader: RrdReader) -> list[dict]:
+    """Per blueprint store: {entity path: {component: last value}}."""
+    stores = []
+    for store in reader.blueprints():
+        entities: dict[str, dict] = {}
+        for chunk in reader.stream(store=store):
+            entities.setdefault(chunk.entity_path, {}).update(
+                last_values(chunk.to_record_batch())
+            )
+        stores.append(entities)
+    return stores
 
 
 def main(path: str) -> None:
@@ -73,6 +101,7 @@ def main(path: str) -> None:
             "version": rerun.__version__,
             "application_ids": [r.application_id for r in recordings],
             "entities": entities,
+            "blueprints": blueprints(reader),
         },
         sys.stdout,
         indent=1,

@@ -186,6 +186,103 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
     }
     assert!(has("/robot/skeleton", "LineStrips3D:strips"));
     assert_eq!(rows("/robot/skeleton"), rows("/robot/links/panda_link1"));
+
+    check_layout(&summary["blueprints"], &joints, &|path| {
+        entities.contains_key(path)
+    });
+}
+
+/// The blueprint sent with the recording: one view per question, every joint, each view's
+/// origin an entity the run logged (so no view is empty), and the ±η_cal band in the
+/// residual views.
+fn check_layout(blueprints: &Value, joints: &[String], logged: &dyn Fn(&str) -> bool) {
+    let stores = blueprints.as_array().expect("blueprint stores");
+    assert_eq!(stores.len(), 1, "one blueprint per recording: {blueprints}");
+    let store = stores[0].as_object().expect("blueprint entities");
+    // (class, origin) of every view.
+    let views: Vec<(String, String)> = store
+        .values()
+        .filter_map(|c| {
+            let class = c.get("ViewBlueprint:class_identifier")?.as_str()?;
+            let origin = c.get("ViewBlueprint:space_origin")?.as_str()?;
+            Some((class.to_owned(), origin.trim_start_matches('/').to_owned()))
+        })
+        .collect();
+    let has_view = |class: &str, origin: &str| {
+        views
+            .iter()
+            .any(|(c, o)| c == class && o == origin.trim_start_matches('/'))
+    };
+    let mut expected = vec![
+        ("3D", "robot".to_owned()),
+        ("TimeSeries", "dynamics/coverage".to_owned()),
+        ("TimeSeries", "tick".to_owned()),
+        ("TimeSeries", "model".to_owned()),
+        ("TextLog", "dynamics/events".to_owned()),
+    ];
+    for joint in joints {
+        for part in ["position", "residual", "tracking_error"] {
+            expected.push(("TimeSeries", format!("joints/{joint}/{part}")));
+        }
+        // The views' series exist: q with q_d, the residual with μ and both band edges.
+        for rest in [
+            "position/q",
+            "position/q_d",
+            "residual/true",
+            "residual/predicted",
+            "residual/upper",
+            "residual/lower",
+            "tracking_error",
+        ] {
+            let path = format!("/joints/{joint}/{rest}");
+            assert!(logged(&path), "{path} is in a view but was not logged");
+        }
+    }
+    for (class, origin) in &expected {
+        assert!(
+            has_view(class, origin),
+            "no {class} view of {origin}; views: {views:#?}"
+        );
+    }
+    assert_eq!(views.len(), expected.len(), "views: {views:#?}");
+    // Three per-joint tabs, each a grid (rerun's ContainerKind 4) whose views are exactly
+    // one quantity's, one per joint.
+    let origin_of = |view: &Value| -> String {
+        let path = view.as_str().expect("a content path");
+        store[path]["ViewBlueprint:space_origin"]
+            .as_str()
+            .expect("a view's origin")
+            .trim_start_matches('/')
+            .to_owned()
+    };
+    let mut grids: Vec<Vec<String>> = store
+        .values()
+        .filter(|c| c["ContainerBlueprint:container_kind"] == 4)
+        .map(|c| {
+            let mut origins: Vec<String> = c["ContainerBlueprint:contents"]
+                .as_array()
+                .expect("a grid's contents")
+                .iter()
+                .map(origin_of)
+                .collect();
+            origins.sort();
+            origins
+        })
+        .collect();
+    grids.sort();
+    let mut want: Vec<Vec<String>> = ["position", "residual", "tracking_error"]
+        .iter()
+        .map(|part| {
+            let mut v: Vec<String> = joints
+                .iter()
+                .map(|j| format!("joints/{j}/{part}"))
+                .collect();
+            v.sort();
+            v
+        })
+        .collect();
+    want.sort();
+    assert_eq!(grids, want, "per-joint grids");
 }
 
 #[test]

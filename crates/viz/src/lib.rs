@@ -94,6 +94,8 @@
 mod error;
 
 #[cfg(feature = "rerun")]
+mod blueprint;
+#[cfg(feature = "rerun")]
 mod logger;
 #[cfg(feature = "rerun")]
 mod pool;

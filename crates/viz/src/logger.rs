@@ -2,6 +2,7 @@
 //! sent every [`BATCH_TICKS`] ticks (`send_columns`, one chunk per entity and batch); the
 //! robot's pose is logged at [`POSE_RATE_HZ`] of simulated time.
 
+use re_sdk::blueprint::BlueprintActivation;
 use re_sdk::log::TimeColumn;
 use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
 use re_sdk_types::archetypes::{Scalars, SeriesLines, TextLog};
@@ -16,6 +17,24 @@ use super::{BATCH_TICKS, POSE_RATE_HZ};
 pub(crate) const SIM_TIME: &str = "sim_time";
 /// Name of the tick-index timeline.
 pub(crate) const TICK: &str = "tick";
+/// Entity of the model events (text logs).
+pub(crate) const EVENTS: &str = "dynamics/events";
+
+/// `joints/J/<parts>`: joint `J`'s entity (a joint name is one path part, escaped as needed).
+pub(crate) fn joint_entity(joint: &str, parts: &[&str]) -> EntityPath {
+    EntityPath::new(
+        ["joints", joint]
+            .iter()
+            .chain(parts)
+            .map(|p| EntityPathPart::new(*p))
+            .collect(),
+    )
+}
+
+/// `<parts>` from the root.
+pub(crate) fn root_entity(parts: &[&str]) -> EntityPath {
+    EntityPath::new(parts.iter().map(|p| EntityPathPart::new(*p)).collect())
+}
 
 /// A logged scalar quantity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,14 +85,11 @@ impl Quantity {
             Quantity::Experts => (false, &["model", "experts"]),
             Quantity::Coverage => (false, &["dynamics", "coverage"]),
         };
-        let prefix: &[&str] = if per_joint { &["joints", joint] } else { &[] };
-        EntityPath::new(
-            prefix
-                .iter()
-                .chain(parts)
-                .map(|p| EntityPathPart::new(*p))
-                .collect(),
-        )
+        if per_joint {
+            joint_entity(joint, parts)
+        } else {
+            root_entity(parts)
+        }
     }
 
     /// Series name and colour in the plot.
@@ -176,6 +192,12 @@ impl Logger {
             .map_err(log_error(&s.path))?;
         }
         robot.log_static(&rec)?;
+        crate::blueprint::layout(joint_names)
+            .send(&rec, BlueprintActivation::default())
+            .map_err(|e| VizError::Log {
+                entity: "(blueprint)".into(),
+                message: e.to_string(),
+            })?;
         Ok(Self {
             rec,
             series,
@@ -213,7 +235,7 @@ impl Logger {
             }
         }
         if let Some(change) = frame.change {
-            let path = EntityPath::from("dynamics/events");
+            let path = EntityPath::from(EVENTS);
             self.rec.set_time_sequence(TICK, tick);
             self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
             self.rec

@@ -215,7 +215,14 @@ pub fn run(
     let start_time = Instant::now();
     let d = cfg.input_dim;
     let n = x.len() / d;
-    let scaler = Scaler::fit(x, y, d, cfg.output_dim, cfg.standardize_inputs, cfg.center_targets);
+    let scaler = Scaler::fit(
+        x,
+        y,
+        d,
+        cfg.output_dim,
+        cfg.standardize_inputs,
+        cfg.center_targets,
+    );
     let (xs, ys) = standardise(&scaler, x, y, cfg);
     let mut rng = Rng::new(cfg.seed);
     let summary = data_summary(cfg, &scaler, &xs, &mut rng);

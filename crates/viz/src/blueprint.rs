@@ -1,0 +1,114 @@
+//! The viewer layout sent with every recording: one view per question a user asks of a run,
+//! every joint shown (rerun's automatic layout shows a few joints and hides the ±η band).
+//!
+//! ```text
+//! ┌───────────────────┬──────────────────────────────────────────────┐
+//! │ robot (3-D)       │ tabs: tracking     — per joint, q and q_d     │
+//! ├───────────────────┤       residual     — per joint, true residual,│
+//! │ bound coverage    │                      μ and μ ± η_cal          │
+//! │ tick time         │       tracking error — per joint, q − q_d     │
+//! │ model (experts)   │                                              │
+//! │ events (log)      │                                              │
+//! └───────────────────┴──────────────────────────────────────────────┘
+//! ```
+//!
+//! Every view's origin is an entity the logger writes (`logger.rs`), so a view never shows
+//! a neighbour's series. Model events (swaps, change alarms) are text logs: the events view
+//! lists them and the time panel marks them on the shared `sim_time` axis.
+
+use re_sdk::EntityPath;
+use re_sdk::blueprint::{
+    Blueprint, ContainerLike, Grid, Horizontal, Spatial3DView, Tabs, TextLogView, TimeSeriesView,
+    Vertical,
+};
+
+use super::logger::{EVENTS, joint_entity, root_entity};
+
+/// Grid columns of the per-joint tabs: a 7-joint arm fits in 4 × 2.
+fn grid_columns(joints: usize) -> u32 {
+    match joints {
+        0..=3 => joints.max(1) as u32,
+        4 => 2,
+        5..=9 => joints.div_ceil(2) as u32,
+        _ => (joints as f64).sqrt().ceil() as u32,
+    }
+}
+
+/// One tab: a grid with a time-series view per joint, its origin `joints/J/<parts>`.
+fn per_joint_tab(name: &str, joint_names: &[String], parts: &[&str], what: &str) -> Grid {
+    let views: Vec<ContainerLike> = joint_names
+        .iter()
+        .map(|joint| {
+            TimeSeriesView::new(format!("{joint}: {what}"))
+                .with_origin(joint_entity(joint, parts))
+                .into()
+        })
+        .collect();
+    Grid::new(views)
+        .with_name(name)
+        .with_grid_columns(grid_columns(joint_names.len()))
+}
+
+/// The layout for a robot with joints `joint_names` (URDF names, in the model's order).
+pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
+    let overview = Vertical::new([
+        Spatial3DView::new("robot")
+            .with_origin(EntityPath::from("robot"))
+            .into(),
+        TimeSeriesView::new("bound coverage (±η_cal, recent)")
+            .with_origin(root_entity(&["dynamics", "coverage"]))
+            .into(),
+        TimeSeriesView::new("tick time (µs)")
+            .with_origin(root_entity(&["tick"]))
+            .into(),
+        TimeSeriesView::new("model (experts or components)")
+            .with_origin(root_entity(&["model"]))
+            .into(),
+        TextLogView::new("events (swaps, change alarms)")
+            .with_origin(EntityPath::from(EVENTS))
+            .into(),
+    ])
+    .with_name("overview")
+    .with_row_shares([3.0, 1.0, 1.0, 1.0, 1.0]);
+    let per_joint = Tabs::new([
+        per_joint_tab("tracking: q and q_d", joint_names, &["position"], "q, q_d").into(),
+        per_joint_tab(
+            "residual: true, μ, μ ± η_cal",
+            joint_names,
+            &["residual"],
+            "residual (N·m)",
+        )
+        .into(),
+        per_joint_tab(
+            "tracking error",
+            joint_names,
+            &["tracking_error"],
+            "q − q_d (rad)",
+        )
+        .into(),
+    ])
+    .with_name("per joint");
+    Blueprint::new(
+        Horizontal::new([overview.into(), per_joint.into()])
+            .with_name("gp-node")
+            .with_column_shares([1.0, 2.0]),
+    )
+    .with_auto_views(false)
+    .with_auto_layout(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_stay_near_square_and_never_empty() {
+        assert_eq!(grid_columns(0), 1);
+        assert_eq!(grid_columns(1), 1);
+        assert_eq!(grid_columns(4), 2);
+        assert_eq!(grid_columns(6), 3);
+        assert_eq!(grid_columns(7), 4);
+        assert_eq!(grid_columns(12), 4);
+        assert_eq!(grid_columns(30), 6);
+    }
+}
