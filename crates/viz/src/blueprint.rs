@@ -13,16 +13,17 @@
 //! ```
 //!
 //! Every view's origin is an entity the logger writes (`logger.rs`), so a view never shows
-//! a neighbour's series. Model events (swaps, change alarms) are text logs: the events view
+//! a neighbour's series. The time panel is on `sim_time` and follows the newest data. Model events (swaps, change alarms) are text logs: the events view
 //! lists them and the time panel marks them on the shared `sim_time` axis.
 
 use re_sdk::EntityPath;
+use re_sdk::blueprint::components::PlayState;
 use re_sdk::blueprint::{
-    Blueprint, ContainerLike, Grid, Horizontal, Spatial3DView, Tabs, TextLogView, TimeSeriesView,
-    Vertical,
+    Blueprint, ContainerLike, Grid, Horizontal, Spatial3DView, Tabs, TextLogView, TimePanel,
+    TimeSeriesView, Vertical,
 };
 
-use super::logger::{EVENTS, joint_entity, root_entity};
+use super::logger::{EVENTS, SIM_TIME, joint_entity, root_entity};
 
 /// Grid columns of the per-joint tabs: a 7-joint arm fits in 4 × 2.
 fn grid_columns(joints: usize) -> u32 {
@@ -95,6 +96,12 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
     )
     .with_auto_views(false)
     .with_auto_layout(false)
+    // Simulated time, at the newest data: a live run is followed, a file opens at its end.
+    .with_time_panel(
+        TimePanel::new()
+            .with_timeline(SIM_TIME)
+            .with_play_state(PlayState::Following),
+    )
 }
 
 #[cfg(test)]
