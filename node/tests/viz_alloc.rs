@@ -8,7 +8,7 @@
 use gp_node::app::DEFAULT_URDF;
 use gp_node::control::TickOutput;
 use gp_node::robot::Model;
-use gp_node::viz::{Viz, VizTarget, VizTick};
+use gp_node::viz::{Viz, VizRun, VizTarget, VizTick};
 
 mod alloc_support;
 
@@ -41,6 +41,12 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
             *uj = (t * 2.0 + j as f64).cos();
         }
         viz.log_tick(&VizTick {
+            // Both runs, as `gp-node sim` logs them: the nominal one first.
+            run: if k < ticks / 2 {
+                VizRun::Nominal
+            } else {
+                VizRun::Learned
+            },
             tick: k,
             t_secs: t,
             q: &q,

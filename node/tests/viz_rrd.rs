@@ -186,97 +186,182 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
     }
     assert!(has("/robot/skeleton", "LineStrips3D:strips"));
     assert_eq!(rows("/robot/skeleton"), rows("/robot/links/panda_link1"));
+}
 
+#[test]
+fn both_runs_go_to_one_recording_with_the_layout() {
+    let Some(python) = gpn_test_support::python("viz_rrd") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viz_rrd_both");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let rrd = dir.join("run.rrd");
+    let _ = std::fs::remove_file(&rrd);
+    let out = gp_node_sim(
+        &[
+            "--json",
+            "--duration",
+            "1",
+            "--rrd",
+            rrd.to_str().expect("utf-8 path"),
+        ],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gp-node sim failed:\n{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("sim JSON");
+    let joints: Vec<String> = report["joints"]
+        .as_array()
+        .expect("joints")
+        .iter()
+        .map(|j| j.as_str().expect("name").to_owned())
+        .collect();
+    let summary = read_back(&python, &rrd);
+    let entities = summary["entities"].as_object().expect("entities");
+    let rows = |path: &str| {
+        entities
+            .get(path)
+            .and_then(|e| e["rows"].as_u64())
+            .unwrap_or(0)
+    };
+    // One recording: the nominal run beside the learned one, on the same timelines.
+    assert_eq!(summary["application_ids"].as_array().map(Vec::len), Some(1));
+    for joint in &joints {
+        for rest in ["position/q", "tracking_error", "torque/applied"] {
+            let (learned, nominal) = (
+                format!("/joints/{joint}/{rest}"),
+                format!("/nominal/joints/{joint}/{rest}"),
+            );
+            assert!(rows(&nominal) > 500, "{nominal}: {} rows", rows(&nominal));
+            assert!(rows(&learned) > 500, "{learned}: {} rows", rows(&learned));
+            assert_eq!(
+                entities[&nominal]["timelines"],
+                serde_json::json!(["sim_time", "tick"]),
+                "{nominal}"
+            );
+        }
+        // The nominal law has no model: no residual, σ or band under nominal/.
+        let prefix = format!("/nominal/joints/{joint}/residual");
+        let model_paths = entities.keys().filter(|p| p.starts_with(&prefix)).count();
+        assert_eq!(model_paths, 0, "{joint}: nominal residual entities");
+    }
+    assert!(
+        !entities.keys().any(|p| p.starts_with("/nominal/robot")),
+        "the 3-D robot shows the learned run only"
+    );
     check_layout(&summary["blueprints"], &joints, &|path| {
         entities.contains_key(path)
     });
 }
 
-/// The blueprint sent with the recording: one view per question, every joint, each view's
-/// origin an entity the run logged (so no view is empty), and the ±η_cal band in the
-/// residual views.
+/// The blueprint sent with the recording: one view per question, every joint, each view
+/// showing entities the run logged (so no view is empty), the ±η_cal band in the residual
+/// views, and the nominal run overlaid where it has the quantity.
 fn check_layout(blueprints: &Value, joints: &[String], logged: &dyn Fn(&str) -> bool) {
     let stores = blueprints.as_array().expect("blueprint stores");
     assert_eq!(stores.len(), 1, "one blueprint per recording: {blueprints}");
     let store = stores[0].as_object().expect("blueprint entities");
-    // (class, origin) of every view.
-    let views: Vec<(String, String)> = store
-        .values()
-        .filter_map(|c| {
+    let queries_of = |view: &str| -> Vec<String> {
+        store
+            .get(&format!("{view}/ViewContents"))
+            .and_then(|c| c.get("ViewContents:query"))
+            .map(|q| match q {
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().expect("a query").to_owned())
+                    .collect(),
+                Value::String(one) => vec![one.clone()],
+                _ => panic!("{view}: queries {q}"),
+            })
+            .unwrap_or_default()
+    };
+    // (class, origin, queries) of every view, by its blueprint path.
+    let views: std::collections::BTreeMap<String, (String, String, Vec<String>)> = store
+        .iter()
+        .filter_map(|(path, c)| {
             let class = c.get("ViewBlueprint:class_identifier")?.as_str()?;
             let origin = c.get("ViewBlueprint:space_origin")?.as_str()?;
-            Some((class.to_owned(), origin.trim_start_matches('/').to_owned()))
+            Some((
+                path.clone(),
+                (class.to_owned(), origin.to_owned(), queries_of(path)),
+            ))
         })
         .collect();
-    let has_view = |class: &str, origin: &str| {
+    let has_view = |class: &str, origin: &str, queries: &[String]| {
         views
-            .iter()
-            .any(|(c, o)| c == class && o == origin.trim_start_matches('/'))
+            .values()
+            .any(|(c, o, q)| c == class && o == origin && q.as_slice() == queries)
     };
-    let mut expected = vec![
-        ("3D", "robot".to_owned()),
-        ("TimeSeries", "dynamics/coverage".to_owned()),
-        ("TimeSeries", "tick".to_owned()),
-        ("TimeSeries", "model".to_owned()),
-        ("TextLog", "dynamics/events".to_owned()),
+    // The overview's views show their origin's subtree (rerun's default query).
+    let subtree = || vec!["$origin/**".to_owned()];
+    let mut expected: Vec<(&str, &str, Vec<String>)> = vec![
+        ("3D", "/robot", subtree()),
+        ("TimeSeries", "/dynamics/coverage", subtree()),
+        ("TimeSeries", "/tick", subtree()),
+        ("TimeSeries", "/model", subtree()),
+        ("TextLog", "/dynamics/events", subtree()),
     ];
+    let per_joint = |joint: &str| -> [Vec<String>; 3] {
+        [
+            vec![
+                format!("/joints/{joint}/position/**"),
+                format!("/nominal/joints/{joint}/position/q"),
+            ],
+            vec![format!("/joints/{joint}/residual/**")],
+            vec![
+                format!("/joints/{joint}/tracking_error"),
+                format!("/nominal/joints/{joint}/tracking_error"),
+            ],
+        ]
+    };
     for joint in joints {
-        for part in ["position", "residual", "tracking_error"] {
-            expected.push(("TimeSeries", format!("joints/{joint}/{part}")));
+        for queries in per_joint(joint) {
+            expected.push(("TimeSeries", "/", queries));
         }
-        // The views' series exist: q with q_d, the residual with μ and both band edges.
+        // The views' series exist: q with q_d and the nominal q, the residual with μ and
+        // both band edges, both runs' tracking errors.
         for rest in [
-            "position/q",
-            "position/q_d",
-            "residual/true",
-            "residual/predicted",
-            "residual/upper",
-            "residual/lower",
-            "tracking_error",
+            "joints/J/position/q",
+            "joints/J/position/q_d",
+            "nominal/joints/J/position/q",
+            "joints/J/residual/true",
+            "joints/J/residual/predicted",
+            "joints/J/residual/upper",
+            "joints/J/residual/lower",
+            "joints/J/tracking_error",
+            "nominal/joints/J/tracking_error",
         ] {
-            let path = format!("/joints/{joint}/{rest}");
+            let path = format!("/{}", rest.replace('J', joint));
             assert!(logged(&path), "{path} is in a view but was not logged");
         }
     }
-    for (class, origin) in &expected {
+    for (class, origin, queries) in &expected {
         assert!(
-            has_view(class, origin),
-            "no {class} view of {origin}; views: {views:#?}"
+            has_view(class, origin, queries),
+            "no {class} view of {origin} {queries:?}; views: {views:#?}"
         );
     }
     assert_eq!(views.len(), expected.len(), "views: {views:#?}");
     // Three per-joint tabs, each a grid (rerun's ContainerKind 4) whose views are exactly
     // one quantity's, one per joint.
-    let origin_of = |view: &Value| -> String {
-        let path = view.as_str().expect("a content path");
-        store[path]["ViewBlueprint:space_origin"]
-            .as_str()
-            .expect("a view's origin")
-            .trim_start_matches('/')
-            .to_owned()
-    };
-    let mut grids: Vec<Vec<String>> = store
+    let mut grids: Vec<Vec<Vec<String>>> = store
         .values()
         .filter(|c| c["ContainerBlueprint:container_kind"] == 4)
         .map(|c| {
-            let mut origins: Vec<String> = c["ContainerBlueprint:contents"]
+            let mut contents: Vec<Vec<String>> = c["ContainerBlueprint:contents"]
                 .as_array()
                 .expect("a grid's contents")
                 .iter()
-                .map(origin_of)
+                .map(|v| views[v.as_str().expect("a view path")].2.clone())
                 .collect();
-            origins.sort();
-            origins
+            contents.sort();
+            contents
         })
         .collect();
     grids.sort();
-    let mut want: Vec<Vec<String>> = ["position", "residual", "tracking_error"]
-        .iter()
-        .map(|part| {
-            let mut v: Vec<String> = joints
-                .iter()
-                .map(|j| format!("joints/{j}/{part}"))
-                .collect();
+    let mut want: Vec<Vec<Vec<String>>> = (0..3)
+        .map(|k| {
+            let mut v: Vec<Vec<String>> = joints.iter().map(|j| per_joint(j)[k].clone()).collect();
             v.sort();
             v
         })

@@ -28,7 +28,7 @@ use gpn_control::control_loop::{
 use gpn_control::learn::{Learner, ModelFactory};
 use gpn_dynamics::Model;
 use gpn_embedded_sim::Simulator;
-use gpn_viz::{Viz, VizTick};
+use gpn_viz::{Viz, VizRun, VizTick};
 
 use super::SimulateError;
 use super::plant::SimPlant;
@@ -229,6 +229,11 @@ fn run_inner(
     };
     let mut viz = viz.map(|viz| VizListener {
         viz,
+        run: if learning {
+            VizRun::Learned
+        } else {
+            VizRun::Nominal
+        },
         out: TickOutput::new(nv),
     });
     let mut listeners: Vec<&mut dyn OutputListener> = vec![&mut log, &mut progress];
@@ -557,6 +562,7 @@ impl OutputListener for RecordListener<'_> {
 /// Hands every tick to rerun (never blocks).
 struct VizListener<'a> {
     viz: &'a mut Viz,
+    run: VizRun,
     out: TickOutput,
 }
 
@@ -569,6 +575,7 @@ impl OutputListener for VizListener<'_> {
         self.out.sigma.copy_from_slice(&out.sigma);
         self.out.eta_cal.copy_from_slice(&out.eta);
         self.viz.log_tick(&VizTick {
+            run: self.run,
             tick: out.tick,
             t_secs: out.t_secs,
             q: &out.truth.q,

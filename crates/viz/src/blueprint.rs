@@ -3,17 +3,20 @@
 //!
 //! ```text
 //! ┌───────────────────┬──────────────────────────────────────────────┐
-//! │ robot (3-D)       │ tabs: tracking     — per joint, q and q_d     │
-//! ├───────────────────┤       residual     — per joint, true residual,│
-//! │ bound coverage    │                      μ and μ ± η_cal          │
-//! │ tick time         │       tracking error — per joint, q − q_d     │
+//! │ robot (3-D)       │ tabs: tracking     — per joint, q and q_d,    │
+//! ├───────────────────┤                      nominal run's q          │
+//! │ bound coverage    │       residual     — per joint, true residual,│
+//! │ tick time         │                      μ and μ ± η_cal          │
+//! │                   │       tracking error — per joint, q − q_d,    │
+//! │                   │                      both runs                │
 //! │ model (experts)   │                                              │
 //! │ events (log)      │                                              │
 //! └───────────────────┴──────────────────────────────────────────────┘
 //! ```
 //!
-//! Every view's origin is an entity the logger writes (`logger.rs`), so a view never shows
-//! a neighbour's series. The time panel is on `sim_time` and follows the newest data. Model events (swaps, change alarms) are text logs: the events view
+//! Every view shows entities the logger writes (`logger.rs`), so a view never shows a
+//! neighbour's series; the per-joint views overlay the nominal run (`nominal/…`) where it
+//! has the quantity. The time panel is on `sim_time` and follows the newest data. Model events (swaps, change alarms) are text logs: the events view
 //! lists them and the time panel marks them on the shared `sim_time` axis.
 
 use re_sdk::EntityPath;
@@ -23,7 +26,7 @@ use re_sdk::blueprint::{
     TimeSeriesView, Vertical,
 };
 
-use super::logger::{EVENTS, SIM_TIME, joint_entity, root_entity};
+use super::logger::{EVENTS, NOMINAL, SIM_TIME, joint_entity, root_entity};
 
 /// Grid columns of the per-joint tabs: a 7-joint arm fits in 4 × 2.
 fn grid_columns(joints: usize) -> u32 {
@@ -35,13 +38,20 @@ fn grid_columns(joints: usize) -> u32 {
     }
 }
 
-/// One tab: a grid with a time-series view per joint, its origin `joints/J/<parts>`.
-fn per_joint_tab(name: &str, joint_names: &[String], parts: &[&str], what: &str) -> Grid {
+/// One tab: a grid with a time-series view per joint showing the entities `contents(J)`
+/// gives (query expressions: `P` one entity, `P/**` a subtree).
+fn per_joint_tab(
+    name: &str,
+    joint_names: &[String],
+    what: &str,
+    contents: impl Fn(&str) -> Vec<String>,
+) -> Grid {
     let views: Vec<ContainerLike> = joint_names
         .iter()
         .map(|joint| {
             TimeSeriesView::new(format!("{joint}: {what}"))
-                .with_origin(joint_entity(joint, parts))
+                .with_origin(EntityPath::root())
+                .with_contents(contents(joint))
                 .into()
         })
         .collect();
@@ -71,21 +81,33 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
     ])
     .with_name("overview")
     .with_row_shares([3.0, 1.0, 1.0, 1.0, 1.0]);
+    let learned = |joint: &str, parts: &[&str]| joint_entity(joint, parts).to_string();
+    let nominal = |joint: &str, parts: &[&str]| {
+        root_entity(&[NOMINAL])
+            .join(&joint_entity(joint, parts))
+            .to_string()
+    };
     let per_joint = Tabs::new([
-        per_joint_tab("tracking: q and q_d", joint_names, &["position"], "q, q_d").into(),
+        per_joint_tab("tracking: q and q_d", joint_names, "q, q_d", |j| {
+            vec![
+                format!("{}/**", learned(j, &["position"])),
+                nominal(j, &["position", "q"]),
+            ]
+        })
+        .into(),
         per_joint_tab(
             "residual: true, μ, μ ± η_cal",
             joint_names,
-            &["residual"],
             "residual (N·m)",
+            |j| vec![format!("{}/**", learned(j, &["residual"]))],
         )
         .into(),
-        per_joint_tab(
-            "tracking error",
-            joint_names,
-            &["tracking_error"],
-            "q − q_d (rad)",
-        )
+        per_joint_tab("tracking error", joint_names, "q − q_d (rad)", |j| {
+            vec![
+                learned(j, &["tracking_error"]),
+                nominal(j, &["tracking_error"]),
+            ]
+        })
         .into(),
     ])
     .with_name("per joint");

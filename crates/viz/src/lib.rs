@@ -44,6 +44,7 @@
 //! | `joints/J/residual/upper` | Scalars | μ + η_cal, upper edge of the ±η band, N·m |
 //! | `joints/J/residual/lower` | Scalars | μ − η_cal, lower edge of the ±η band, N·m |
 //! | `joints/J/sigma` | Scalars | latent posterior standard deviation σ, N·m |
+//! | `nominal/joints/J/position/q`, `nominal/joints/J/tracking_error`, `nominal/joints/J/torque/applied` | Scalars | the same of the nominal run (`VizRun::Nominal`), named "… (nominal)" |
 //! | `tick/latency_us` | Scalars | wall time of the control tick, µs |
 //! | `model/experts` | Scalars | experts (or components) of the active model |
 //! | `robot` | ViewCoordinates (static) | right-handed, Z up (the URDF world frame) |
@@ -51,20 +52,26 @@
 //! | `robot/links/L/V_k` | Boxes3D, Cylinders3D, Capsules3D, Ellipsoids3D (static) | visual k of URDF link `V` welded to `L`, with its static Transform3D |
 //! | `robot/skeleton` | LineStrips3D | a segment from each joint origin to its parent's, world frame |
 //!
+//! Both runs of `gp-node sim` go to one recording on the same timelines (each run starts at
+//! `sim_time` 0), the learned run at the root and the nominal run under `nominal/`; the 3-D
+//! robot, the model's series and the events are the learned run's. Every recording carries
+//! the viewer layout of `blueprint.rs`.
+//!
 //! Every scalar entity also carries a static `SeriesLines` with its name. The 3-D robot is
 //! logged at [`POSE_RATE_HZ`] of simulated time, from the frame's q, by forward kinematics
 //! on the logger thread. Visuals are the URDF's primitive shapes (box, cylinder, capsule,
 //! sphere); mesh visuals are skipped (the skeleton still shows their links).
 //!
-//! Size: about 2 MB per simulated second at 1 kHz (the default 30 s run of `gp-node sim`
-//! writes about 60 MB), mostly rerun's 16-byte row id per scalar row.
+//! Size: about 2 MB per simulated second of the learned run at 1 kHz, 0.6 MB of the nominal
+//! one (the default 30 s `gp-node sim` writes about 80 MB), mostly rerun's 16-byte row id
+//! per scalar row.
 //!
 //! # Example
 //! ```no_run
 //! # #[cfg(feature = "rerun")] {
 //! use gpn_control::control::TickOutput;
 //! use gpn_dynamics::Model;
-//! use gpn_viz::{Viz, VizTarget, VizTick};
+//! use gpn_viz::{Viz, VizRun, VizTarget, VizTick};
 //!
 //! let urdf = std::fs::read_to_string("urdf/panda.urdf")?;
 //! let robot = Model::from_urdf_str(&urdf, "panda.urdf")?;
@@ -72,6 +79,7 @@
 //! let mut viz = Viz::start(&target, &robot, Some(&urdf), "example")?;
 //! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
 //! viz.log_tick(&VizTick {
+//!     run: VizRun::Learned,
 //!     tick: 0,
 //!     t_secs: 0.0,
 //!     q: &q,
@@ -174,6 +182,8 @@ impl fmt::Display for VizTarget {
 /// What one tick hands to the logger (per-joint slices in the model's joint order).
 #[derive(Debug, Clone, Copy)]
 pub struct VizTick<'a> {
+    /// Which run of `gp-node sim` the tick belongs to.
+    pub run: VizRun,
     /// Tick index (the `tick` timeline).
     pub tick: u64,
     /// Simulated time, s (the `sim_time` timeline).
@@ -194,6 +204,17 @@ pub struct VizTick<'a> {
     pub coverage: Option<f64>,
     /// A change of the dynamics noticed at this tick.
     pub change: Option<gpn_control::learn::ChangeNotice>,
+}
+
+/// The run a tick belongs to: both runs of `gp-node sim` go to one recording, on the same
+/// timelines, so the viewer can overlay them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VizRun {
+    /// The nominal law (no model): logged under `nominal/` — q, the tracking error and the
+    /// applied torque per joint.
+    Nominal,
+    /// The learned law: everything, from the root.
+    Learned,
 }
 
 /// What the logger did, from [`Viz::finish`].

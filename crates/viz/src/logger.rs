@@ -11,7 +11,7 @@ use re_sdk_types::components::Color;
 use super::error::{Result, VizError};
 use super::pool::{Frame, FrameReceiver};
 use super::robot3d::{Robot3d, log_error};
-use super::{BATCH_TICKS, POSE_RATE_HZ};
+use super::{BATCH_TICKS, POSE_RATE_HZ, VizRun};
 
 /// Name of the simulated-time timeline.
 pub(crate) const SIM_TIME: &str = "sim_time";
@@ -19,6 +19,8 @@ pub(crate) const SIM_TIME: &str = "sim_time";
 pub(crate) const TICK: &str = "tick";
 /// Entity of the model events (text logs).
 pub(crate) const EVENTS: &str = "dynamics/events";
+/// Root of the nominal run's entities.
+pub(crate) const NOMINAL: &str = "nominal";
 
 /// `joints/J/<parts>`: joint `J`'s entity (a joint name is one path part, escaped as needed).
 pub(crate) fn joint_entity(joint: &str, parts: &[&str]) -> EntityPath {
@@ -92,6 +94,14 @@ impl Quantity {
         }
     }
 
+    /// What the nominal run logs: no model, so no residual, σ, band or experts; its
+    /// reference is the learned run's.
+    const NOMINAL_PER_JOINT: [Quantity; 3] = [
+        Quantity::Q,
+        Quantity::TrackingError,
+        Quantity::TorqueApplied,
+    ];
+
     /// Series name and colour in the plot.
     fn style(self) -> (&'static str, [u8; 3]) {
         match self {
@@ -133,6 +143,7 @@ impl Quantity {
 
 /// One scalar entity and its pending column.
 struct Series {
+    run: VizRun,
     path: EntityPath,
     quantity: Quantity,
     joint: usize,
@@ -149,6 +160,29 @@ pub(crate) struct Logger {
     robot: Robot3d,
     last_pose: Option<i64>,
     poses: u64,
+    /// The nominal series' names are logged with the first nominal tick, so a recording of
+    /// the learned run alone has no empty nominal entities.
+    nominal_declared: bool,
+}
+
+/// A nominal series' name and colour: the learned one's, marked and greyed.
+fn nominal_style(quantity: Quantity) -> (String, [u8; 3]) {
+    (format!("{} (nominal)", quantity.style().0), [150, 150, 150])
+}
+
+fn log_series_lines(
+    rec: &RecordingStream,
+    path: &EntityPath,
+    name: &str,
+    [r, g, b]: [u8; 3],
+) -> Result<()> {
+    rec.log_static(
+        path.clone(),
+        &SeriesLines::new()
+            .with_names([name])
+            .with_colors([Color::from_rgb(r, g, b)]),
+    )
+    .map_err(log_error(path))
 }
 
 impl Logger {
@@ -160,7 +194,11 @@ impl Logger {
         let mut series = Vec::new();
         for (j, name) in joint_names.iter().enumerate() {
             for quantity in Quantity::PER_JOINT {
-                series.push((quantity, j, quantity.path(name)));
+                series.push((VizRun::Learned, quantity, j, quantity.path(name)));
+            }
+            for quantity in Quantity::NOMINAL_PER_JOINT {
+                let path = root_entity(&[NOMINAL]).join(&quantity.path(name));
+                series.push((VizRun::Nominal, quantity, j, path));
             }
         }
         for quantity in [
@@ -168,11 +206,12 @@ impl Logger {
             Quantity::Experts,
             Quantity::Coverage,
         ] {
-            series.push((quantity, 0, quantity.path("")));
+            series.push((VizRun::Learned, quantity, 0, quantity.path("")));
         }
         let series = series
             .into_iter()
-            .map(|(quantity, joint, path)| Series {
+            .map(|(run, quantity, joint, path)| Series {
+                run,
                 path,
                 quantity,
                 joint,
@@ -181,15 +220,9 @@ impl Logger {
                 values: Vec::with_capacity(BATCH_TICKS),
             })
             .collect::<Vec<_>>();
-        for s in &series {
-            let (name, [r, g, b]) = s.quantity.style();
-            rec.log_static(
-                s.path.clone(),
-                &SeriesLines::new()
-                    .with_names([name])
-                    .with_colors([Color::from_rgb(r, g, b)]),
-            )
-            .map_err(log_error(&s.path))?;
+        for s in series.iter().filter(|s| s.run == VizRun::Learned) {
+            let (name, color) = s.quantity.style();
+            log_series_lines(&rec, &s.path, name, color)?;
         }
         robot.log_static(&rec)?;
         crate::blueprint::layout(joint_names)
@@ -205,6 +238,7 @@ impl Logger {
             robot,
             last_pose: None,
             poses: 0,
+            nominal_declared: false,
         })
     }
 
@@ -226,7 +260,14 @@ impl Logger {
 
     fn push(&mut self, frame: &Frame) -> Result<()> {
         let tick = i64::try_from(frame.tick).unwrap_or(i64::MAX);
-        for s in &mut self.series {
+        if frame.run == VizRun::Nominal && !self.nominal_declared {
+            self.nominal_declared = true;
+            for s in self.series.iter().filter(|s| s.run == VizRun::Nominal) {
+                let (name, color) = nominal_style(s.quantity);
+                log_series_lines(&self.rec, &s.path, &name, color)?;
+            }
+        }
+        for s in self.series.iter_mut().filter(|s| s.run == frame.run) {
             let v = s.quantity.value(frame, s.joint);
             if v.is_finite() {
                 s.t_secs.push(frame.t_secs);
@@ -248,6 +289,10 @@ impl Logger {
         self.pending += 1;
         if self.pending >= BATCH_TICKS {
             self.send()?;
+        }
+        // The 3-D robot shows the learned run.
+        if frame.run == VizRun::Nominal {
+            return Ok(());
         }
         let pose = (frame.t_secs * POSE_RATE_HZ + 1e-9).floor() as i64;
         if self.last_pose != Some(pose) {

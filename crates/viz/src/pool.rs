@@ -15,12 +15,14 @@
 
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 
-use super::VizTick;
+use super::{VizRun, VizTick};
 
 /// One tick's worth of logged values (per-joint slices have `nv` entries, joint order of
 /// [`Model::joint_names`](gpn_dynamics::Model::joint_names)).
 #[derive(Debug, Clone)]
 pub(crate) struct Frame {
+    /// The run.
+    pub run: VizRun,
     /// Tick index.
     pub tick: u64,
     /// Simulated time, s.
@@ -56,6 +58,7 @@ impl Frame {
     pub fn new(nv: usize) -> Self {
         let z = || vec![0.0; nv];
         Self {
+            run: VizRun::Learned,
             tick: 0,
             t_secs: 0.0,
             q: z(),
@@ -93,6 +96,7 @@ impl Frame {
 
     /// Copies `tick` in. Lengths must [`fit`](Self::fits). No allocation.
     fn fill(&mut self, tick: &VizTick<'_>) {
+        self.run = tick.run;
         self.tick = tick.tick;
         self.t_secs = tick.t_secs;
         self.q.copy_from_slice(tick.q);
@@ -200,6 +204,7 @@ mod tests {
 
     fn tick<'a>(k: u64, q: &'a [f64], out: &'a TickOutput) -> VizTick<'a> {
         VizTick {
+            run: VizRun::Learned,
             tick: k,
             t_secs: k as f64 * 1e-3,
             q,

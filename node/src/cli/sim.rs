@@ -68,14 +68,14 @@ pub struct SimArgs {
     /// Write one CSV row per tick of the learned run (the stream `gp-node eval` reads).
     #[arg(long, value_name = "FILE.csv")]
     record: Option<PathBuf>,
-    /// Write the rerun recording of the learned run here (default: gp-node-sim.rrd in the
-    /// current directory unless --spawn, --connect or --no-viz).
+    /// Write the rerun recording of both runs here, the nominal one under `nominal/`
+    /// (default: gp-node-sim.rrd in the current directory unless --spawn, --connect or --no-viz).
     #[arg(long, value_name = "FILE.rrd", conflicts_with_all = ["spawn", "connect", "skip_viz"])]
     rrd: Option<PathBuf>,
-    /// Stream the learned run to a new rerun viewer (the `rerun` executable on PATH).
+    /// Stream both runs to a new rerun viewer (the `rerun` executable on PATH).
     #[arg(long, conflicts_with_all = ["connect", "skip_viz"])]
     spawn: bool,
-    /// Stream the learned run to a running rerun viewer (HOST:PORT or a rerun+http:// URL).
+    /// Stream both runs to a running rerun viewer (HOST:PORT or a rerun+http:// URL).
     #[arg(
         long,
         value_name = "ADDR",
@@ -185,11 +185,12 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         None
     } else {
         Some(
-            simulate::run(
+            simulate::run_with_viz(
                 &robot,
                 &params,
                 false,
                 None,
+                viz.as_mut(),
                 &mut progress_bar("nominal", show),
             )
             .context("nominal run")?,
