@@ -57,6 +57,13 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
             experts: Some(1),
             coverage: Some(0.9),
             change: None,
+            // Events on some ticks: their text is made on the logger thread.
+            adopted_model: k % 100 == 0,
+            law: if k % 200 < 100 {
+                gp_node::control_loop::Mode::Learned
+            } else {
+                gp_node::control_loop::Mode::Nominal
+            },
         });
     }
     alloc_support::arm(false);

@@ -163,6 +163,13 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
     let experts = &entity("/model/experts")["scalars"];
     assert!(rows("/model/experts") > 0);
     assert!(experts["min"].as_f64().expect("min") >= 1.0, "{experts}");
+    // Events: the first model going live and the law switching to it, at least.
+    assert!(
+        rows("/dynamics/events") >= 2,
+        "{}",
+        entity("/dynamics/events")
+    );
+    assert!(has("/dynamics/events", "TextLog:text"));
 
     // The robot: a transform per body at POSE_RATE_HZ, the skeleton, static visuals.
     assert!(has("/robot", "ViewCoordinates:xyz"));

@@ -586,6 +586,8 @@ impl OutputListener for VizListener<'_> {
             experts: out.stats.map(|s| s.experts),
             coverage: out.counters.coverage,
             change: out.change,
+            adopted_model: status.adopted_model,
+            law: out.counters.law,
         });
     }
 }

@@ -46,6 +46,7 @@
 //! | `joints/J/sigma` | Scalars | latent posterior standard deviation σ, N·m |
 //! | `nominal/joints/J/position/q`, `nominal/joints/J/tracking_error`, `nominal/joints/J/torque/applied` | Scalars | the same of the nominal run (`VizRun::Nominal`), named "… (nominal)" |
 //! | `tick/latency_us` | Scalars | wall time of the control tick, µs |
+//! | `dynamics/events` | TextLog | the learned run's events: changes of the dynamics, models going live (first, refit, swap), the law switching between nominal and learned |
 //! | `model/experts` | Scalars | experts (or components) of the active model |
 //! | `robot` | ViewCoordinates (static) | right-handed, Z up (the URDF world frame) |
 //! | `robot/links/L` | Transform3D | `world_from_body` of the body whose link is `L` |
@@ -90,6 +91,8 @@
 //!     experts: None,
 //!     coverage: None,
 //!     change: None,
+//!     adopted_model: false,
+//!     law: gpn_control::control_loop::Mode::Nominal,
 //! });
 //! let summary = viz.finish()?;
 //! assert_eq!(summary.dropped, 0);
@@ -204,6 +207,10 @@ pub struct VizTick<'a> {
     pub coverage: Option<f64>,
     /// A change of the dynamics noticed at this tick.
     pub change: Option<gpn_control::learn::ChangeNotice>,
+    /// A model went live at this tick (the first one, a refit or a hot swap).
+    pub adopted_model: bool,
+    /// Who commanded this tick's output.
+    pub law: gpn_control::control_loop::Mode,
 }
 
 /// The run a tick belongs to: both runs of `gp-node sim` go to one recording, on the same

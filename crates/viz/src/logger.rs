@@ -8,6 +8,8 @@ use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
 use re_sdk_types::archetypes::{Scalars, SeriesLines, TextLog};
 use re_sdk_types::components::Color;
 
+use gpn_control::control_loop::Mode;
+
 use super::error::{Result, VizError};
 use super::pool::{Frame, FrameReceiver};
 use super::robot3d::{Robot3d, log_error};
@@ -163,6 +165,10 @@ pub(crate) struct Logger {
     /// The nominal series' names are logged with the first nominal tick, so a recording of
     /// the learned run alone has no empty nominal entities.
     nominal_declared: bool,
+    /// Models adopted in the learned run so far.
+    adoptions: u64,
+    /// The learned run's law at the previous tick.
+    last_law: Option<Mode>,
 }
 
 /// A nominal series' name and colour: the learned one's, marked and greyed.
@@ -239,6 +245,8 @@ impl Logger {
             last_pose: None,
             poses: 0,
             nominal_declared: false,
+            adoptions: 0,
+            last_law: None,
         })
     }
 
@@ -275,16 +283,8 @@ impl Logger {
                 s.values.push(v);
             }
         }
-        if let Some(change) = frame.change {
-            let path = EntityPath::from(EVENTS);
-            self.rec.set_time_sequence(TICK, tick);
-            self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
-            self.rec
-                .log(
-                    path.clone(),
-                    &TextLog::new(gpn_control::learn::describe_change(&change)),
-                )
-                .map_err(log_error(&path))?;
+        if frame.run == VizRun::Learned {
+            self.log_events(frame, tick)?;
         }
         self.pending += 1;
         if self.pending >= BATCH_TICKS {
@@ -301,6 +301,39 @@ impl Logger {
             self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
             self.robot.log_pose(&self.rec, &frame.q)?;
             self.poses += 1;
+        }
+        Ok(())
+    }
+
+    /// The learned run's events at this frame: a change of the dynamics, a model going live,
+    /// the law switching (the first tick's law is not an event).
+    fn log_events(&mut self, frame: &Frame, tick: i64) -> Result<()> {
+        let mut texts = Vec::new();
+        if let Some(change) = frame.change {
+            texts.push(gpn_control::learn::describe_change(&change));
+        }
+        if frame.adopted_model {
+            self.adoptions += 1;
+            texts.push(format!(
+                "model #{} live (the first model, a refit or a swap)",
+                self.adoptions
+            ));
+        }
+        if let Some(last) = self.last_law.replace(frame.law)
+            && last != frame.law
+        {
+            texts.push(format!("law: {} → {}", last.name(), frame.law.name()));
+        }
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let path = EntityPath::from(EVENTS);
+        self.rec.set_time_sequence(TICK, tick);
+        self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
+        for text in texts {
+            self.rec
+                .log(path.clone(), &TextLog::new(text))
+                .map_err(log_error(&path))?;
         }
         Ok(())
     }

@@ -15,6 +15,8 @@
 
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 
+use gpn_control::control_loop::Mode;
+
 use super::{VizRun, VizTick};
 
 /// One tick's worth of logged values (per-joint slices have `nv` entries, joint order of
@@ -51,6 +53,10 @@ pub(crate) struct Frame {
     pub coverage: f64,
     /// A change of the dynamics noticed at this tick.
     pub change: Option<gpn_control::learn::ChangeNotice>,
+    /// A model went live at this tick.
+    pub adopted_model: bool,
+    /// Who commanded the output.
+    pub law: Mode,
 }
 
 impl Frame {
@@ -73,6 +79,8 @@ impl Frame {
             experts: f64::NAN,
             coverage: f64::NAN,
             change: None,
+            adopted_model: false,
+            law: Mode::Inactive,
         }
     }
 
@@ -111,6 +119,8 @@ impl Frame {
         self.experts = tick.experts.map_or(f64::NAN, |n| n as f64);
         self.coverage = tick.coverage.unwrap_or(f64::NAN);
         self.change = tick.change;
+        self.adopted_model = tick.adopted_model;
+        self.law = tick.law;
     }
 }
 
@@ -215,6 +225,8 @@ mod tests {
             experts: Some(3),
             coverage: Some(0.95),
             change: None,
+            adopted_model: false,
+            law: Mode::Learned,
         }
     }
 
