@@ -158,7 +158,13 @@ fn write_ring(w: &mut Writer, ring: &SampleRing) {
 fn config_text(cfg: &ValidConfig) -> String {
     // The warm-up is not part of the saved state (a loaded model builds its own), so its
     // key does not tie a state to a configuration, and states saved before it load.
-    let text = format!("{cfg:?}").replace(&format!("warmup_samples: {}, ", cfg.warmup_samples), "");
+    let mut text =
+        format!("{cfg:?}").replace(&format!("warmup_samples: {}, ", cfg.warmup_samples), "");
+    // States saved before `center_targets` existed centred their targets: they match the
+    // default, and only the non-default ties a state to the key.
+    if cfg.center_targets {
+        text = text.replace("center_targets: true, ", "");
+    }
     if cfg.drift.is_none() {
         let tail = format!(", drift: None, drift_window: {} }}", cfg.drift_window);
         if let Some(head) = text.strip_suffix(&tail) {

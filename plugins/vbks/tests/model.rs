@@ -224,6 +224,16 @@ fn save_and_load_reproduce_predictions_bit_for_bit() {
     other_cfg["keep"] = json!(2);
     let mut d = Vbks::from_json(&other_cfg, 2, 2).unwrap();
     assert!(d.load_state(&good).is_err());
+    // Scale-only targets are another model: its state and a centring one's do not mix.
+    let mut scaled_cfg = small_config();
+    scaled_cfg["center_targets"] = json!(false);
+    let mut e = Vbks::from_json(&scaled_cfg, 2, 2).unwrap();
+    assert!(e.load_state(&good).is_err());
+    // `center_targets: true` spelled out is the default, the same model.
+    let mut explicit_cfg = small_config();
+    explicit_cfg["center_targets"] = json!(true);
+    let mut f = Vbks::from_json(&explicit_cfg, 2, 2).unwrap();
+    f.load_state(&good).unwrap();
     assert!(c.load_state(&good[..good.len() - 3]).is_err());
     assert!(c.load_state(b"GPNSKYGP....").is_err());
     let (mut m1, mut v1) = ([0.0; 2], [0.0; 2]);
