@@ -6,7 +6,7 @@
 //! fails: `.ci/run` creates the venv from `ci/requirements.txt` and exports the variable.
 #![cfg(feature = "rerun")]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -44,30 +44,41 @@ fn number_before(text: &str, marker: &str) -> u64 {
         .unwrap_or_else(|| panic!("no count in {line:?}"))
 }
 
+/// Runs `gp-node sim --json --rrd DIR/run.rrd ARGS` in a fresh directory `name` of the
+/// test tmp dir; returns the file, the stderr and the JSON report.
+fn record(name: &str, args: &[&str]) -> (PathBuf, String, Value) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let rrd = dir.join("run.rrd");
+    let _ = std::fs::remove_file(&rrd);
+    let mut all = vec!["--json", "--rrd", rrd.to_str().expect("utf-8 path")];
+    all.extend_from_slice(args);
+    let out = gp_node_sim(&all, None);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "gp-node sim failed:\n{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("sim JSON");
+    (rrd, stderr, report)
+}
+
+/// The report's joint names.
+fn joint_names(report: &Value) -> Vec<String> {
+    report["joints"]
+        .as_array()
+        .expect("joints")
+        .iter()
+        .map(|j| j.as_str().expect("name").to_owned())
+        .collect()
+}
+
 #[test]
 fn the_rrd_of_a_run_reads_back_with_every_entity() {
     let Some(python) = gpn_test_support::python("viz_rrd") else {
         return;
     };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viz_rrd");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let rrd = dir.join("run.rrd");
-    let _ = std::fs::remove_file(&rrd);
-
-    let out = gp_node_sim(
-        &[
-            "--learned-only",
-            "--json",
-            "--duration",
-            &DURATION_SECS.to_string(),
-            "--rrd",
-            rrd.to_str().expect("utf-8 path"),
-        ],
-        None,
+    let (rrd, stderr, report) = record(
+        "viz_rrd",
+        &["--learned-only", "--duration", &DURATION_SECS.to_string()],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "gp-node sim failed:\n{stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("sim JSON");
     assert!(
         stderr.contains(&format!("open it with: rerun {}", rrd.display())),
         "{stderr}"
@@ -106,12 +117,7 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
     );
     let poses = (DURATION_SECS * gp_node::viz::POSE_RATE_HZ).round() as u64;
 
-    let joints: Vec<String> = report["joints"]
-        .as_array()
-        .expect("joints")
-        .iter()
-        .map(|j| j.as_str().expect("name").to_owned())
-        .collect();
+    let joints = joint_names(&report);
     assert_eq!(joints.len(), 7);
     for joint in &joints {
         let j = |rest: &str| format!("/joints/{joint}/{rest}");
@@ -200,29 +206,8 @@ fn both_runs_go_to_one_recording_with_the_layout() {
     let Some(python) = gpn_test_support::python("viz_rrd") else {
         return;
     };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viz_rrd_both");
-    std::fs::create_dir_all(&dir).expect("tmp dir");
-    let rrd = dir.join("run.rrd");
-    let _ = std::fs::remove_file(&rrd);
-    let out = gp_node_sim(
-        &[
-            "--json",
-            "--duration",
-            "1",
-            "--rrd",
-            rrd.to_str().expect("utf-8 path"),
-        ],
-        None,
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "gp-node sim failed:\n{stderr}");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("sim JSON");
-    let joints: Vec<String> = report["joints"]
-        .as_array()
-        .expect("joints")
-        .iter()
-        .map(|j| j.as_str().expect("name").to_owned())
-        .collect();
+    let (rrd, _, report) = record("viz_rrd_both", &["--duration", "1"]);
+    let joints = joint_names(&report);
     let summary = read_back(&python, &rrd);
     let entities = summary["entities"].as_object().expect("entities");
     let rows = |path: &str| {
