@@ -199,6 +199,16 @@ fn the_rrd_of_a_run_reads_back_with_every_entity() {
     }
     assert!(has("/robot/skeleton", "LineStrips3D:strips"));
     assert_eq!(rows("/robot/skeleton"), rows("/robot/links/panda_link1"));
+    // The payload (the default scenario's, on the tool link): placed once, drawn once (no step).
+    let payload: Vec<&String> = entities
+        .keys()
+        .filter(|p| p.ends_with("/payload"))
+        .collect();
+    assert_eq!(payload.len(), 1, "{payload:?}");
+    assert!(payload[0].starts_with("/robot/links/"), "{payload:?}");
+    assert!(has(payload[0], "Ellipsoids3D:half_sizes"), "{payload:?}");
+    assert!(has(payload[0], "Transform3D:translation"), "{payload:?}");
+    assert_eq!(rows(payload[0]), 1, "{payload:?}");
 }
 
 #[test]
@@ -206,7 +216,11 @@ fn both_runs_go_to_one_recording_with_the_layout() {
     let Some(python) = gpn_test_support::python("viz_rrd") else {
         return;
     };
-    let (rrd, _, report) = record("viz_rrd_both", &["--duration", "1"]);
+    // The payload-step scenario: the payload's mass doubles half-way.
+    let (rrd, _, report) = record(
+        "viz_rrd_both",
+        &["--duration", "1", "--scenario", "payload-step"],
+    );
     let joints = joint_names(&report);
     let summary = read_back(&python, &rrd);
     let entities = summary["entities"].as_object().expect("entities");
@@ -241,6 +255,12 @@ fn both_runs_go_to_one_recording_with_the_layout() {
         !entities.keys().any(|p| p.starts_with("/nominal/robot")),
         "the 3-D robot shows the learned run only"
     );
+    // The payload is drawn at the start and again at the step.
+    let payload = entities
+        .iter()
+        .find(|(p, _)| p.ends_with("/payload"))
+        .expect("a payload entity");
+    assert_eq!(payload.1["rows"], 2, "{}", payload.0);
     check_layout(&summary["blueprints"], &joints, &|path| {
         entities.contains_key(path)
     });

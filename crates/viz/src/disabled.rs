@@ -4,7 +4,7 @@
 use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
-use super::{VizSummary, VizTarget, VizTick};
+use super::{VizPayload, VizSummary, VizTarget, VizTick};
 
 /// The rerun logger of a build without rerun: it cannot be started.
 pub struct Viz {
@@ -18,6 +18,7 @@ impl Viz {
         _target: &VizTarget,
         _robot: &Model,
         _urdf: Option<&str>,
+        _payload: Option<&VizPayload>,
         _recording_name: &str,
     ) -> Result<Self> {
         Err(VizError::NotBuilt)

@@ -52,6 +52,7 @@
 //! | `robot/links/L` | Transform3D | `world_from_body` of the body whose link is `L` |
 //! | `robot/links/L/V_k` | Boxes3D, Cylinders3D, Capsules3D, Ellipsoids3D (static) | visual k of URDF link `V` welded to `L`, with its static Transform3D |
 //! | `robot/skeleton` | LineStrips3D | a segment from each joint origin to its parent's, world frame |
+//! | `robot/links/L/payload` | Transform3D (static), Ellipsoids3D | the simulated payload ([`VizPayload`]): a sphere at its centre of mass, as large as its mass of steel, logged again when the mass steps |
 //!
 //! Both runs of `gp-node sim` go to one recording on the same timelines (each run starts at
 //! `sim_time` 0), the learned run at the root and the nominal run under `nominal/`; the 3-D
@@ -77,7 +78,7 @@
 //! let urdf = std::fs::read_to_string("urdf/panda.urdf")?;
 //! let robot = Model::from_urdf_str(&urdf, "panda.urdf")?;
 //! let target = VizTarget::File("run.rrd".into());
-//! let mut viz = Viz::start(&target, &robot, Some(&urdf), "example")?;
+//! let mut viz = Viz::start(&target, &robot, Some(&urdf), None, "example")?;
 //! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
 //! viz.log_tick(&VizTick {
 //!     run: VizRun::Learned,
@@ -211,6 +212,30 @@ pub struct VizTick<'a> {
     pub adopted_model: bool,
     /// Who commanded this tick's output.
     pub law: gpn_control::control_loop::Mode,
+}
+
+/// The payload the simulator carries, as the 3-D view draws it: a sphere at its centre of
+/// mass, as large as that mass of steel, on the body its link belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VizPayload {
+    /// URDF link it is attached to.
+    pub link: String,
+    /// Centre of mass in the link's frame, m.
+    pub com_m: [f64; 3],
+    /// Mass, kg (0: none).
+    pub mass_kg: f64,
+    /// A step of the mass: (time, s; mass after it, kg).
+    pub step: Option<(f64, f64)>,
+}
+
+impl VizPayload {
+    /// The mass at simulated time `t_secs`, kg.
+    pub fn mass_at(&self, t_secs: f64) -> f64 {
+        match self.step {
+            Some((at, mass)) if t_secs >= at => mass,
+            _ => self.mass_kg,
+        }
+    }
 }
 
 /// The run a tick belongs to: both runs of `gp-node sim` go to one recording, on the same

@@ -299,7 +299,7 @@ impl Logger {
             self.last_pose = Some(pose);
             self.rec.set_time_sequence(TICK, tick);
             self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
-            self.robot.log_pose(&self.rec, &frame.q)?;
+            self.robot.log_pose(&self.rec, &frame.q, frame.t_secs)?;
             self.poses += 1;
         }
         Ok(())

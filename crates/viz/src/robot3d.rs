@@ -12,6 +12,7 @@ use re_sdk_types::datatypes::Mat3x3;
 
 use gpn_dynamics::{BodyRef, Data, Model, Transform, forward_kinematics};
 
+use super::VizPayload;
 use super::error::{Result, VizError};
 
 /// Colour of visuals without a URDF material colour.
@@ -20,6 +21,23 @@ const DEFAULT_RGBA: [u8; 4] = [205, 210, 220, 255];
 const SKELETON_RGBA: [u8; 4] = [230, 120, 40, 255];
 /// Radius of the skeleton's lines, m.
 const SKELETON_RADIUS_M: f32 = 0.006;
+/// Colour of the payload.
+const PAYLOAD_RGBA: [u8; 4] = [240, 180, 40, 255];
+/// Density the payload's sphere is drawn with (steel), kg/m³: its size shows the mass.
+const PAYLOAD_DENSITY_KG_M3: f64 = 7850.0;
+
+/// The sphere's radius for `mass_kg`, m.
+fn payload_radius_m(mass_kg: f64) -> f64 {
+    (3.0 * mass_kg.max(0.0) / (4.0 * std::f64::consts::PI * PAYLOAD_DENSITY_KG_M3)).cbrt()
+}
+
+/// The payload's entity and what it last showed.
+struct PayloadView {
+    payload: VizPayload,
+    path: EntityPath,
+    body_from_com: Transform,
+    shown_mass: Option<f64>,
+}
 
 /// A URDF primitive.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +68,7 @@ pub(crate) struct Robot3d {
     /// `robot/links/L` for each body, L the body's link.
     body_paths: Vec<EntityPath>,
     visuals: Vec<Visual>,
+    payload: Option<PayloadView>,
 }
 
 fn path(parts: &[&str]) -> EntityPath {
@@ -77,16 +96,47 @@ fn rgba_of(color: &urdf_rs::Color) -> [u8; 4] {
 
 impl Robot3d {
     /// Entities for `model`; with `urdf` (the XML the model was built from, and its name for
-    /// errors), also its primitive visuals.
-    pub fn new(model: &Model, urdf: Option<(&str, &str)>) -> Result<Self> {
+    /// errors), also its primitive visuals; with `payload`, the payload (a link the model does
+    /// not know is an error).
+    pub fn new(
+        model: &Model,
+        urdf: Option<(&str, &str)>,
+        payload: Option<&VizPayload>,
+    ) -> Result<Self> {
         let body_paths = (0..model.nv())
             .map(|i| path(&["robot", "links", model.body_link_name(i)]))
             .collect();
+        let payload = match payload {
+            Some(p) => {
+                let (body, body_from_link) =
+                    model
+                        .body_of_link_transform(&p.link)
+                        .ok_or_else(|| VizError::Urdf {
+                            source_name: model.source_name().to_owned(),
+                            message: format!(
+                                "the payload's link {:?} is not a link of the robot",
+                                p.link
+                            ),
+                        })?;
+                let body_link = match body {
+                    BodyRef::Body(i) => model.body_link_name(i),
+                    BodyRef::World => p.link.as_str(),
+                };
+                Some(PayloadView {
+                    path: path(&["robot", "links", body_link, "payload"]),
+                    body_from_com: body_from_link * Transform::from_xyz_rpy(p.com_m, [0.0; 3]),
+                    payload: p.clone(),
+                    shown_mass: None,
+                })
+            }
+            None => None,
+        };
         let mut robot = Self {
             model: model.clone(),
             data: Data::new(model),
             body_paths,
             visuals: Vec::new(),
+            payload,
         };
         if let Some((xml, source_name)) = urdf {
             robot.read_visuals(xml, source_name)?;
@@ -189,12 +239,39 @@ impl Robot3d {
             rec.log_static(v.path.clone(), &rerun_transform(&v.body_from_visual))
                 .map_err(log_error(&v.path))?;
         }
+        if let Some(p) = &self.payload {
+            rec.log_static(p.path.clone(), &rerun_transform(&p.body_from_com))
+                .map_err(log_error(&p.path))?;
+        }
         Ok(())
     }
 
-    /// Logs the pose at `q` (the caller sets the time): one transform per body and the
-    /// skeleton. A `q` of the wrong length logs nothing.
-    pub fn log_pose(&mut self, rec: &RecordingStream, q: &[f64]) -> Result<()> {
+    /// Logs the payload's sphere when its mass differs from the one shown (the first pose
+    /// and a step; the caller sets the time).
+    fn log_payload(&mut self, rec: &RecordingStream, t_secs: f64) -> Result<()> {
+        let Some(p) = self.payload.as_mut() else {
+            return Ok(());
+        };
+        let mass = p.payload.mass_at(t_secs);
+        if p.shown_mass == Some(mass) {
+            return Ok(());
+        }
+        p.shown_mass = Some(mass);
+        let [r, g, b, a] = PAYLOAD_RGBA;
+        rec.log(
+            p.path.clone(),
+            &Ellipsoids3D::from_radii([payload_radius_m(mass) as f32])
+                .with_colors([Color::from_unmultiplied_rgba(r, g, b, a)])
+                .with_fill_mode(FillMode::Solid),
+        )
+        .map_err(log_error(&p.path))
+    }
+
+    /// Logs the pose at `q` at simulated time `t_secs` (the caller sets the timelines): one
+    /// transform per body, the skeleton, and the payload when its mass changed. A `q` of the
+    /// wrong length logs nothing.
+    pub fn log_pose(&mut self, rec: &RecordingStream, q: &[f64], t_secs: f64) -> Result<()> {
+        self.log_payload(rec, t_secs)?;
         let Ok(world_from_body) = forward_kinematics(&self.model, &mut self.data, q) else {
             return Ok(());
         };
@@ -243,7 +320,8 @@ mod tests {
     #[test]
     fn the_panda_has_a_visual_per_link_under_its_body() {
         let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
-        let robot = Robot3d::new(&model, Some((DEFAULT_URDF, "panda.urdf"))).expect("visuals");
+        let robot =
+            Robot3d::new(&model, Some((DEFAULT_URDF, "panda.urdf")), None).expect("visuals");
         assert_eq!(robot.body_paths.len(), 7);
         assert_eq!(robot.body_paths[0].to_string(), "/robot/links/panda_link1");
         assert_eq!(robot.visuals.len(), 11);
@@ -258,9 +336,41 @@ mod tests {
     #[test]
     fn a_broken_urdf_names_its_source() {
         let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
-        let err = Robot3d::new(&model, Some(("<robot", "broken.urdf")))
+        let err = Robot3d::new(&model, Some(("<robot", "broken.urdf")), None)
             .err()
             .expect("error");
         assert!(err.to_string().contains("broken.urdf"), "{err}");
+    }
+
+    #[test]
+    fn the_payload_sits_at_its_centre_of_mass_on_its_links_body() {
+        let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
+        // panda_link8 is welded to panda_link7 (a fixed joint 0.107 m along its z axis).
+        let payload = VizPayload {
+            link: "panda_link8".into(),
+            com_m: [0.0, 0.0, 0.05],
+            mass_kg: 1.5,
+            step: Some((15.0, 3.0)),
+        };
+        let robot = Robot3d::new(&model, None, Some(&payload)).expect("payload");
+        let view = robot.payload.as_ref().expect("a payload view");
+        assert_eq!(view.path.to_string(), "/robot/links/panda_link7/payload");
+        let t = &view.body_from_com.translation;
+        assert!(
+            (t.x.abs() + t.y.abs()) < 1e-12 && (t.z - 0.157).abs() < 1e-12,
+            "{t:?}"
+        );
+        // 1.5 kg of steel: r = (3 m / (4 π ρ))^(1/3) = 35.7 mm; twice the mass, 2^(1/3) × r.
+        assert!((payload_radius_m(1.5) - 0.03573).abs() < 1e-5);
+        assert_eq!(payload.mass_at(14.999), 1.5);
+        assert_eq!(payload.mass_at(15.0), 3.0);
+        let unknown = VizPayload {
+            link: "no_such_link".into(),
+            ..payload
+        };
+        let err = Robot3d::new(&model, None, Some(&unknown))
+            .err()
+            .expect("error");
+        assert!(err.to_string().contains("no_such_link"), "{err}");
     }
 }

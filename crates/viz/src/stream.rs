@@ -14,7 +14,7 @@ use super::error::{Result, VizError};
 use super::logger::Logger;
 use super::pool::{FrameSender, frame_pool};
 use super::robot3d::Robot3d;
-use super::{FRAME_POOL, RERUN_VERSION, VizSummary, VizTarget, VizTick};
+use super::{FRAME_POOL, RERUN_VERSION, VizPayload, VizSummary, VizTarget, VizTick};
 
 /// The rerun application id of every recording.
 const APPLICATION_ID: &str = "gp-node";
@@ -75,9 +75,10 @@ impl Viz {
         target: &VizTarget,
         robot: &Model,
         urdf: Option<&str>,
+        payload: Option<&VizPayload>,
         recording_name: &str,
     ) -> Result<Self> {
-        let robot3d = Robot3d::new(robot, urdf.map(|xml| (xml, robot.source_name())))?;
+        let robot3d = Robot3d::new(robot, urdf.map(|xml| (xml, robot.source_name())), payload)?;
         let builder = RecordingStreamBuilder::new(APPLICATION_ID).recording_name(recording_name);
         let opened = match target {
             VizTarget::File(path) => builder.save(path),

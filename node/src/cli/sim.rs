@@ -308,7 +308,21 @@ fn start_viz(
             .with_context(|| format!("reading {}", params.robot.urdf.display()))?
     };
     let name = format!("sim {} {}", args.scenario.name(), params.model.plugin);
-    Ok(Viz::start(target, robot, Some(&urdf), &name)?)
+    let payload = &params.sim.payload;
+    // After `derive_defaults` the payload has its link (the tool link unless configured).
+    let payload = payload.link.as_ref().map(|link| viz::VizPayload {
+        link: link.clone(),
+        com_m: payload.com_m,
+        mass_kg: payload.mass_kg,
+        step: payload.step.as_ref().map(|s| (s.at_secs, s.mass_kg)),
+    });
+    Ok(Viz::start(
+        target,
+        robot,
+        Some(&urdf),
+        payload.as_ref(),
+        &name,
+    )?)
 }
 
 /// Ends the rerun log and says what it kept (and, for a file, how to open it).
