@@ -2,22 +2,22 @@
 //! every joint shown (rerun's automatic layout shows a few joints and hides the ±η band).
 //!
 //! ```text
-//! ┌───────────────────┬──────────────────────────────────────────────┐
-//! │ robot (3-D)       │ tabs: tracking     — per joint, q and q_d,    │
-//! ├───────────────────┤                      nominal run's q          │
-//! │ bound coverage    │       residual     — per joint, true residual,│
-//! │ tick time         │                      μ and μ ± η_cal          │
-//! │                   │       tracking error — per joint, q − q_d,    │
-//! │                   │                      both runs                │
-//! │ model (experts)   │                                              │
-//! │ events (log)      │                                              │
-//! └───────────────────┴──────────────────────────────────────────────┘
+//! +-----------------+------------------------------------------------------+
+//! | robot (3-D)     | tabs, one plot per joint:                            |
+//! |                 |   tracking       q, q_d and the nominal run's q      |
+//! +-----------------+   residual       true residual, μ, μ ± η_cal         |
+//! | bound coverage  |   tracking error q − q_d of both runs                |
+//! | tick time       |                                                      |
+//! | model (experts) |                                                      |
+//! | events (log)    |                                                      |
+//! +-----------------+------------------------------------------------------+
 //! ```
 //!
 //! Every view shows entities the logger writes (`logger.rs`), so a view never shows a
 //! neighbour's series; the per-joint views overlay the nominal run (`nominal/…`) where it
-//! has the quantity. The time panel is on `sim_time` and follows the newest data. Model events (swaps, change alarms) are text logs: the events view
-//! lists them and the time panel marks them on the shared `sim_time` axis.
+//! has the quantity. The time panel is on `sim_time` and follows the newest data. Events
+//! (changes of the dynamics, models going live, law switches) are text logs: the events
+//! view lists them and the time panel marks them on the shared `sim_time` axis.
 
 use re_sdk::EntityPath;
 use re_sdk::blueprint::components::PlayState;
@@ -75,7 +75,7 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
         TimeSeriesView::new("model (experts or components)")
             .with_origin(root_entity(&["model"]))
             .into(),
-        TextLogView::new("events (swaps, change alarms)")
+        TextLogView::new("events (changes, models going live, law switches)")
             .with_origin(EntityPath::from(EVENTS))
             .into(),
     ])
