@@ -8,7 +8,7 @@
 use gp_node::app::DEFAULT_URDF;
 use gp_node::control::TickOutput;
 use gp_node::robot::Model;
-use gp_node::viz::{Viz, VizPayload, VizRun, VizTarget, VizTick};
+use gp_node::viz::{Viz, VizPayload, VizRun, VizSource, VizTarget, VizTick};
 
 mod alloc_support;
 
@@ -24,12 +24,12 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
         &VizTarget::File(path.clone()),
         &robot,
         Some(DEFAULT_URDF),
-        Some(&VizPayload {
+        VizSource::Simulation(Some(&VizPayload {
             link: "panda_link8".into(),
             com_m: [0.0, 0.0, 0.05],
             mass_kg: 1.5,
             step: Some((0.5, 3.0)),
-        }),
+        })),
         "viz_alloc",
     )
     .expect("start");
@@ -59,6 +59,8 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
             q_d: &q,
             out: &out,
             true_residual: &truth,
+            // A learning sample on some ticks.
+            measured_residual: (k % 3 == 0).then_some(&truth[..]),
             exec_micros: 10.0,
             experts: Some(1),
             coverage: Some(0.9),

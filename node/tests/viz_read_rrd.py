@@ -3,8 +3,8 @@
 Usage: python viz_read_rrd.py FILE.rrd
 
 Prints one JSON object: the SDK version, the recording's application id, per entity
-path the rows (temporal and static), the timelines, the components, the range of the
-`sim_time` timeline (s) and, for `Scalars`, the count, min and max of the values; and, per
+path the rows (temporal and static), the timelines, the components, the range of the time
+axis (`sim_time` of gp-node sim, `node_time` of gp-node run; s) and, for `Scalars`, the count, min and max of the values; and, per
 blueprint store in the file, each blueprint entity's components with their last value
 (views: class, name, origin; containers: kind, name, contents).
 """
@@ -18,6 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import rerun
 from rerun.experimental import RrdReader
+
+# The time axes of gp-node's recordings (durations, ns in the file).
+TIME_AXES = ("sim_time", "node_time")
 
 
 def scalar_values(batch: pa.RecordBatch, column: str) -> pa.Array:
@@ -65,7 +68,7 @@ def main(path: str) -> None:
                 "static_rows": 0,
                 "timelines": set(),
                 "components": set(),
-                "sim_time_secs": [None, None],
+                "time_secs": [None, None],
                 "scalars": {"count": 0, "min": None, "max": None},
             },
         )
@@ -79,10 +82,11 @@ def main(path: str) -> None:
             kind = (field.metadata or {}).get(b"rerun:kind")
             if kind == b"data":
                 entry["components"].add(field.name)
-        if "sim_time" in batch.schema.names and chunk.num_rows > 0:
-            t = batch.column("sim_time").cast(pa.int64())
+        axis = next((n for n in TIME_AXES if n in batch.schema.names), None)
+        if axis is not None and chunk.num_rows > 0:
+            t = batch.column(axis).cast(pa.int64())
             lo, hi = pc.min(t).as_py() / 1e9, pc.max(t).as_py() / 1e9
-            span = entry["sim_time_secs"]
+            span = entry["time_secs"]
             span[0] = lo if span[0] is None else min(span[0], lo)
             span[1] = hi if span[1] is None else max(span[1], hi)
         if "Scalars:scalars" in batch.schema.names:

@@ -240,6 +240,7 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.allow_partial_joints_goal", K::Bool, "", "FollowJointTrajectory goals may name a subset of the joints (the others hold)", C::None, A::ReadOnly),
     spec("ros.action_monitor_rate", K::Double, "Hz", "FollowJointTrajectory feedback rate", C::Positive, A::ReadOnly),
     spec("ros.model_dir", K::String, "", "the only directory ~/save_model and ~/load_model use (empty: $ROS_HOME/gp_learning_node/models)", C::None, A::ReadOnly),
+    spec("ros.rerun", K::String, "", "log to rerun: \"\" (off), spawn, connect [HOST:PORT] or save FILE.rrd (same as --rerun)", C::None, A::ReadOnly),
 ];
 
 /// The spec of `name`.

@@ -104,6 +104,11 @@ pub struct RosParams {
     /// ROS 2; a relative directory is relative to the node's working directory. Read-only
     /// (set at start), so that a peer cannot move it.
     pub model_dir: String,
+    /// Log the node to rerun (set at start): "" (off, the default), `spawn` (a new viewer,
+    /// the `rerun` executable on `PATH`), `connect` or `connect HOST:PORT` (a running viewer,
+    /// default 127.0.0.1:9876), `save FILE.rrd` (a file). From a thread the control loop
+    /// never waits on; ticks it cannot take are dropped and counted.
+    pub rerun: String,
     /// Default tolerances of `FollowJointTrajectory` goals (a goal's own tolerances
     /// override them), as ros2_control's joint trajectory controller names them.
     pub constraints: TrajectoryConstraints,
@@ -223,6 +228,7 @@ impl Default for RosParams {
             residual_every: 1,
             diagnostics_period_s: 1.0,
             model_dir: String::new(),
+            rerun: String::new(),
             constraints: TrajectoryConstraints::default(),
             allow_partial_joints_goal: false,
             action_monitor_rate: 20.0,

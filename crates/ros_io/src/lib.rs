@@ -50,6 +50,8 @@ mod rcl_msgs;
 #[cfg(feature = "ros")]
 mod receive;
 #[cfg(feature = "ros")]
+mod rerun_log;
+#[cfg(feature = "ros")]
 mod robot_description;
 #[cfg(feature = "ros")]
 pub mod run;

@@ -19,7 +19,7 @@ pub(crate) const TOPIC: &str = "robot_description";
 /// How often a still-waiting node says so again.
 const REMIND_EVERY: Duration = Duration::from_secs(10);
 
-/// Waits for the robot description and loads it. A description that does not load (not a
+/// Waits for the robot description and loads it; returns the robot and its URDF. A description that does not load (not a
 /// URDF, a joint without effort limit, …) is logged and the node keeps waiting for the next
 /// one. Gives up (`Ok(None)`) when `stop` is raised or at `deadline`.
 pub(crate) fn wait_for_robot(
@@ -28,7 +28,7 @@ pub(crate) fn wait_for_robot(
     log: &NodeLog,
     stop: &AtomicBool,
     deadline: Option<Instant>,
-) -> Result<Option<Model>, RosError> {
+) -> Result<Option<(Model, String)>, RosError> {
     let topic = resolved_name(&params.ros.namespace);
     let mut descriptions = transport.robot_descriptions(TOPIC)?;
     let waiting = format!(
@@ -49,7 +49,7 @@ pub(crate) fn wait_for_robot(
                         robot.name(),
                         robot.nv()
                     ));
-                    return Ok(Some(robot));
+                    return Ok(Some((robot, urdf)));
                 }
                 Err(e) => log.error(&format!(
                     "refused the robot description on {topic}: {e}; waiting for another"

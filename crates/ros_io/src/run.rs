@@ -45,6 +45,7 @@ use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Empty, Float64MultiArray};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 use gpn_plugin_host::SearchPath;
+use gpn_viz::{Viz, VizListener, VizRun, VizTarget};
 
 use super::follow_joint_trajectory::{ActionServer, GoalRequests, GoalRules};
 use super::ingest::{IngestCounters, IngestSnapshot};
@@ -57,6 +58,7 @@ use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrid
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
 use super::receive::Receiver_;
+use super::rerun_log::{self, RerunReport};
 use super::robot_description;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{ReferenceInput, TopicReference, Trajectory};
@@ -131,6 +133,8 @@ pub struct RunSummary {
     pub tick_us: LatencySummary,
     /// Who commanded: the command decision's summary.
     pub law: LawCounts,
+    /// rerun logging (`ros.rerun`), when on.
+    pub rerun: Option<RerunReport>,
 }
 
 /// The command decision over a run (`gp-node run --json`: `law`).
@@ -239,14 +243,15 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     (params.ros.node_name, params.ros.namespace) = (node_name, namespace);
     params.check_ranges().map_err(RosError::Param)?;
     check_model_configs(&params).map_err(RosError::Param)?;
+    let rerun_target = rerun_log::target(&params.ros.rerun)?;
     if params.use_sim_time {
         transport.use_sim_time()?;
     }
     let stop = stop_on_signal();
     let start = Instant::now();
     let deadline = run_deadline(options, start)?;
-    let (robot, robot_source) = if params.robot.urdf.as_os_str().is_empty() {
-        let robot =
+    let (robot, urdf, robot_source) = if params.robot.urdf.as_os_str().is_empty() {
+        let (robot, urdf) =
             robot_description::wait_for_robot(&mut transport, &params, &log, &stop, deadline)?
                 .ok_or_else(|| {
                     RosError::Param(format!(
@@ -255,10 +260,14 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
                         robot_description::TOPIC
                     ))
                 })?;
-        (robot, format!("topic {}", robot_description::TOPIC))
+        (robot, Some(urdf), format!("topic {}", robot_description::TOPIC))
     } else {
         let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
-        (robot, params.robot.urdf.display().to_string())
+        // Only the 3-D view needs the XML; unreadable now, it shows the skeleton alone.
+        let urdf = rerun_target
+            .as_ref()
+            .and_then(|_| std::fs::read_to_string(&params.robot.urdf).ok());
+        (robot, urdf, params.robot.urdf.display().to_string())
     };
     let derived = gpn_app::derive_node_defaults(&robot, &mut params)
         .map_err(|e| RosError::Param(format!("defaults from the robot: {e}")))?;
@@ -293,9 +302,21 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let endpoints = Endpoints::open(&mut transport, &params.ros, parts.probe_offers.take())?;
 
     let node_fqn = transport.fully_qualified_name();
-    let running = start_threads(&robot, &params, parts, endpoints, transport, &log, &stop)?;
+    let rerun = match &rerun_target {
+        Some(target) => Some(rerun_log::start(
+            target,
+            &robot,
+            urdf.as_deref(),
+            &node_fqn,
+            &log,
+        )?),
+        None => None,
+    };
+    let running = start_threads(
+        &robot, &params, parts, endpoints, transport, &log, &stop, rerun,
+    )?;
     wait_for_stop(deadline, &stop, &running.control);
-    let ended = running.join()?;
+    let ended = running.join(&log)?;
     Ok(ended.summary(node_fqn, domain_id, robot_source, &params, start))
 }
 
@@ -522,7 +543,9 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 
 /// The node's threads once started: what the summary needs from them.
 struct Running {
-    control: std::thread::JoinHandle<LoopCounters>,
+    control: std::thread::JoinHandle<(LoopCounters, Option<Viz>)>,
+    /// Where the rerun logging goes, when on.
+    rerun: Option<VizTarget>,
     publish: std::thread::JoinHandle<Published>,
     /// The spin thread, stopped last (the publishers need the node).
     spin: std::thread::JoinHandle<()>,
@@ -537,7 +560,9 @@ struct Running {
 type IdleReference = (Receiver<ReferenceInput>, SyncSender<Box<Trajectory>>);
 
 /// Starts the probe, receive, spin, operations, control and publish threads (in this
-/// order), wired by the bounded channels of preallocated frames.
+/// order), wired by the bounded channels of preallocated frames; the control thread also
+/// hands every tick to the rerun logger, when on.
+#[allow(clippy::too_many_arguments)]
 fn start_threads(
     robot: &Model,
     params: &NodeParams,
@@ -546,6 +571,7 @@ fn start_threads(
     transport: Transport,
     log: &NodeLog,
     stop: &Arc<AtomicBool>,
+    rerun: Option<(VizTarget, Viz)>,
 ) -> Result<Running, RosError> {
     let ros = &params.ros;
     let nv = robot.nv();
@@ -646,7 +672,15 @@ fn start_threads(
         Some(reports) => r.reporting_to(reports),
         None => r,
     });
-    let control = spawn_control_loop(parts.control, reference, plant, operations, queue, stop)?;
+    let (rerun, viz) = rerun.unzip();
+    let control = spawn_control_loop(
+        parts.control,
+        reference,
+        plant,
+        operations,
+        (queue, viz),
+        stop,
+    )?;
 
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
@@ -667,6 +701,7 @@ fn start_threads(
     let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
     Ok(Running {
         control,
+        rerun,
         publish,
         spin,
         spin_stop,
@@ -809,14 +844,15 @@ fn spawn_prober(
 
 /// Starts the control thread: in control mode (`reference` given) the loop tracks the
 /// reference topic and commands; in learn mode it follows the measured state and only learns.
+/// Its outputs go to the publish queue and, when on, to the rerun logger.
 fn spawn_control_loop(
     parts: ControlParts,
     reference: Option<TopicReference>,
     plant: RosPlant,
     operations: ChannelOperations,
-    queue: PublishQueue,
+    outputs: (PublishQueue, Option<Viz>),
     stop: &Arc<AtomicBool>,
-) -> Result<std::thread::JoinHandle<LoopCounters>, RosError> {
+) -> Result<std::thread::JoinHandle<(LoopCounters, Option<Viz>)>, RosError> {
     let ControlParts {
         tick,
         learner,
@@ -825,11 +861,11 @@ fn spawn_control_loop(
     match reference {
         Some(reference) => {
             let control_loop = ControlLoop::new(tick, learner, reference, decision, true);
-            spawn_control(control_loop, plant, operations, queue, stop.clone())
+            spawn_control(control_loop, plant, operations, outputs, stop.clone())
         }
         None => {
             let control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
-            spawn_control(control_loop, plant, operations, queue, stop.clone())
+            spawn_control(control_loop, plant, operations, outputs, stop.clone())
         }
     }
     .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))
@@ -837,10 +873,10 @@ fn spawn_control_loop(
 
 /// Waits until stopped (signal, the `--duration` deadline, or the control thread ending),
 /// then raises `stop` for every thread.
-fn wait_for_stop(
+fn wait_for_stop<T>(
     deadline: Option<Instant>,
     stop: &AtomicBool,
-    control: &std::thread::JoinHandle<LoopCounters>,
+    control: &std::thread::JoinHandle<T>,
 ) {
     while !stop.load(Ordering::SeqCst) && !control.is_finished() {
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -854,6 +890,7 @@ fn wait_for_stop(
 /// What the threads reported once joined.
 struct Ended {
     counters: LoopCounters,
+    rerun: Option<RerunReport>,
     published: Published,
     ingest: IngestSnapshot,
     probes: Arc<ProbeCounts>,
@@ -862,12 +899,17 @@ struct Ended {
 }
 
 impl Running {
-    /// Joins the control thread, the publish thread, then the spin thread.
-    fn join(self) -> Result<Ended, RosError> {
-        let counters = self
+    /// Joins the control thread (and ends the rerun logging), the publish thread, then the
+    /// spin thread.
+    fn join(self, log: &NodeLog) -> Result<Ended, RosError> {
+        let (counters, viz) = self
             .control
             .join()
             .map_err(|_| RosError::Param("the control thread panicked".into()))?;
+        let rerun = self
+            .rerun
+            .zip(viz)
+            .map(|(target, viz)| rerun_log::finish(&target, viz, log));
         let published = self
             .publish
             .join()
@@ -878,6 +920,7 @@ impl Running {
             .map_err(|_| RosError::Param("the spin thread panicked".into()))?;
         Ok(Ended {
             counters,
+            rerun,
             published,
             ingest: self.ingest.snapshot(),
             probes: self.probes,
@@ -925,30 +968,46 @@ impl Ended {
             latency_us: LatencySummary::of(&self.published.latency),
             tick_us: LatencySummary::of(&self.published.tick_time),
             law: LawCounts::of(counters),
+            rerun: self.rerun.clone(),
         }
     }
 }
 
 /// Starts the control thread: the loop over the ROS plant on the wall clock, its outputs to
-/// the publish thread.
+/// the publish thread and, when on, to the rerun logger (returned with the counters, to be
+/// finished off the control thread).
 fn spawn_control<R: ReferenceSource + Send + 'static>(
     mut control_loop: ControlLoop<R>,
     mut plant: RosPlant,
     mut operations: ChannelOperations,
-    mut queue: PublishQueue,
+    (mut queue, mut viz): (PublishQueue, Option<Viz>),
     stop: Arc<AtomicBool>,
-) -> std::io::Result<std::thread::JoinHandle<LoopCounters>> {
+) -> std::io::Result<std::thread::JoinHandle<(LoopCounters, Option<Viz>)>> {
+    let nv = control_loop.nv();
     std::thread::Builder::new()
         .name("gpn-control".into())
         .spawn(move || {
-            let Ok(()) = control_loop.run(
-                &mut plant,
-                &mut WallClock,
-                &mut operations,
-                &mut [&mut queue],
-                &stop,
-            );
-            control_loop.counters()
+            let mut rerun = viz
+                .as_mut()
+                .map(|viz| VizListener::new(viz, VizRun::Learned, nv));
+            let Ok(()) = match rerun.as_mut() {
+                Some(rerun) => control_loop.run(
+                    &mut plant,
+                    &mut WallClock,
+                    &mut operations,
+                    &mut [&mut queue, rerun],
+                    &stop,
+                ),
+                None => control_loop.run(
+                    &mut plant,
+                    &mut WallClock,
+                    &mut operations,
+                    &mut [&mut queue],
+                    &stop,
+                ),
+            };
+            drop(rerun);
+            (control_loop.counters(), viz)
         })
 }
 

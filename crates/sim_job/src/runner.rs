@@ -20,7 +20,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use gpn_app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
-use gpn_control::control::{BudgetClock, Tick, TickOutput, TickResult, TickStatus};
+use gpn_control::control::{BudgetClock, Tick, TickResult, TickStatus};
 use gpn_control::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
     SimulatedClock, Verdict,
@@ -28,7 +28,7 @@ use gpn_control::control_loop::{
 use gpn_control::learn::{Learner, ModelFactory};
 use gpn_dynamics::Model;
 use gpn_embedded_sim::Simulator;
-use gpn_viz::{Viz, VizRun, VizTick};
+use gpn_viz::{Viz, VizListener, VizRun};
 
 use super::SimulateError;
 use super::plant::SimPlant;
@@ -227,14 +227,13 @@ fn run_inner(
         }),
         None => None,
     };
-    let mut viz = viz.map(|viz| VizListener {
-        viz,
-        run: if learning {
+    let mut viz = viz.map(|viz| {
+        let run = if learning {
             VizRun::Learned
         } else {
             VizRun::Nominal
-        },
-        out: TickOutput::new(nv),
+        };
+        VizListener::new(viz, run, nv)
     });
     let mut listeners: Vec<&mut dyn OutputListener> = vec![&mut log, &mut progress];
     if let Some(record) = record.as_mut() {
@@ -556,38 +555,5 @@ impl OutputListener for RecordListener<'_> {
         {
             self.error = Some(e);
         }
-    }
-}
-
-/// Hands every tick to rerun (never blocks).
-struct VizListener<'a> {
-    viz: &'a mut Viz,
-    run: VizRun,
-    out: TickOutput,
-}
-
-impl OutputListener for VizListener<'_> {
-    fn on_output(&mut self, out: &LoopOutput) {
-        let Some(status) = out.status else { return };
-        self.out.u.copy_from_slice(&out.u);
-        self.out.tau_rbd.copy_from_slice(&out.tau_rbd);
-        self.out.mu.copy_from_slice(&out.mu);
-        self.out.sigma.copy_from_slice(&out.sigma);
-        self.out.eta_cal.copy_from_slice(&out.eta);
-        self.viz.log_tick(&VizTick {
-            run: self.run,
-            tick: out.tick,
-            t_secs: out.t_secs,
-            q: &out.truth.q,
-            q_d: &out.q_d,
-            out: &self.out,
-            true_residual: &out.truth.residual,
-            exec_micros: status.exec_micros,
-            experts: out.stats.map(|s| s.experts),
-            coverage: out.counters.coverage,
-            change: out.change,
-            adopted_model: status.adopted_model,
-            law: out.counters.law,
-        });
     }
 }

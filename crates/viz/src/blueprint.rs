@@ -15,9 +15,10 @@
 //!
 //! Every view shows entities the logger writes (`logger.rs`), so a view never shows a
 //! neighbour's series; the per-joint views overlay the nominal run (`nominal/…`) where it
-//! has the quantity. The time panel is on `sim_time` and follows the newest data. Events
-//! (changes of the dynamics, models going live, law switches) are text logs: the events
-//! view lists them and the time panel marks them on the shared `sim_time` axis.
+//! has the quantity. The time panel is on the recording's time axis (`sim_time` or
+//! `node_time`) and follows the newest data. Events (changes of the dynamics, models going
+//! live, law switches) are text logs: the events view lists them and the time panel marks
+//! them on the shared time axis.
 
 use re_sdk::EntityPath;
 use re_sdk::blueprint::components::PlayState;
@@ -26,7 +27,7 @@ use re_sdk::blueprint::{
     TimeSeriesView, Vertical,
 };
 
-use super::logger::{EVENTS, NOMINAL, SIM_TIME, joint_entity, root_entity};
+use super::logger::{EVENTS, joint_entity, nominal_entity, root_entity};
 
 /// Grid columns of the per-joint tabs: a 7-joint arm fits in 4 × 2.
 fn grid_columns(joints: usize) -> u32 {
@@ -60,8 +61,9 @@ fn per_joint_tab(
         .with_grid_columns(grid_columns(joint_names.len()))
 }
 
-/// The layout for a robot with joints `joint_names` (URDF names, in the model's order).
-pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
+/// The layout for a robot with joints `joint_names` (URDF names, in the model's order), its
+/// time panel on `timeline`.
+pub(crate) fn layout(joint_names: &[String], timeline: &str) -> Blueprint {
     let overview = Vertical::new([
         Spatial3DView::new("robot")
             .with_origin(EntityPath::from("robot"))
@@ -82,11 +84,7 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
     .with_name("overview")
     .with_row_shares([3.0, 1.0, 1.0, 1.0, 1.0]);
     let learned = |joint: &str, parts: &[&str]| joint_entity(joint, parts).to_string();
-    let nominal = |joint: &str, parts: &[&str]| {
-        root_entity(&[NOMINAL])
-            .join(&joint_entity(joint, parts))
-            .to_string()
-    };
+    let nominal = |joint: &str, parts: &[&str]| nominal_entity(joint, parts).to_string();
     let per_joint = Tabs::new([
         per_joint_tab("tracking: q and q_d", joint_names, "q, q_d", |j| {
             vec![
@@ -96,7 +94,7 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
         })
         .into(),
         per_joint_tab(
-            "residual: true, μ, μ ± η_cal",
+            "residual: true or measured, μ, μ ± η_cal",
             joint_names,
             "residual (N·m)",
             |j| vec![format!("{}/**", learned(j, &["residual"]))],
@@ -118,10 +116,10 @@ pub(crate) fn layout(joint_names: &[String]) -> Blueprint {
     )
     .with_auto_views(false)
     .with_auto_layout(false)
-    // Simulated time, at the newest data: a live run is followed, a file opens at its end.
+    // At the newest data: a live run is followed, a file opens at its end.
     .with_time_panel(
         TimePanel::new()
-            .with_timeline(SIM_TIME)
+            .with_timeline(timeline)
             .with_play_state(PlayState::Following),
     )
 }

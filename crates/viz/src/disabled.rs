@@ -4,7 +4,7 @@
 use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
-use super::{VizPayload, VizSummary, VizTarget, VizTick};
+use super::{VizSource, VizSummary, VizTarget, VizTick};
 
 /// The rerun logger of a build without rerun: it cannot be started.
 pub struct Viz {
@@ -18,7 +18,7 @@ impl Viz {
         _target: &VizTarget,
         _robot: &Model,
         _urdf: Option<&str>,
-        _payload: Option<&VizPayload>,
+        _source: VizSource<'_>,
         _recording_name: &str,
     ) -> Result<Self> {
         Err(VizError::NotBuilt)

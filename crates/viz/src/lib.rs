@@ -1,10 +1,10 @@
-//! rerun logging of `gp-node sim`, from a logger thread the control tick never waits on.
-//! The node re-exports this crate as `gp_node::viz`.
+//! rerun logging of `gp-node sim` and `gp-node run`, from a logger thread the control tick
+//! never waits on. The node re-exports this crate as `gp_node::viz`.
 //!
 //! Boundary: this crate knows rerun, the tick's output ([`TickOutput`], `gpn_control`) and
 //! the robot model (`gpn_dynamics`); it knows nothing of ROS, plugins or the simulator's
-//! physics. The simulation loop calls [`Viz::log_tick`] once per tick; everything else
-//! happens on the logger thread.
+//! physics. The control loop hands every output to a [`VizListener`] (an `OutputListener`),
+//! which calls [`Viz::log_tick`] once per tick; everything else happens on the logger thread.
 //!
 //! # Feature flag
 //! `rerun` (on by default here; gp_node's own `rerun` feature turns it on, and the `gp-node`
@@ -26,7 +26,9 @@
 //! a viewer that stops taking data blocks rerun's gRPC client, never the tick).
 //!
 //! # What is logged
-//! Timelines: `sim_time` (simulated time, a duration in s) and `tick` (the tick index).
+//! Timelines: the time axis of the [`VizSource`] — `sim_time` (simulated time, s) for
+//! `gp-node sim`, `node_time` (the node's timeline: the joint-state stamps, s) for
+//! `gp-node run` — as a duration, and `tick` (the tick index).
 //! Scalars are logged every tick, in columns of [`BATCH_TICKS`] ticks; non-finite values are
 //! left out (η_cal is NaN until calibrated, so the band starts when calibration ends; there
 //! is no expert count before a model is active). `J` is the URDF joint name, e.g.
@@ -34,12 +36,13 @@
 //!
 //! | entity | archetype | value |
 //! |---|---|---|
-//! | `joints/J/position/q` | Scalars | true joint position q, rad |
+//! | `joints/J/position/q` | Scalars | joint position q, rad: the true one in simulation, the measured one on a robot |
 //! | `joints/J/position/q_d` | Scalars | reference q_d, rad |
 //! | `joints/J/tracking_error` | Scalars | true tracking error q − q_d, rad |
 //! | `joints/J/torque/applied` | Scalars | command u applied to the robot, N·m |
 //! | `joints/J/torque/rbd` | Scalars | τ_RBD(q, q̇, q̈_cmd) of the nominal model, N·m |
-//! | `joints/J/residual/true` | Scalars | true residual at the query point x*, N·m |
+//! | `joints/J/residual/true` | Scalars | true residual at the query point x*, N·m (simulation only) |
+//! | `joints/J/residual/measured` | Scalars | the residual the learner measured: the target of the learning sample formed at this tick (of the interval that just ended), N·m |
 //! | `joints/J/residual/predicted` | Scalars | predicted residual μ(x*) used in the law, N·m |
 //! | `joints/J/residual/upper` | Scalars | μ + η_cal, upper edge of the ±η band, N·m |
 //! | `joints/J/residual/lower` | Scalars | μ − η_cal, lower edge of the ±η band, N·m |
@@ -59,7 +62,9 @@
 //! robot, the model's series and the events are the learned run's. Every recording carries
 //! the viewer layout of `blueprint.rs`.
 //!
-//! Every scalar entity also carries a static `SeriesLines` with its name. The 3-D robot is
+//! Every scalar entity also carries a static `SeriesLines` with its name, logged with its
+//! first value (an entity that never gets a value, e.g. the true residual on a robot, is not
+//! in the recording). The 3-D robot is
 //! logged at [`POSE_RATE_HZ`] of simulated time, from the frame's q, by forward kinematics
 //! on the logger thread. Visuals are the URDF's primitive shapes (box, cylinder, capsule,
 //! sphere); mesh visuals are skipped (the skeleton still shows their links).
@@ -73,12 +78,12 @@
 //! # #[cfg(feature = "rerun")] {
 //! use gpn_control::control::TickOutput;
 //! use gpn_dynamics::Model;
-//! use gpn_viz::{Viz, VizRun, VizTarget, VizTick};
+//! use gpn_viz::{Viz, VizRun, VizSource, VizTarget, VizTick};
 //!
 //! let urdf = std::fs::read_to_string("urdf/panda.urdf")?;
 //! let robot = Model::from_urdf_str(&urdf, "panda.urdf")?;
 //! let target = VizTarget::File("run.rrd".into());
-//! let mut viz = Viz::start(&target, &robot, Some(&urdf), None, "example")?;
+//! let mut viz = Viz::start(&target, &robot, Some(&urdf), VizSource::Simulation(None), "example")?;
 //! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
 //! viz.log_tick(&VizTick {
 //!     run: VizRun::Learned,
@@ -88,6 +93,7 @@
 //!     q_d: &q,
 //!     out: &out,
 //!     true_residual: &truth,
+//!     measured_residual: None,
 //!     exec_micros: 12.0,
 //!     experts: None,
 //!     coverage: None,
@@ -119,12 +125,16 @@ mod stream;
 #[cfg(not(feature = "rerun"))]
 mod disabled;
 
+mod listener;
+mod setting;
+
 use std::fmt;
 use std::path::PathBuf;
 
 use gpn_control::control::TickOutput;
 
 pub use error::{Result, VizError};
+pub use listener::VizListener;
 
 #[cfg(not(feature = "rerun"))]
 pub use disabled::Viz;
@@ -192,14 +202,16 @@ pub struct VizTick<'a> {
     pub tick: u64,
     /// Simulated time, s (the `sim_time` timeline).
     pub t_secs: f64,
-    /// True joint positions, rad.
+    /// Joint positions, rad (true in simulation, measured on a robot).
     pub q: &'a [f64],
     /// Reference positions, rad.
     pub q_d: &'a [f64],
     /// The tick's output: u, τ_RBD, μ, σ, η_cal.
     pub out: &'a TickOutput,
-    /// True residual at the query point, N·m.
+    /// True residual at the query point, N·m (NaN where unknown: not logged).
     pub true_residual: &'a [f64],
+    /// The residual the learner measured at this tick (a learning sample's target), N·m.
+    pub measured_residual: Option<&'a [f64]>,
     /// Wall time of the tick, µs.
     pub exec_micros: f64,
     /// Experts of the active model, if one is active.
@@ -234,6 +246,36 @@ impl VizPayload {
         match self.step {
             Some((at, mass)) if t_secs >= at => mass,
             _ => self.mass_kg,
+        }
+    }
+}
+
+/// Where a recording's ticks come from: it names the time axis, and a simulation may carry
+/// a payload for the 3-D view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VizSource<'a> {
+    /// `gp-node sim`: time is simulated time (`sim_time`); the payload the simulator
+    /// carries, if any.
+    Simulation(Option<&'a VizPayload>),
+    /// `gp-node run` on a robot: time is the node's timeline (`node_time`, the joint-state
+    /// stamps, s).
+    Node,
+}
+
+impl<'a> VizSource<'a> {
+    /// Name of the time axis (a rerun timeline of durations, s).
+    pub fn timeline(self) -> &'static str {
+        match self {
+            VizSource::Simulation(_) => "sim_time",
+            VizSource::Node => "node_time",
+        }
+    }
+
+    /// The simulated payload, if any.
+    pub fn payload(self) -> Option<&'a VizPayload> {
+        match self {
+            VizSource::Simulation(payload) => payload,
+            VizSource::Node => None,
         }
     }
 }

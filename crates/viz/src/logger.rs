@@ -15,8 +15,6 @@ use super::pool::{Frame, FrameReceiver};
 use super::robot3d::{Robot3d, log_error};
 use super::{BATCH_TICKS, POSE_RATE_HZ, VizRun};
 
-/// Name of the simulated-time timeline.
-pub(crate) const SIM_TIME: &str = "sim_time";
 /// Name of the tick-index timeline.
 pub(crate) const TICK: &str = "tick";
 /// Entity of the model events (text logs).
@@ -35,6 +33,11 @@ pub(crate) fn joint_entity(joint: &str, parts: &[&str]) -> EntityPath {
     )
 }
 
+/// `nominal/joints/J/<parts>`: joint `J`'s entity of the nominal run.
+pub(crate) fn nominal_entity(joint: &str, parts: &[&str]) -> EntityPath {
+    root_entity(&[NOMINAL]).join(&joint_entity(joint, parts))
+}
+
 /// `<parts>` from the root.
 pub(crate) fn root_entity(parts: &[&str]) -> EntityPath {
     EntityPath::new(parts.iter().map(|p| EntityPathPart::new(*p)).collect())
@@ -49,6 +52,7 @@ enum Quantity {
     TorqueApplied,
     TorqueRbd,
     ResidualTrue,
+    ResidualMeasured,
     ResidualPredicted,
     ResidualUpper,
     ResidualLower,
@@ -59,13 +63,14 @@ enum Quantity {
 }
 
 impl Quantity {
-    const PER_JOINT: [Quantity; 10] = [
+    const PER_JOINT: [Quantity; 11] = [
         Quantity::Q,
         Quantity::QDesired,
         Quantity::TrackingError,
         Quantity::TorqueApplied,
         Quantity::TorqueRbd,
         Quantity::ResidualTrue,
+        Quantity::ResidualMeasured,
         Quantity::ResidualPredicted,
         Quantity::ResidualUpper,
         Quantity::ResidualLower,
@@ -81,6 +86,7 @@ impl Quantity {
             Quantity::TorqueApplied => (true, &["torque", "applied"]),
             Quantity::TorqueRbd => (true, &["torque", "rbd"]),
             Quantity::ResidualTrue => (true, &["residual", "true"]),
+            Quantity::ResidualMeasured => (true, &["residual", "measured"]),
             Quantity::ResidualPredicted => (true, &["residual", "predicted"]),
             Quantity::ResidualUpper => (true, &["residual", "upper"]),
             Quantity::ResidualLower => (true, &["residual", "lower"]),
@@ -113,6 +119,7 @@ impl Quantity {
             Quantity::TorqueApplied => ("u (applied)", [31, 119, 180]),
             Quantity::TorqueRbd => ("τ_RBD", [127, 127, 127]),
             Quantity::ResidualTrue => ("true residual", [40, 40, 40]),
+            Quantity::ResidualMeasured => ("measured residual (learning sample)", [255, 127, 14]),
             Quantity::ResidualPredicted => ("μ (predicted)", [31, 119, 180]),
             Quantity::ResidualUpper => ("μ + η_cal", [158, 202, 225]),
             Quantity::ResidualLower => ("μ − η_cal", [158, 202, 225]),
@@ -132,6 +139,7 @@ impl Quantity {
             Quantity::TorqueApplied => f.u[j],
             Quantity::TorqueRbd => f.tau_rbd[j],
             Quantity::ResidualTrue => f.true_residual[j],
+            Quantity::ResidualMeasured => f.measured_residual[j],
             Quantity::ResidualPredicted => f.mu[j],
             Quantity::ResidualUpper => f.mu[j] + f.eta_cal[j],
             Quantity::ResidualLower => f.mu[j] - f.eta_cal[j],
@@ -149,6 +157,8 @@ struct Series {
     path: EntityPath,
     quantity: Quantity,
     joint: usize,
+    /// Its name and colour are logged (with its first value).
+    declared: bool,
     t_secs: Vec<f64>,
     ticks: Vec<i64>,
     values: Vec<f64>,
@@ -157,23 +167,29 @@ struct Series {
 /// The logger thread's state: the recording, the pending columns and the robot.
 pub(crate) struct Logger {
     rec: RecordingStream,
+    /// The time axis.
+    timeline: &'static str,
     series: Vec<Series>,
     pending: usize,
     robot: Robot3d,
     last_pose: Option<i64>,
     poses: u64,
-    /// The nominal series' names are logged with the first nominal tick, so a recording of
-    /// the learned run alone has no empty nominal entities.
-    nominal_declared: bool,
     /// Models adopted in the learned run so far.
     adoptions: u64,
     /// The learned run's law at the previous tick.
     last_law: Option<Mode>,
 }
 
-/// A nominal series' name and colour: the learned one's, marked and greyed.
-fn nominal_style(quantity: Quantity) -> (String, [u8; 3]) {
-    (format!("{} (nominal)", quantity.style().0), [150, 150, 150])
+impl Series {
+    /// The name and colour in the plot: a nominal series is the learned one's, marked and
+    /// greyed.
+    fn style(&self) -> (String, [u8; 3]) {
+        let (name, color) = self.quantity.style();
+        match self.run {
+            VizRun::Learned => (name.to_owned(), color),
+            VizRun::Nominal => (format!("{name} (nominal)"), [150, 150, 150]),
+        }
+    }
 }
 
 fn log_series_lines(
@@ -192,8 +208,14 @@ fn log_series_lines(
 }
 
 impl Logger {
-    /// A logger for joints `joint_names` writing to `rec`; logs the static entities now.
-    pub fn new(rec: RecordingStream, joint_names: &[String], robot: Robot3d) -> Result<Self> {
+    /// A logger for joints `joint_names` writing to `rec` with times on `timeline`; logs the
+    /// static entities now.
+    pub fn new(
+        rec: RecordingStream,
+        joint_names: &[String],
+        robot: Robot3d,
+        timeline: &'static str,
+    ) -> Result<Self> {
         // Only our own timelines: no wall-clock `log_time`, no `log_tick`.
         rec.set_log_time_enabled(false);
         rec.set_log_tick_enabled(false);
@@ -221,17 +243,14 @@ impl Logger {
                 path,
                 quantity,
                 joint,
+                declared: false,
                 t_secs: Vec::with_capacity(BATCH_TICKS),
                 ticks: Vec::with_capacity(BATCH_TICKS),
                 values: Vec::with_capacity(BATCH_TICKS),
             })
             .collect::<Vec<_>>();
-        for s in series.iter().filter(|s| s.run == VizRun::Learned) {
-            let (name, color) = s.quantity.style();
-            log_series_lines(&rec, &s.path, name, color)?;
-        }
         robot.log_static(&rec)?;
-        crate::blueprint::layout(joint_names)
+        crate::blueprint::layout(joint_names, timeline)
             .send(&rec, BlueprintActivation::default())
             .map_err(|e| VizError::Log {
                 entity: "(blueprint)".into(),
@@ -239,12 +258,12 @@ impl Logger {
             })?;
         Ok(Self {
             rec,
+            timeline,
             series,
             pending: 0,
             robot,
             last_pose: None,
             poses: 0,
-            nominal_declared: false,
             adoptions: 0,
             last_law: None,
         })
@@ -268,16 +287,14 @@ impl Logger {
 
     fn push(&mut self, frame: &Frame) -> Result<()> {
         let tick = i64::try_from(frame.tick).unwrap_or(i64::MAX);
-        if frame.run == VizRun::Nominal && !self.nominal_declared {
-            self.nominal_declared = true;
-            for s in self.series.iter().filter(|s| s.run == VizRun::Nominal) {
-                let (name, color) = nominal_style(s.quantity);
-                log_series_lines(&self.rec, &s.path, &name, color)?;
-            }
-        }
         for s in self.series.iter_mut().filter(|s| s.run == frame.run) {
             let v = s.quantity.value(frame, s.joint);
             if v.is_finite() {
+                if !s.declared {
+                    s.declared = true;
+                    let (name, color) = s.style();
+                    log_series_lines(&self.rec, &s.path, &name, color)?;
+                }
                 s.t_secs.push(frame.t_secs);
                 s.ticks.push(tick);
                 s.values.push(v);
@@ -298,7 +315,7 @@ impl Logger {
         if self.last_pose != Some(pose) {
             self.last_pose = Some(pose);
             self.rec.set_time_sequence(TICK, tick);
-            self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
+            self.rec.set_duration_secs(self.timeline, frame.t_secs);
             self.robot.log_pose(&self.rec, &frame.q, frame.t_secs)?;
             self.poses += 1;
         }
@@ -329,7 +346,7 @@ impl Logger {
         }
         let path = EntityPath::from(EVENTS);
         self.rec.set_time_sequence(TICK, tick);
-        self.rec.set_duration_secs(SIM_TIME, frame.t_secs);
+        self.rec.set_duration_secs(self.timeline, frame.t_secs);
         for text in texts {
             self.rec
                 .log(path.clone(), &TextLog::new(text))
@@ -346,7 +363,7 @@ impl Logger {
                 continue;
             }
             let times = [
-                TimeColumn::new_duration_secs(SIM_TIME, s.t_secs.drain(..)),
+                TimeColumn::new_duration_secs(self.timeline, s.t_secs.drain(..)),
                 TimeColumn::new_sequence(TICK, s.ticks.drain(..)),
             ];
             let columns = Scalars::new(s.values.drain(..))

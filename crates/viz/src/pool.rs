@@ -29,7 +29,7 @@ pub(crate) struct Frame {
     pub tick: u64,
     /// Simulated time, s.
     pub t_secs: f64,
-    /// True joint positions, rad.
+    /// Joint positions, rad.
     pub q: Vec<f64>,
     /// Reference positions, rad.
     pub q_d: Vec<f64>,
@@ -39,6 +39,8 @@ pub(crate) struct Frame {
     pub tau_rbd: Vec<f64>,
     /// True residual at the query point, N·m.
     pub true_residual: Vec<f64>,
+    /// Measured residual of a learning sample formed at this tick, N·m (NaN: none).
+    pub measured_residual: Vec<f64>,
     /// Predicted residual μ used in the law, N·m.
     pub mu: Vec<f64>,
     /// Latent posterior standard deviation σ, N·m.
@@ -72,6 +74,7 @@ impl Frame {
             u: z(),
             tau_rbd: z(),
             true_residual: z(),
+            measured_residual: z(),
             mu: z(),
             sigma: z(),
             eta_cal: z(),
@@ -92,6 +95,7 @@ impl Frame {
             tick.q.len(),
             tick.q_d.len(),
             tick.true_residual.len(),
+            tick.measured_residual.map_or(nv, <[f64]>::len),
             out.u.len(),
             out.tau_rbd.len(),
             out.mu.len(),
@@ -112,6 +116,10 @@ impl Frame {
         self.u.copy_from_slice(&tick.out.u);
         self.tau_rbd.copy_from_slice(&tick.out.tau_rbd);
         self.true_residual.copy_from_slice(tick.true_residual);
+        match tick.measured_residual {
+            Some(measured) => self.measured_residual.copy_from_slice(measured),
+            None => self.measured_residual.fill(f64::NAN),
+        }
         self.mu.copy_from_slice(&tick.out.mu);
         self.sigma.copy_from_slice(&tick.out.sigma);
         self.eta_cal.copy_from_slice(&tick.out.eta_cal);
@@ -221,6 +229,7 @@ mod tests {
             q_d: q,
             out,
             true_residual: q,
+            measured_residual: Some(q),
             exec_micros: 1.0,
             experts: Some(3),
             coverage: Some(0.95),

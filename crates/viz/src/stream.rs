@@ -14,7 +14,7 @@ use super::error::{Result, VizError};
 use super::logger::Logger;
 use super::pool::{FrameSender, frame_pool};
 use super::robot3d::Robot3d;
-use super::{FRAME_POOL, RERUN_VERSION, VizPayload, VizSummary, VizTarget, VizTick};
+use super::{FRAME_POOL, RERUN_VERSION, VizSource, VizSummary, VizTarget, VizTick};
 
 /// The rerun application id of every recording.
 const APPLICATION_ID: &str = "gp-node";
@@ -65,7 +65,8 @@ fn check_listening(url: &str) -> Result<()> {
 
 impl Viz {
     /// Opens `target`, logs the static entities (the robot's visuals from `urdf`, the XML
-    /// `robot` was built from, if given) and starts the logger thread. Allocates the frame
+    /// `robot` was built from, if given; a simulated payload of `source`) and starts the
+    /// logger thread; times are on `source`'s timeline. Allocates the frame
     /// pool; call it before the control loop starts.
     ///
     /// Errors: the sink cannot be opened (file not writable, no `rerun` executable on `PATH`
@@ -75,10 +76,14 @@ impl Viz {
         target: &VizTarget,
         robot: &Model,
         urdf: Option<&str>,
-        payload: Option<&VizPayload>,
+        source: VizSource<'_>,
         recording_name: &str,
     ) -> Result<Self> {
-        let robot3d = Robot3d::new(robot, urdf.map(|xml| (xml, robot.source_name())), payload)?;
+        let robot3d = Robot3d::new(
+            robot,
+            urdf.map(|xml| (xml, robot.source_name())),
+            source.payload(),
+        )?;
         let builder = RecordingStreamBuilder::new(APPLICATION_ID).recording_name(recording_name);
         let opened = match target {
             VizTarget::File(path) => builder.save(path),
@@ -105,7 +110,7 @@ impl Viz {
                 _ => e.to_string(),
             },
         })?;
-        let logger = Logger::new(rec, robot.joint_names(), robot3d)?;
+        let logger = Logger::new(rec, robot.joint_names(), robot3d, source.timeline())?;
         let (frames, receiver) = frame_pool(robot.nv(), FRAME_POOL);
         let (done_tx, done) = sync_channel::<()>(0);
         let thread = std::thread::Builder::new()

@@ -53,6 +53,12 @@ pub struct RunArgs {
     /// Stop after this many seconds of wall time (default: until Ctrl-C / SIGTERM).
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
+    /// Log to rerun, as `gp-node sim` does (sets `ros.rerun`): `spawn` (a new viewer, the
+    /// `rerun` executable on PATH), `connect [HOST:PORT]` (a running viewer, default
+    /// 127.0.0.1:9876) or `save FILE.rrd`. From a thread the control loop never waits on;
+    /// ticks it cannot take are dropped and counted in the summary.
+    #[arg(long, num_args = 1..=2, value_names = ["spawn|connect|save", "ADDR|FILE"])]
+    rerun: Vec<String>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -104,6 +110,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.autostart {
         params.ros.active = true;
     }
+    if !args.rerun.is_empty() {
+        params.ros.rerun = args.rerun.join(" ");
+        crate::viz::VizTarget::from_setting(&params.ros.rerun)
+            .map_err(|e| anyhow::anyhow!("--rerun {e}"))?;
+    }
     if let Some(d) = args.duration {
         crate::app::param_ranges::check_value("run.duration_s", d)
             .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
@@ -149,7 +160,7 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
          state in -> command out: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({} commands)\n\
          tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n\
          law: {}; states on the learned law {}, nominal {}, safe output {}, inactive {}; \
-         {} fallbacks, {} re-adoptions\n",
+         {} fallbacks, {} re-adoptions\n{}",
         s.node,
         s.domain_id,
         s.wall_s,
@@ -184,5 +195,18 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
         s.law.inactive_ticks,
         s.law.fallbacks.values().sum::<u64>(),
         s.law.readoptions,
+        match &s.rerun {
+            Some(r) => format!(
+                "rerun: {}: {} ticks logged, {} dropped{}\n",
+                r.target,
+                r.logged,
+                r.dropped,
+                r.error
+                    .as_ref()
+                    .map(|e| format!(" (incomplete: {e})"))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        }
     )
 }

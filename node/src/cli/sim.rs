@@ -320,7 +320,7 @@ fn start_viz(
         target,
         robot,
         Some(&urdf),
-        payload.as_ref(),
+        viz::VizSource::Simulation(payload.as_ref()),
         &name,
     )?)
 }

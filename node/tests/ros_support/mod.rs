@@ -280,7 +280,7 @@ pub fn mujoco_robot(
 
 /// One closed-loop run of the default scenario on the MuJoCo Panda (`extra` driver
 /// arguments; the reference writer of `durability`): the node (nominal or learned) and the
-/// driver for `duration_s`; returns (driver result, node summary), the run checked complete.
+/// driver for 30 s; returns (driver result, node summary), the run checked complete.
 pub fn closed_loop(
     python: &Path,
     tag: &str,
@@ -289,31 +289,84 @@ pub fn closed_loop(
     durability: &str,
     extra: &[&str],
 ) -> (serde_json::Value, serde_json::Value) {
+    closed_loop_with(
+        python,
+        tag,
+        salt,
+        durability,
+        &LoopExtras {
+            nominal,
+            driver: extra,
+            ..LoopExtras::default()
+        },
+    )
+}
+
+/// What a [`closed_loop_with`] run adds to the default one.
+pub struct LoopExtras<'a> {
+    /// The node on the nominal law (`--nominal`).
+    pub nominal: bool,
+    /// Driver arguments.
+    pub driver: &'a [&'a str],
+    /// `gp-node run` arguments.
+    pub node: &'a [&'a str],
+    /// Simulated seconds.
+    pub duration_s: &'a str,
+    /// Replacements in the parameter file's text, after the default ones.
+    pub params: &'a [(&'a str, &'a str)],
+}
+
+impl Default for LoopExtras<'_> {
+    fn default() -> Self {
+        Self {
+            nominal: false,
+            driver: &[],
+            node: &[],
+            duration_s: "30",
+            params: &[],
+        }
+    }
+}
+
+/// [`closed_loop`] with node arguments and a duration.
+pub fn closed_loop_with(
+    python: &Path,
+    tag: &str,
+    salt: u32,
+    durability: &str,
+    extras: &LoopExtras<'_>,
+) -> (serde_json::Value, serde_json::Value) {
     let dir = scratch(&format!("closed_loop_{tag}"));
     // `hyper_sharing: tied`: one factorisation per expert. The tests run the debug build,
     // whose model costs ~2.5× more per extra noise group than release (Panda, 2 groups: tick
     // p50 290 µs against 115 µs tied; release 49 µs): next to MuJoCo and DDS on two cores the
     // grouped model overran the 500 µs budget and was quarantined most of the run.
-    let params = params_file(
-        &dir,
-        &[
-            ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
-            ("hyper_sharing: grouped", "hyper_sharing: tied   "),
-        ],
-    );
+    let mut replacements = vec![
+        ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 0.5"),
+        ("hyper_sharing: grouped", "hyper_sharing: tied   "),
+    ];
+    replacements.extend_from_slice(extras.params);
+    let params = params_file(&dir, &replacements);
     let params = params.to_str().expect("utf-8 path");
     let domain = domain_id(salt).to_string();
     let mut args = vec!["--params", params, "--domain-id", &domain, "--json"];
-    if nominal {
+    if extras.nominal {
         args.push("--nominal");
     }
+    args.extend_from_slice(extras.node);
     let node = start_node(&args);
     let result_path = dir.join("result.json");
-    let driver =
-        mujoco_driver_with_reference(python, params, &domain, "30", &result_path, durability)
-            .args(extra)
-            .output()
-            .expect("run the MuJoCo driver");
+    let driver = mujoco_driver_with_reference(
+        python,
+        params,
+        &domain,
+        extras.duration_s,
+        &result_path,
+        durability,
+    )
+    .args(extras.driver)
+    .output()
+    .expect("run the MuJoCo driver");
     let summary = stop_node(node);
     let result = driver_result(&result_path, &driver.stderr);
     assert!(
