@@ -2,7 +2,7 @@
 
     ros2 launch gp_learning_node gp_learning_node.launch.py \
         [params_file:=FILE] [plugin:=rcagp] [namespace:=/robot1] [use_sim_time:=true] \
-        [urdf:=/path/robot.urdf] [mode:=learn] [autostart:=true]
+        [urdf:=/path/robot.urdf] [mode:=learn] [autostart:=true] [rerun:='save run.rrd']
 
 Starts one process: the node (`gp_learning_node run`, package gp_learning_node). The robot's
 stack runs everything else: ros2_control, its controllers and its robot_state_publisher.
@@ -58,6 +58,8 @@ skygp, control, use_sim_time false, robot.urdf '' and ros.active false)
   full name: `/robot1/gp_learning_node` with namespace:=/robot1). Activated, it starts from
   the gravity-holding torque at the current pose and holds that pose until a reference
   arrives; `ros.active false` deactivates it again.
+- rerun: log the run to rerun (`ros.rerun`, as the node's `--rerun`): `spawn`, `connect`,
+  `connect HOST:PORT` or `save FILE.rrd` (relative to the directory ros2 launch runs in).
 
 Parameters: the file goes to the node's own reader (`run --params FILE`), the arguments given
 go to rcl as parameter overrides (`parameters=[{...}]`), which the node applies over the file
@@ -129,6 +131,8 @@ def _node(context):
         overrides["robot.urdf"] = _urdf_file(LaunchConfiguration("urdf").perform(context))
     if given("autostart"):
         overrides["ros.active"] = ParameterValue(LaunchConfiguration("autostart"), value_type=bool)
+    if given("rerun"):
+        overrides["ros.rerun"] = ParameterValue(LaunchConfiguration("rerun"), value_type=str)
     return [
         Node(
             package=PACKAGE,
@@ -186,6 +190,12 @@ def generate_launch_description():
             description="true | false: command the robot from the start (ros.active); '' = the "
             "params file's (shipped: false: the node commands nothing until "
             "`ros2 param set <node> ros.active true`)",
+        ),
+        DeclareLaunchArgument(
+            "rerun",
+            default_value="",
+            description="log to rerun (ros.rerun): spawn | connect [HOST:PORT] | save FILE.rrd; "
+            "'' = the params file's (shipped: off)",
         ),
         OpaqueFunction(function=_node),
     ])

@@ -67,7 +67,12 @@ fn the_node_records_its_run_with_the_layout_of_the_simulator() {
     });
     for joint in &joints {
         let j = |rest: &str| format!("/joints/{joint}/{rest}");
-        for rest in ["position/q", "position/q_d", "tracking_error", "torque/applied"] {
+        for rest in [
+            "position/q",
+            "position/q_d",
+            "tracking_error",
+            "torque/applied",
+        ] {
             let path = j(rest);
             assert_eq!(rows(&path), logged, "{path}");
             assert_eq!(
@@ -89,7 +94,10 @@ fn the_node_records_its_run_with_the_layout_of_the_simulator() {
         assert!(!entities.contains_key(&j("residual/true")), "{joint}");
         // The measured q tracks the reference.
         let err = &entity(&j("tracking_error"))["scalars"];
-        assert!(err["max"].as_f64().expect("max").abs() < 0.5, "{joint}: {err}");
+        assert!(
+            err["max"].as_f64().expect("max").abs() < 0.5,
+            "{joint}: {err}"
+        );
     }
     assert!(
         !entities.keys().any(|p| p.starts_with("/nominal/")),

@@ -221,7 +221,7 @@ fn both_runs_go_to_one_recording_with_the_layout() {
     // The payload-step scenario: the payload's mass doubles half-way.
     let (rrd, _, report) = record(
         "viz_rrd_both",
-        &["--duration", "1", "--scenario", "payload-step"],
+        &["--duration", "4", "--scenario", "payload-step"],
     );
     let joints = joint_names(&report);
     let summary = read_back(&python, &rrd);

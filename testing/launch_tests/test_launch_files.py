@@ -68,6 +68,7 @@ NODE_ARGS = {
     "urdf": "",
     "mode": "",
     "autostart": "",
+    "rerun": "",
 }
 SIM_ARGS = {
     "python": "python3",
@@ -279,6 +280,14 @@ def overrides_of(r):
         return {}
     _, content = params_file_of(node)
     return next(iter(content.values()))["ros__parameters"]
+
+
+def test_rerun_sets_ros_rerun_as_a_string_and_empty_leaves_the_file(fake_tree, tmp_path):
+    for given in ["save run.rrd", "connect 10.0.0.2:9876", "spawn"]:
+        overrides = overrides_of(resolved(fake_tree, NODE_LAUNCH, {"rerun": given}, tmp_path))
+        assert overrides == {"ros.rerun": given}, given
+    r = resolved(fake_tree, NODE_LAUNCH, {"rerun": ""}, tmp_path)
+    assert r.process(PACKAGE).parameter_arguments == []
 
 
 def test_autostart_sets_ros_active_and_empty_leaves_the_file(fake_tree, tmp_path):

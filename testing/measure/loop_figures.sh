@@ -31,6 +31,9 @@
 #   OUT                 where the raw JSON and logs go (default: a new temporary directory; kept)
 #   DOMAIN_BASE         DDS domains are 20 + (DOMAIN_BASE + run) % 200 (default: PID % 100)
 #   SKIP_LOOPBACK=1 / SKIP_SWAP=1   leave one measurement out
+#   BEFORE_ARGS / AFTER_ARGS   extra `gp-node run` arguments of (a) per side, split on
+#                       spaces; with the same DIR twice they compare one build with itself,
+#                       e.g. AFTER_ARGS="--rerun save /tmp/run.rrd" (rerun logging on vs off)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -140,8 +143,12 @@ loopback() { # SIDE BIN ROUND
   local side="$1" bin="$2" i="$3"
   local dir="$before_dir"
   [ "$side" = after ] && dir="$after_dir"
+  local extra="${BEFORE_ARGS:-}"
+  [ "$side" = after ] && extra="${AFTER_ARGS:-}"
+  local -a extra_args=()
+  read -r -a extra_args <<<"$extra"
   next_domain
-  "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json \
+  "$bin" run --params "$OUT/$side/run.yaml" --domain-id "$domain" --nominal --json "${extra_args[@]}" \
     >"$OUT/$side/loop_$i.json" 2>"$OUT/$side/loop_$i.log" &
   node_pid=$!
   if ! in_background timeout 300 "$peer_python" "$peer" "$dir/config/sim_default.yaml" "$domain" "$STATES" "$RATE" >"$OUT/$side/peer_$i.json" 2>"$OUT/$side/peer_$i.log"; then

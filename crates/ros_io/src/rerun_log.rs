@@ -42,9 +42,17 @@ pub(crate) fn start(
     node: &str,
     log: &NodeLog,
 ) -> Result<(VizTarget, Viz), RosError> {
-    let viz = Viz::start(target, robot, urdf, VizSource::Node, &format!("node {node}"))
-        .map_err(|e| RosError::Param(format!("ros.rerun: cannot {target}: {e}")))?;
-    log.info(&format!("rerun: {target} (layout and series as gp-node sim's)"));
+    let viz = Viz::start(
+        target,
+        robot,
+        urdf,
+        VizSource::Node,
+        &format!("node {node}"),
+    )
+    .map_err(|e| RosError::Param(format!("ros.rerun: cannot {target}: {e}")))?;
+    log.info(&format!(
+        "rerun: {target} (layout and series as gp-node sim's)"
+    ));
     Ok((target.clone(), viz))
 }
 

@@ -260,7 +260,11 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
                         robot_description::TOPIC
                     ))
                 })?;
-        (robot, Some(urdf), format!("topic {}", robot_description::TOPIC))
+        (
+            robot,
+            Some(urdf),
+            format!("topic {}", robot_description::TOPIC),
+        )
     } else {
         let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
         // Only the 3-D view needs the XML; unreadable now, it shows the skeleton alone.

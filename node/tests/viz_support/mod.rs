@@ -141,4 +141,3 @@ pub fn check_layout(
     want.sort();
     assert_eq!(grids, want, "per-joint grids");
 }
-
