@@ -8,7 +8,7 @@
 use gp_node::app::DEFAULT_URDF;
 use gp_node::control::TickOutput;
 use gp_node::robot::Model;
-use gp_node::viz::{Viz, VizPayload, VizRun, VizSource, VizTarget, VizTick};
+use gp_node::viz::{Viz, VizPayload, VizRun, VizSource, VizTarget, VizTick, VizUrdf};
 
 mod alloc_support;
 
@@ -23,7 +23,7 @@ fn log_tick_does_not_allocate_and_counts_every_tick() {
     let mut viz = Viz::start(
         &VizTarget::File(path.clone()),
         &robot,
-        Some(DEFAULT_URDF),
+        Some(&VizUrdf::text(DEFAULT_URDF)),
         VizSource::Simulation(Some(&VizPayload {
             link: "panda_link8".into(),
             com_m: [0.0, 0.0, 0.05],

@@ -306,3 +306,90 @@ fn no_viz_writes_no_recording() {
     assert!(!default_rrd.exists());
     assert!(!stderr.contains("viz:"), "{stderr}");
 }
+
+/// A URDF whose visuals are meshes: an STL beside it (relative path, scaled), an OBJ through
+/// `package://` (found in `$AMENT_PREFIX_PATH`), and a Collada file rerun cannot read.
+#[test]
+fn mesh_visuals_are_drawn_where_rerun_reads_them() {
+    let Some(python) = gpn_test_support::python("viz_rrd") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viz_meshes");
+    let share = dir.join("prefix/share/arm_meshes/meshes");
+    std::fs::create_dir_all(dir.join("meshes")).expect("dirs");
+    std::fs::create_dir_all(&share).expect("dirs");
+    std::fs::write(
+        dir.join("meshes/link1.stl"),
+        "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n\
+         endloop\nendfacet\nendsolid t\n",
+    )
+    .expect("stl");
+    std::fs::write(
+        share.join("link2.obj"),
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n",
+    )
+    .expect("obj");
+    let panda =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../urdf/panda.urdf"))
+            .expect("panda.urdf");
+    let urdf = panda
+        .replacen(
+            r#"<cylinder radius="0.06" length="0.14"/>"#,
+            r#"<mesh filename="meshes/link1.stl" scale="0.1 0.1 0.1"/>"#,
+            1,
+        )
+        .replacen(
+            r#"<cylinder radius="0.06" length="0.28"/>"#,
+            r#"<mesh filename="package://arm_meshes/meshes/link2.obj"/>"#,
+            1,
+        )
+        .replacen(
+            r#"<cylinder radius="0.06" length="0.12"/>"#,
+            r#"<mesh filename="package://arm_meshes/meshes/link3.dae"/>"#,
+            1,
+        );
+    assert_eq!(
+        urdf.matches("<mesh ").count(),
+        3,
+        "the Panda's visuals changed"
+    );
+    let urdf_path = dir.join("arm.urdf");
+    std::fs::write(&urdf_path, urdf).expect("urdf");
+    let rrd = dir.join("run.rrd");
+    let _ = std::fs::remove_file(&rrd);
+    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .env("AMENT_PREFIX_PATH", dir.join("prefix"))
+        .args(["sim", "--learned-only", "--duration", "0.2", "--rrd"])
+        .arg(&rrd)
+        .arg("--urdf")
+        .arg(&urdf_path)
+        .output()
+        .expect("run gp-node");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("viz: 2 mesh visuals drawn, 1 skipped") && stderr.contains("not .dae"),
+        "{stderr}"
+    );
+    let summary = read_back(&python, &rrd);
+    let entities = summary["entities"].as_object().expect("entities");
+    let assets: Vec<&String> = entities
+        .iter()
+        .filter(|(_, e)| {
+            e["components"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c == "Asset3D:blob"))
+        })
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(assets.len(), 2, "{assets:?}");
+    for asset in assets {
+        let components = &entities[asset]["components"];
+        assert!(
+            components
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c == "Asset3D:media_type")),
+            "{asset}: {components}"
+        );
+    }
+}

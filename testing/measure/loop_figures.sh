@@ -117,6 +117,10 @@ for side in before after; do
   # (no safe outputs while the peer discovers the node).
   cp "$yaml" "$OUT/$side/run.yaml"
   edit "$OUT/$side/run.yaml" "localhost_only: false" "localhost_only: true"
+  # The node commands only when active (`--autostart`).
+  edit "$OUT/$side/run.yaml" "      active: false" "      active: true"
+  # The node reads the robot description topic when robot.urdf is empty: name the file.
+  edit "$OUT/$side/run.yaml" '      urdf: ""' "      urdf: \"$dir/urdf/panda.urdf\""
   edit "$OUT/$side/run.yaml" "use_model: true" "use_model: false"
   edit "$OUT/$side/run.yaml" "fit_samples: 1000 " "fit_samples: 1000000 "
   edit "$OUT/$side/run.yaml" "watchdog_timeout_s: 0.1 " "watchdog_timeout_s: 1.0 "

@@ -5,7 +5,7 @@
 //! which never blocks; the logger thread does the rest and drops what it cannot take.
 
 use gpn_dynamics::Model;
-use gpn_viz::{Viz, VizSource, VizTarget};
+use gpn_viz::{Viz, VizSource, VizTarget, VizUrdf};
 
 use super::node_log::NodeLog;
 use super::transport::RosError;
@@ -31,27 +31,33 @@ pub(crate) fn target(setting: &str) -> Result<Option<VizTarget>, RosError> {
     VizTarget::from_setting(setting).map_err(|e| RosError::Param(format!("ros.rerun {e}")))
 }
 
-/// Starts logging `robot` (its visuals from `urdf`, if known) to `target`, before the
+/// Starts logging `robot` (its visuals from `urdf`, if known, with the file it came from)
+/// to `target`, before the
 /// control loop starts. Errors: the target cannot be opened (no viewer listening, no `rerun`
 /// on `PATH`, a file that cannot be written) or this build has no rerun; the node does not
 /// start, so that a requested recording is never silently missing.
 pub(crate) fn start(
     target: &VizTarget,
     robot: &Model,
-    urdf: Option<&str>,
+    urdf: Option<(&str, Option<&std::path::Path>)>,
     node: &str,
     log: &NodeLog,
 ) -> Result<(VizTarget, Viz), RosError> {
+    let urdf = urdf.map(|(xml, file)| match file {
+        Some(path) => VizUrdf::file(xml, path),
+        None => VizUrdf::text(xml),
+    });
     let viz = Viz::start(
         target,
         robot,
-        urdf,
+        urdf.as_ref(),
         VizSource::Node,
         &format!("node {node}"),
     )
     .map_err(|e| RosError::Param(format!("ros.rerun: cannot {target}: {e}")))?;
     log.info(&format!(
-        "rerun: {target} (layout and series as gp-node sim's)"
+        "rerun: {target} (layout and series as gp-node sim's; {})",
+        viz.visuals()
     ));
     Ok((target.clone(), viz))
 }

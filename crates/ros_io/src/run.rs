@@ -307,13 +307,12 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
 
     let node_fqn = transport.fully_qualified_name();
     let rerun = match &rerun_target {
-        Some(target) => Some(rerun_log::start(
-            target,
-            &robot,
-            urdf.as_deref(),
-            &node_fqn,
-            &log,
-        )?),
+        Some(target) => {
+            // A URDF file's folder is where its relative mesh paths start.
+            let file = (!params.robot.urdf.as_os_str().is_empty()).then_some(&*params.robot.urdf);
+            let urdf = urdf.as_deref().map(|xml| (xml, file));
+            Some(rerun_log::start(target, &robot, urdf, &node_fqn, &log)?)
+        }
         None => None,
     };
     let running = start_threads(

@@ -4,12 +4,12 @@
 use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
-use super::{VizSource, VizSummary, VizTarget, VizTick};
+use super::{VizSource, VizSummary, VizTarget, VizTick, VizUrdf, VizVisuals};
 
 /// The rerun logger of a build without rerun: it cannot be started.
 pub struct Viz {
     // Cannot be built outside this module: `start` always fails.
-    _private: (),
+    visuals: VizVisuals,
 }
 
 impl Viz {
@@ -17,7 +17,7 @@ impl Viz {
     pub fn start(
         _target: &VizTarget,
         _robot: &Model,
-        _urdf: Option<&str>,
+        _urdf: Option<&VizUrdf<'_>>,
         _source: VizSource<'_>,
         _recording_name: &str,
     ) -> Result<Self> {
@@ -26,6 +26,11 @@ impl Viz {
 
     /// Does nothing (a `Viz` of this build cannot exist).
     pub fn log_tick(&mut self, _tick: &VizTick<'_>) {}
+
+    /// Nothing was drawn.
+    pub fn visuals(&self) -> &VizVisuals {
+        &self.visuals
+    }
 
     /// Always 0.
     pub fn dropped(&self) -> u64 {

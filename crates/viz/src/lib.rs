@@ -53,7 +53,7 @@
 //! | `model/experts` | Scalars | experts (or components) of the active model |
 //! | `robot` | ViewCoordinates (static) | right-handed, Z up (the URDF world frame) |
 //! | `robot/links/L` | Transform3D | `world_from_body` of the body whose link is `L` |
-//! | `robot/links/L/V_k` | Boxes3D, Cylinders3D, Capsules3D, Ellipsoids3D (static) | visual k of URDF link `V` welded to `L`, with its static Transform3D |
+//! | `robot/links/L/V_k` | Boxes3D, Cylinders3D, Capsules3D, Ellipsoids3D, Asset3D (static) | visual k of URDF link `V` welded to `L`, with its static Transform3D |
 //! | `robot/skeleton` | LineStrips3D | a segment from each joint origin to its parent's, world frame |
 //! | `robot/links/L/payload` | Transform3D (static), Ellipsoids3D | the simulated payload ([`VizPayload`]): a sphere at its centre of mass, as large as its mass of steel, logged again when the mass steps |
 //!
@@ -67,7 +67,10 @@
 //! in the recording). The 3-D robot is
 //! logged at [`POSE_RATE_HZ`] of simulated time, from the frame's q, by forward kinematics
 //! on the logger thread. Visuals are the URDF's primitive shapes (box, cylinder, capsule,
-//! sphere); mesh visuals are skipped (the skeleton still shows their links).
+//! sphere) and its meshes in the formats rerun reads (STL, OBJ, glTF, GLB; `Asset3D`), found
+//! through `package://` (the ament prefixes' `share/`, `$ROS_PACKAGE_PATH`), `file://` or a
+//! path relative to the URDF file; other meshes (Collada `.dae`, not found) are skipped and
+//! listed by [`Viz::visuals`] (the skeleton still shows their links).
 //!
 //! Size: about 2 MB per simulated second of the learned run at 1 kHz, 0.6 MB of the nominal
 //! one (the default 30 s `gp-node sim` writes about 80 MB), mostly rerun's 16-byte row id
@@ -78,11 +81,13 @@
 //! # #[cfg(feature = "rerun")] {
 //! use gpn_control::control::TickOutput;
 //! use gpn_dynamics::Model;
-//! use gpn_viz::{Viz, VizRun, VizSource, VizTarget, VizTick};
+//! use gpn_viz::{Viz, VizRun, VizSource, VizTarget, VizTick, VizUrdf};
 //!
-//! let urdf = std::fs::read_to_string("urdf/panda.urdf")?;
+//! let path = std::path::Path::new("urdf/panda.urdf");
+//! let urdf = std::fs::read_to_string(path)?;
 //! let robot = Model::from_urdf_str(&urdf, "panda.urdf")?;
 //! let target = VizTarget::File("run.rrd".into());
+//! let urdf = VizUrdf::file(&urdf, path);
 //! let mut viz = Viz::start(&target, &robot, Some(&urdf), VizSource::Simulation(None), "example")?;
 //! let (q, out, truth) = (vec![0.0; 7], TickOutput::new(7), vec![0.0; 7]);
 //! viz.log_tick(&VizTick {
@@ -116,6 +121,8 @@ mod blueprint;
 #[cfg(feature = "rerun")]
 mod logger;
 #[cfg(feature = "rerun")]
+mod mesh;
+#[cfg(feature = "rerun")]
 mod pool;
 #[cfg(feature = "rerun")]
 mod robot3d;
@@ -129,7 +136,7 @@ mod listener;
 mod setting;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gpn_control::control::TickOutput;
 
@@ -247,6 +254,55 @@ impl VizPayload {
             Some((at, mass)) if t_secs >= at => mass,
             _ => self.mass_kg,
         }
+    }
+}
+
+/// The URDF the robot was built from, for its visuals in the 3-D view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VizUrdf<'a> {
+    /// The XML.
+    pub xml: &'a str,
+    /// The folder of the file it was read from: relative mesh paths start there (None:
+    /// text from a topic or built in).
+    pub dir: Option<&'a Path>,
+}
+
+impl<'a> VizUrdf<'a> {
+    /// URDF text with no file (from a topic, or built in).
+    pub fn text(xml: &'a str) -> Self {
+        Self { xml, dir: None }
+    }
+
+    /// URDF text read from the file `path`.
+    pub fn file(xml: &'a str, path: &'a Path) -> Self {
+        Self {
+            xml,
+            dir: path.parent(),
+        }
+    }
+}
+
+/// How the robot's visuals were drawn, from [`Viz::visuals`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VizVisuals {
+    /// Mesh visuals drawn (STL, OBJ, glTF, GLB files found).
+    pub meshes_drawn: usize,
+    /// Mesh visuals not drawn, each with the reason (not found, a format rerun does not
+    /// read); their links still show in the skeleton.
+    pub meshes_skipped: Vec<String>,
+}
+
+impl fmt::Display for VizVisuals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} mesh visuals drawn", self.meshes_drawn)?;
+        if let Some(first) = self.meshes_skipped.first() {
+            write!(
+                f,
+                ", {} skipped (the skeleton shows their links), e.g. {first}",
+                self.meshes_skipped.len()
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -1,19 +1,21 @@
-//! The robot in 3-D: the URDF's primitive visuals as static shapes under one entity per
-//! body, moved by `world_from_body` transforms from forward kinematics, plus a skeleton of
+//! The robot in 3-D: the URDF's visuals (primitive shapes, and meshes rerun can read, see
+//! `mesh.rs`) as static entities under one entity per body, moved by `world_from_body` transforms from forward kinematics, plus a skeleton of
 //! joint origins. Runs on the logger thread (after [`Robot3d::new`], which parses the URDF
 //! once before the run starts).
 
 use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
 use re_sdk_types::archetypes::{
-    Boxes3D, Capsules3D, Cylinders3D, Ellipsoids3D, LineStrips3D, Transform3D, ViewCoordinates,
+    Asset3D, Boxes3D, Capsules3D, Cylinders3D, Ellipsoids3D, LineStrips3D, Transform3D,
+    ViewCoordinates,
 };
 use re_sdk_types::components::{Color, FillMode};
-use re_sdk_types::datatypes::Mat3x3;
+use re_sdk_types::datatypes::{Mat3x3, Rgba32};
 
 use gpn_dynamics::{BodyRef, Data, Model, Transform, forward_kinematics};
 
-use super::VizPayload;
 use super::error::{Result, VizError};
+use super::mesh::MeshSearch;
+use super::{VizPayload, VizUrdf};
 
 /// Colour of visuals without a URDF material colour.
 const DEFAULT_RGBA: [u8; 4] = [205, 210, 220, 255];
@@ -50,6 +52,11 @@ enum Shape {
     Capsule { radius: f64, length: f64 },
     /// Centred.
     Sphere { radius: f64 },
+    /// A mesh file rerun reads, scaled per axis.
+    Mesh {
+        file: std::path::PathBuf,
+        scale: [f64; 3],
+    },
 }
 
 /// One visual, placed in its body's frame.
@@ -69,6 +76,8 @@ pub(crate) struct Robot3d {
     body_paths: Vec<EntityPath>,
     visuals: Vec<Visual>,
     payload: Option<PayloadView>,
+    /// Mesh visuals not drawn, and why.
+    skipped_meshes: Vec<String>,
 }
 
 fn path(parts: &[&str]) -> EntityPath {
@@ -80,9 +89,14 @@ fn f32s<const N: usize>(v: [f64; N]) -> [f32; N] {
 }
 
 fn rerun_transform(x: &Transform) -> Transform3D {
+    scaled_transform(x, [1.0; 3])
+}
+
+/// `x` after a scaling of the local axes by `scale` (a mesh's URDF scale).
+fn scaled_transform(x: &Transform, scale: [f64; 3]) -> Transform3D {
     let r = &x.rotation;
     let columns: [[f32; 3]; 3] =
-        std::array::from_fn(|c| [r[(0, c)] as f32, r[(1, c)] as f32, r[(2, c)] as f32]);
+        std::array::from_fn(|c| [r[(0, c)], r[(1, c)], r[(2, c)]].map(|v| (v * scale[c]) as f32));
     let t = &x.translation;
     Transform3D::from_translation_mat3x3(f32s([t.x, t.y, t.z]), Mat3x3::from(columns))
 }
@@ -95,12 +109,12 @@ fn rgba_of(color: &urdf_rs::Color) -> [u8; 4] {
 }
 
 impl Robot3d {
-    /// Entities for `model`; with `urdf` (the XML the model was built from, and its name for
-    /// errors), also its primitive visuals; with `payload`, the payload (a link the model does
-    /// not know is an error).
+    /// Entities for `model`; with `urdf` (the XML the model was built from), also its
+    /// visuals, meshes looked up by `meshes`; with `payload`, the payload (a link the model
+    /// does not know is an error).
     pub fn new(
         model: &Model,
-        urdf: Option<(&str, &str)>,
+        urdf: Option<(&VizUrdf<'_>, &MeshSearch)>,
         payload: Option<&VizPayload>,
     ) -> Result<Self> {
         let body_paths = (0..model.nv())
@@ -137,14 +151,28 @@ impl Robot3d {
             body_paths,
             visuals: Vec::new(),
             payload,
+            skipped_meshes: Vec::new(),
         };
-        if let Some((xml, source_name)) = urdf {
-            robot.read_visuals(xml, source_name)?;
+        if let Some((urdf, meshes)) = urdf {
+            robot.read_visuals(urdf.xml, model.source_name(), meshes)?;
         }
         Ok(robot)
     }
 
-    fn read_visuals(&mut self, xml: &str, source_name: &str) -> Result<()> {
+    /// Mesh visuals that are not drawn, each with the reason.
+    pub fn skipped_meshes(&self) -> &[String] {
+        &self.skipped_meshes
+    }
+
+    /// Mesh visuals drawn.
+    pub fn meshes_drawn(&self) -> usize {
+        self.visuals
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Mesh { .. }))
+            .count()
+    }
+
+    fn read_visuals(&mut self, xml: &str, source_name: &str, meshes: &MeshSearch) -> Result<()> {
         let urdf = urdf_rs::read_from_string(xml).map_err(|e| VizError::Urdf {
             source_name: source_name.to_owned(),
             message: e.to_string(),
@@ -170,8 +198,18 @@ impl Robot3d {
                         length: *length,
                     },
                     urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-                    // Mesh files are never opened (the skeleton still shows the link).
-                    urdf_rs::Geometry::Mesh { .. } => continue,
+                    urdf_rs::Geometry::Mesh { filename, scale } => match meshes.resolve(filename) {
+                        Ok(file) => Shape::Mesh {
+                            file,
+                            scale: scale.map_or([1.0; 3], |s| s.0),
+                        },
+                        // The skeleton still shows the link.
+                        Err(why) => {
+                            self.skipped_meshes
+                                .push(format!("link {}: {why}", link.name));
+                            continue;
+                        }
+                    },
                 };
                 let named_color = |name: &str| {
                     urdf.materials
@@ -234,10 +272,31 @@ impl Robot3d {
                         .with_colors(color)
                         .with_fill_mode(FillMode::Solid),
                 ),
+                Shape::Mesh { ref file, .. } => {
+                    let asset = Asset3D::from_file_path(file).map_err(|e| VizError::Urdf {
+                        source_name: file.display().to_string(),
+                        message: format!("cannot read the mesh: {e}"),
+                    })?;
+                    // The URDF's colour only where it gives one: a mesh keeps its own.
+                    let asset = if v.rgba == DEFAULT_RGBA {
+                        asset
+                    } else {
+                        let [r, g, b, a] = v.rgba;
+                        asset.with_albedo_factor(Rgba32::from_unmultiplied_rgba(r, g, b, a))
+                    };
+                    rec.log_static(v.path.clone(), &asset)
+                }
             };
             logged.map_err(log_error(&v.path))?;
-            rec.log_static(v.path.clone(), &rerun_transform(&v.body_from_visual))
-                .map_err(log_error(&v.path))?;
+            let scale = match v.shape {
+                Shape::Mesh { scale, .. } => scale,
+                _ => [1.0; 3],
+            };
+            rec.log_static(
+                v.path.clone(),
+                &scaled_transform(&v.body_from_visual, scale),
+            )
+            .map_err(log_error(&v.path))?;
         }
         if let Some(p) = &self.payload {
             rec.log_static(p.path.clone(), &rerun_transform(&p.body_from_com))
@@ -320,8 +379,9 @@ mod tests {
     #[test]
     fn the_panda_has_a_visual_per_link_under_its_body() {
         let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
+        let urdf = VizUrdf::text(DEFAULT_URDF);
         let robot =
-            Robot3d::new(&model, Some((DEFAULT_URDF, "panda.urdf")), None).expect("visuals");
+            Robot3d::new(&model, Some((&urdf, &MeshSearch::default())), None).expect("visuals");
         assert_eq!(robot.body_paths.len(), 7);
         assert_eq!(robot.body_paths[0].to_string(), "/robot/links/panda_link1");
         assert_eq!(robot.visuals.len(), 11);
@@ -335,8 +395,9 @@ mod tests {
 
     #[test]
     fn a_broken_urdf_names_its_source() {
-        let model = Model::from_urdf_str(DEFAULT_URDF, "panda.urdf").expect("panda");
-        let err = Robot3d::new(&model, Some(("<robot", "broken.urdf")), None)
+        let model = Model::from_urdf_str(DEFAULT_URDF, "broken.urdf").expect("panda");
+        let urdf = VizUrdf::text("<robot");
+        let err = Robot3d::new(&model, Some((&urdf, &MeshSearch::default())), None)
             .err()
             .expect("error");
         assert!(err.to_string().contains("broken.urdf"), "{err}");

@@ -12,9 +12,12 @@ use gpn_dynamics::Model;
 
 use super::error::{Result, VizError};
 use super::logger::Logger;
+use super::mesh::MeshSearch;
 use super::pool::{FrameSender, frame_pool};
 use super::robot3d::Robot3d;
-use super::{FRAME_POOL, RERUN_VERSION, VizSource, VizSummary, VizTarget, VizTick};
+use super::{
+    FRAME_POOL, RERUN_VERSION, VizSource, VizSummary, VizTarget, VizTick, VizUrdf, VizVisuals,
+};
 
 /// The rerun application id of every recording.
 const APPLICATION_ID: &str = "gp-node";
@@ -32,6 +35,7 @@ pub struct Viz {
     thread: JoinHandle<Result<u64>>,
     /// Disconnected when the logger thread is done (its sink flushed and closed).
     done: Receiver<()>,
+    visuals: VizVisuals,
 }
 
 /// Fails unless something listens at the `HOST:PORT` of a rerun gRPC `url`: rerun's client
@@ -63,11 +67,62 @@ fn check_listening(url: &str) -> Result<()> {
     }
 }
 
+/// How much lower than the process's the priority (nice value) of the logger thread is, and
+/// so of the threads rerun starts from it (its batcher and sink; a viewer it spawns): when
+/// the CPU is contended the control loop's threads run first, and the logger lags and drops
+/// frames instead (counted).
+pub(crate) const LOGGER_NICE_INCREMENT: i32 = 10;
+
+/// Lowers the calling thread's priority by [`LOGGER_NICE_INCREMENT`] (Linux: threads have
+/// their own nice value; elsewhere nothing). A failure leaves the priority as it was.
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getpriority/setpriority on the calling thread's own id read and change only
+    // its nice value; no memory is passed.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        let _ = libc::setpriority(
+            libc::PRIO_PROCESS,
+            tid,
+            (now + LOGGER_NICE_INCREMENT).min(19),
+        );
+    }
+}
+
+/// Opens the rerun sink of `target` for a recording called `name`.
+fn open_sink(target: &VizTarget, name: &str) -> Result<re_sdk::RecordingStream> {
+    let builder = RecordingStreamBuilder::new(APPLICATION_ID).recording_name(name);
+    let opened = match target {
+        VizTarget::File(path) => builder.save(path),
+        VizTarget::Spawn => builder.spawn(),
+        VizTarget::Connect(addr) => builder.connect_grpc_opts(VizTarget::connect_url(addr)),
+    };
+    opened.map_err(|e| VizError::Open {
+        action: target.to_string(),
+        message: match target {
+            // rerun's own message is a page of install hints; keep its first line.
+            VizTarget::Spawn => format!(
+                "{} (the viewer comes with `pip install rerun-sdk=={RERUN_VERSION}`; or \
+                 write a file with --rrd)",
+                e.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches('.')
+            ),
+            _ => e.to_string(),
+        },
+    })
+}
+
 impl Viz {
-    /// Opens `target`, logs the static entities (the robot's visuals from `urdf`, the XML
-    /// `robot` was built from, if given; a simulated payload of `source`) and starts the
-    /// logger thread; times are on `source`'s timeline. Allocates the frame
-    /// pool; call it before the control loop starts.
+    /// Opens `target`, logs the static entities (the robot's visuals from `urdf`, the URDF
+    /// `robot` was built from, if given, with its meshes looked up from its folder and the
+    /// environment's package paths; a simulated payload of `source`) and starts the logger
+    /// thread; times are on `source`'s timeline. Allocates the frame pool; call it before
+    /// the control loop starts. The logger thread and rerun's own threads run at a lower
+    /// priority (nice +10 on Linux).
     ///
     /// Errors: the sink cannot be opened (file not writable, no `rerun` executable on `PATH`
     /// for [`VizTarget::Spawn`], no viewer listening for [`VizTarget::Connect`]), the URDF
@@ -75,57 +130,67 @@ impl Viz {
     pub fn start(
         target: &VizTarget,
         robot: &Model,
-        urdf: Option<&str>,
+        urdf: Option<&VizUrdf<'_>>,
         source: VizSource<'_>,
         recording_name: &str,
     ) -> Result<Self> {
-        let robot3d = Robot3d::new(
-            robot,
-            urdf.map(|xml| (xml, robot.source_name())),
-            source.payload(),
-        )?;
-        let builder = RecordingStreamBuilder::new(APPLICATION_ID).recording_name(recording_name);
-        let opened = match target {
-            VizTarget::File(path) => builder.save(path),
-            VizTarget::Spawn => builder.spawn(),
-            VizTarget::Connect(addr) => {
-                let url = VizTarget::connect_url(addr);
-                check_listening(&url)?;
-                builder.connect_grpc_opts(url)
-            }
+        let meshes = MeshSearch::from_env(urdf.and_then(|u| u.dir));
+        let robot3d = Robot3d::new(robot, urdf.map(|u| (u, &meshes)), source.payload())?;
+        let visuals = VizVisuals {
+            meshes_drawn: robot3d.meshes_drawn(),
+            meshes_skipped: robot3d.skipped_meshes().to_vec(),
         };
-        let rec = opened.map_err(|e| VizError::Open {
-            action: target.to_string(),
-            message: match target {
-                // rerun's own message is a page of install hints; keep its first line.
-                VizTarget::Spawn => format!(
-                    "{} (the viewer comes with `pip install rerun-sdk=={RERUN_VERSION}`; or \
-                     write a file with --rrd)",
-                    e.to_string()
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .trim_end_matches('.')
-                ),
-                _ => e.to_string(),
-            },
-        })?;
-        let logger = Logger::new(rec, robot.joint_names(), robot3d, source.timeline())?;
+        if let VizTarget::Connect(addr) = target {
+            check_listening(&VizTarget::connect_url(addr))?;
+        }
         let (frames, receiver) = frame_pool(robot.nv(), FRAME_POOL);
         let (done_tx, done) = sync_channel::<()>(0);
+        let (ready_tx, ready) = sync_channel::<Result<()>>(1);
+        let (target, name) = (target.clone(), recording_name.to_owned());
+        let (joints, timeline) = (robot.joint_names().to_vec(), source.timeline());
+        // The sink is opened on the logger thread, after it lowered its priority, so that
+        // the threads rerun starts for it (batcher, file or gRPC sink) inherit that priority.
         let thread = std::thread::Builder::new()
             .name("gpn-viz".into())
             .spawn(move || {
+                lower_thread_priority();
+                let opened = open_sink(&target, &name)
+                    .and_then(|rec| Logger::new(rec, &joints, robot3d, timeline));
+                let logger = match opened {
+                    Ok(logger) => logger,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return Ok(0);
+                    }
+                };
+                let _ = ready_tx.send(Ok(()));
                 let result = logger.run(receiver);
                 drop(done_tx);
                 result
             })
             .map_err(|e| VizError::Thread(format!("cannot start: {e}")))?;
+        match ready.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(VizError::Thread("panicked while opening the sink".into()));
+            }
+        }
         Ok(Self {
             frames,
             thread,
             done,
+            visuals,
         })
+    }
+
+    /// How the robot's visuals were drawn (meshes drawn and skipped).
+    pub fn visuals(&self) -> &VizVisuals {
+        &self.visuals
     }
 
     /// Hands one tick to the logger thread, or counts a drop if it lags (no free frame).
@@ -150,6 +215,7 @@ impl Viz {
             frames,
             thread,
             done,
+            ..
         } = self;
         let (logged, dropped) = (frames.sent(), frames.dropped());
         drop(frames);
@@ -187,6 +253,23 @@ mod tests {
                 .any(|l| l.trim() == format!("rerun-sdk=={RERUN_VERSION}")),
             "ci/requirements.txt must pin rerun-sdk=={RERUN_VERSION}"
         );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_logger_thread_runs_at_a_lower_priority() {
+        // SAFETY: reads the calling thread's nice value.
+        let nice =
+            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        let before = nice();
+        let after = std::thread::spawn(move || {
+            lower_thread_priority();
+            nice()
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(after, (before + LOGGER_NICE_INCREMENT).min(19));
+        assert_eq!(nice(), before, "only the logger thread changes");
     }
 
     #[test]

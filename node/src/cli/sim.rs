@@ -316,13 +316,23 @@ fn start_viz(
         mass_kg: payload.mass_kg,
         step: payload.step.as_ref().map(|s| (s.at_secs, s.mass_kg)),
     });
-    Ok(Viz::start(
+    let urdf = if params.robot.urdf.as_os_str().is_empty() {
+        viz::VizUrdf::text(&urdf)
+    } else {
+        viz::VizUrdf::file(&urdf, &params.robot.urdf)
+    };
+    let viz = Viz::start(
         target,
         robot,
         Some(&urdf),
         viz::VizSource::Simulation(payload.as_ref()),
         &name,
-    )?)
+    )?;
+    let visuals = viz.visuals();
+    if visuals.meshes_drawn > 0 || !visuals.meshes_skipped.is_empty() {
+        eprintln!("viz: {visuals}");
+    }
+    Ok(viz)
 }
 
 /// Ends the rerun log and says what it kept (and, for a file, how to open it).
