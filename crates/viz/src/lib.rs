@@ -14,16 +14,19 @@
 //!
 //! # Real time
 //! [`Viz::start`] allocates a fixed pool of [`FRAME_POOL`] frames and starts the logger
-//! thread, which owns the rerun `RecordingStream` and makes every rerun call. Frames circulate
-//! through two bounded `sync_channel`s: [`Viz::log_tick`] takes a free frame with
-//! `try_recv`, copies the tick's slices into it and hands it over with `try_send`. If the
-//! logger lags and no frame is free, the tick is dropped and counted ([`VizSummary::dropped`];
-//! `gp-node sim` prints "viz: N frames dropped"). `log_tick` never allocates, does no I/O
-//! and never waits for the logger: both calls return at once; the only shared state is the
-//! channel's own short internal lock, taken to wake the logger when it sleeps
-//! (`node/tests/viz_alloc.rs` counts its allocations). [`Viz::finish`] closes the queue,
-//! lets the logger drain it, flushes and closes the sink and joins the thread (at most 30 s:
-//! a viewer that stops taking data blocks rerun's gRPC client, never the tick).
+//! thread, which owns the rerun `RecordingStream` and makes every rerun call. Frames
+//! circulate through two bounded `sync_channel`s: [`Viz::log_tick`] takes a free frame with
+//! `try_recv`, copies the tick's slices into it and hands it over with `try_send`; the
+//! logger polls (every 10 ms it takes what is queued), so the tick never has to wake it. On
+//! a robot ([`VizSource::Node`]) the logger thread, and the threads rerun starts from it,
+//! are background work (`SCHED_IDLE`, nice 19 on Linux): they use only CPU time the control
+//! loop's threads leave. If the logger lags and no frame is free, the tick is dropped and
+//! counted ([`VizSummary::dropped`]; `gp-node sim` prints "viz: N frames dropped").
+//! `log_tick` never allocates, does no I/O and never waits for the logger: both calls return
+//! at once; the only shared state is the channels' own short internal locks
+//! (`node/tests/viz_alloc.rs` counts its allocations). [`Viz::finish`] closes the queue, lets the logger drain it,
+//! flushes and closes the sink and joins the thread (at most 30 s: a viewer that stops
+//! taking data blocks rerun's gRPC client, never the tick).
 //!
 //! # What is logged
 //! Timelines: the time axis of the [`VizSource`] — `sim_time` (simulated time, s) for

@@ -2,6 +2,8 @@
 //! sent every [`BATCH_TICKS`] ticks (`send_columns`, one chunk per entity and batch); the
 //! robot's pose is logged at [`POSE_RATE_HZ`] of simulated time.
 
+use std::sync::mpsc::TryRecvError;
+
 use re_sdk::blueprint::BlueprintActivation;
 use re_sdk::log::TimeColumn;
 use re_sdk::{EntityPath, EntityPathPart, RecordingStream};
@@ -17,6 +19,8 @@ use super::{BATCH_TICKS, POSE_RATE_HZ, VizRun};
 
 /// Name of the tick-index timeline.
 pub(crate) const TICK: &str = "tick";
+/// How long the logger sleeps when no frame is queued (the pool holds 2 s of ticks).
+const POLL: std::time::Duration = std::time::Duration::from_millis(10);
 /// Entity of the model events (text logs).
 pub(crate) const EVENTS: &str = "dynamics/events";
 /// Root of the nominal run's entities.
@@ -270,8 +274,20 @@ impl Logger {
     }
 
     /// Logs frames until the sending side closes, then flushes; returns the poses logged.
+    ///
+    /// It polls: it takes every queued frame, then sleeps [`POLL`]. Never parked on the
+    /// channel, it is never woken by the tick (a wake per tick would cost the control thread
+    /// a system call and the other core a context switch, 1000 times a second).
     pub fn run(mut self, frames: FrameReceiver) -> Result<u64> {
-        while let Ok(frame) = frames.full.recv() {
+        loop {
+            let frame = match frames.full.try_recv() {
+                Ok(frame) => frame,
+                Err(TryRecvError::Empty) => {
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+                Err(TryRecvError::Disconnected) => break,
+            };
             let logged = self.push(&frame);
             // Back to the pool; fails only once the tick side is gone.
             let _ = frames.free.try_send(frame);

@@ -67,26 +67,20 @@ fn check_listening(url: &str) -> Result<()> {
     }
 }
 
-/// How much lower than the process's the priority (nice value) of the logger thread is, and
-/// so of the threads rerun starts from it (its batcher and sink; a viewer it spawns): when
-/// the CPU is contended the control loop's threads run first, and the logger lags and drops
-/// frames instead (counted).
-pub(crate) const LOGGER_NICE_INCREMENT: i32 = 10;
-
-/// Lowers the calling thread's priority by [`LOGGER_NICE_INCREMENT`] (Linux: threads have
-/// their own nice value; elsewhere nothing). A failure leaves the priority as it was.
-fn lower_thread_priority() {
+/// Makes the calling thread background work (Linux; elsewhere nothing): the `SCHED_IDLE`
+/// policy and nice 19, which the threads it starts inherit. It then runs only when no other
+/// thread wants the CPU, so it never delays the control loop's threads; when the CPU is
+/// busy it lags and the tick side drops frames (counted). A failure leaves the thread as it
+/// was.
+fn run_in_background() {
     #[cfg(target_os = "linux")]
-    // SAFETY: getpriority/setpriority on the calling thread's own id read and change only
-    // its nice value; no memory is passed.
+    // SAFETY: setpriority/sched_setscheduler on the calling thread's own id change only its
+    // scheduling; `param` is a valid sched_param that outlives the call.
     unsafe {
-        let tid = libc::gettid() as libc::id_t;
-        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
-        let _ = libc::setpriority(
-            libc::PRIO_PROCESS,
-            tid,
-            (now + LOGGER_NICE_INCREMENT).min(19),
-        );
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
+        let param = libc::sched_param { sched_priority: 0 };
+        let _ = libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param);
     }
 }
 
@@ -121,8 +115,9 @@ impl Viz {
     /// `robot` was built from, if given, with its meshes looked up from its folder and the
     /// environment's package paths; a simulated payload of `source`) and starts the logger
     /// thread; times are on `source`'s timeline. Allocates the frame pool; call it before
-    /// the control loop starts. The logger thread and rerun's own threads run at a lower
-    /// priority (nice +10 on Linux).
+    /// the control loop starts. For [`VizSource::Node`] (a robot) the logger thread and
+    /// rerun's own threads are background work (`SCHED_IDLE`, nice 19 on Linux): they run
+    /// only on CPU time nothing else wants, and ticks they cannot take are dropped.
     ///
     /// Errors: the sink cannot be opened (file not writable, no `rerun` executable on `PATH`
     /// for [`VizTarget::Spawn`], no viewer listening for [`VizTarget::Connect`]), the URDF
@@ -148,12 +143,15 @@ impl Viz {
         let (ready_tx, ready) = sync_channel::<Result<()>>(1);
         let (target, name) = (target.clone(), recording_name.to_owned());
         let (joints, timeline) = (robot.joint_names().to_vec(), source.timeline());
-        // The sink is opened on the logger thread, after it lowered its priority, so that
-        // the threads rerun starts for it (batcher, file or gRPC sink) inherit that priority.
+        // On a robot the sink is opened on the logger thread after it became background work,
+        // so that the threads rerun starts for it (batcher, file or gRPC sink) are too.
+        let background = source == VizSource::Node;
         let thread = std::thread::Builder::new()
             .name("gpn-viz".into())
             .spawn(move || {
-                lower_thread_priority();
+                if background {
+                    run_in_background();
+                }
                 let opened = open_sink(&target, &name)
                     .and_then(|rec| Logger::new(rec, &joints, robot3d, timeline));
                 let logger = match opened {
@@ -257,19 +255,25 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn the_logger_thread_runs_at_a_lower_priority() {
-        // SAFETY: reads the calling thread's nice value.
+    fn the_robots_logger_thread_is_background_work() {
+        // SAFETY: read the calling thread's scheduling.
+        let policy = || unsafe { libc::sched_getscheduler(libc::gettid()) };
         let nice =
             || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
-        let before = nice();
-        let after = std::thread::spawn(move || {
-            lower_thread_priority();
-            nice()
+        let before = (policy(), nice());
+        let (inside, child) = std::thread::spawn(move || {
+            run_in_background();
+            // A thread it starts (as rerun's are) inherits it.
+            let child = std::thread::spawn(move || (policy(), nice()))
+                .join()
+                .expect("child");
+            ((policy(), nice()), child)
         })
         .join()
         .expect("thread");
-        assert_eq!(after, (before + LOGGER_NICE_INCREMENT).min(19));
-        assert_eq!(nice(), before, "only the logger thread changes");
+        assert_eq!(inside, (libc::SCHED_IDLE, 19));
+        assert_eq!(child, (libc::SCHED_IDLE, 19));
+        assert_eq!((policy(), nice()), before, "only the logger thread changes");
     }
 
     #[test]
