@@ -256,10 +256,14 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_robots_logger_thread_is_background_work() {
-        // SAFETY: read the calling thread's scheduling.
-        let policy = || unsafe { libc::sched_getscheduler(libc::gettid()) };
-        let nice =
-            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        fn policy() -> i32 {
+            // SAFETY: reads the calling thread's policy; no memory is passed.
+            unsafe { libc::sched_getscheduler(libc::gettid()) }
+        }
+        fn nice() -> i32 {
+            // SAFETY: reads the calling thread's nice value; no memory is passed.
+            unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+        }
         let before = (policy(), nice());
         let (inside, child) = std::thread::spawn(move || {
             run_in_background();
