@@ -39,7 +39,7 @@ NODE = "/gp_learning_node"
 # Refused joint states sent, by the node's reason key (each between valid states).
 BAD_STATES = {"missing_joint": 2, "duplicate_joint": 1, "length": 3, "non_finite": 4, "stamp": 1, "out_of_order": 2}
 # Refused references sent, by reason key.
-BAD_REFERENCES = ["empty", "joint_names", "length", "non_finite", "time_not_increasing", "beyond_limits"]
+BAD_REFERENCES = ["empty", "joint_names", "length", "non_finite", "time_not_increasing", "stamp", "beyond_limits"]
 
 
 def movable_joints(urdf_text):
@@ -166,6 +166,9 @@ def main():
             msg = trajectory(positions=[mid, [math.inf] + mid[1:]])
         elif kind == "time_not_increasing":
             msg = trajectory(times=(1.0, 0.5))
+        elif kind == "stamp":
+            msg = trajectory()
+            msg.header.stamp = Time(sec=0, nanosec=1_560_281_588)  # not a time (found by fuzzing)
         else:
             msg = trajectory(positions=[mid, [joints[0][2] + 0.5] + mid[1:]])
         reference_volatile.publish(msg)

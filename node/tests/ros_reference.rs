@@ -195,6 +195,41 @@ fn holds_the_start_pose_until_a_trajectory_and_joins_it_continuously() {
     assert_eq!(q, vec![0.0, 0.0]);
 }
 
+/// A trajectory stamped in the future whose first point is at its start (MoveIt's first
+/// point is the current state, at 0 s): the reference waits at the held pose, at rest, until
+/// the stamp, then follows the points. It was NaN while waiting (found by fuzzing).
+#[test]
+fn a_future_trajectory_starting_with_a_point_at_zero_waits_at_rest() {
+    let mut r = Reference::new(2);
+    at(&mut r, 1.0, &[0.4, -0.2]);
+    let msg = trajectory(
+        3.0,
+        names(2),
+        vec![
+            point(0.0, &[0.4, -0.2], &[0.0, 0.0], &[]),
+            point(1.0, &[0.0, 0.0], &[0.0, 0.0], &[]),
+        ],
+    );
+    r.switch(Box::new(
+        Trajectory::from_msg(&msg, &names(2), &free_limits(2)).expect("valid"),
+    ));
+    for t in [1.0, 2.0, 2.999] {
+        let (q, qd, qdd) = at(&mut r, t, &[0.0, 0.0]);
+        assert_eq!(
+            (q, qd, qdd),
+            (vec![0.4, -0.2], vec![0.0; 2], vec![0.0; 2]),
+            "t {t}"
+        );
+    }
+    let (q, _, _) = at(&mut r, 3.5, &[0.0, 0.0]);
+    assert!(
+        close(q[0], 0.2, 1e-12),
+        "half way to the second point: {q:?}"
+    );
+    let (q, _, _) = at(&mut r, 4.0, &[0.0, 0.0]);
+    assert_eq!(q, vec![0.0, 0.0]);
+}
+
 #[test]
 fn joints_are_matched_by_name_and_extra_names_are_ignored() {
     let msg = trajectory(
@@ -258,5 +293,18 @@ fn bad_trajectories_are_refused_with_the_reason() {
     assert!(matches!(
         check_points(vec![point(0.5, &[0.0, 3.5], &[], &[])]),
         TrajectoryError::Limit { point: 0, .. }
+    ));
+    // A stamp that is not a time (nanosec ≥ 10⁹) would start the trajectory at NaN and the
+    // reference with it (found by fuzz/fuzz_targets/trajectory.rs).
+    let mut bad_stamp = trajectory(1.0, j.clone(), vec![ok_point()]);
+    bad_stamp.header.stamp = Time {
+        sec: 0,
+        nanosec: 1_560_281_588,
+    };
+    assert!(matches!(
+        check(bad_stamp),
+        TrajectoryError::Stamp {
+            nanosec: 1_560_281_588
+        }
     ));
 }

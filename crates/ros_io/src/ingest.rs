@@ -44,6 +44,8 @@ pub struct IngestCounters {
     pub trajectories_refused_non_finite: AtomicU64,
     /// Refused: `time_from_start` not increasing.
     pub trajectories_refused_time: AtomicU64,
+    /// Refused: `header.stamp` not a time (nanosec ≥ 10⁹).
+    pub trajectories_refused_stamp: AtomicU64,
     /// Refused: a position outside the joint limits.
     pub trajectories_refused_limits: AtomicU64,
     /// Commands of another controller accepted (learn mode).
@@ -92,6 +94,8 @@ pub struct IngestSnapshot {
     /// See [`IngestCounters`].
     pub trajectories_refused_time: u64,
     /// See [`IngestCounters`].
+    pub trajectories_refused_stamp: u64,
+    /// See [`IngestCounters`].
     pub trajectories_refused_limits: u64,
     /// See [`IngestCounters`].
     pub commands_accepted: u64,
@@ -134,13 +138,14 @@ impl IngestSnapshot {
     }
 
     /// Reference trajectories refused, per reason.
-    pub fn reference_refusals(&self) -> [(&'static str, u64); 6] {
+    pub fn reference_refusals(&self) -> [(&'static str, u64); 7] {
         [
             ("empty", self.trajectories_refused_empty),
             ("joint_names", self.trajectories_refused_names),
             ("length", self.trajectories_refused_length),
             ("non_finite", self.trajectories_refused_non_finite),
             ("time_not_increasing", self.trajectories_refused_time),
+            ("stamp", self.trajectories_refused_stamp),
             ("beyond_limits", self.trajectories_refused_limits),
         ]
     }
@@ -185,6 +190,7 @@ impl IngestCounters {
             TrajectoryError::Length { .. } => &self.trajectories_refused_length,
             TrajectoryError::NonFinite { .. } => &self.trajectories_refused_non_finite,
             TrajectoryError::Time { .. } => &self.trajectories_refused_time,
+            TrajectoryError::Stamp { .. } => &self.trajectories_refused_stamp,
             TrajectoryError::Limit { .. } => &self.trajectories_refused_limits,
         });
     }
@@ -215,6 +221,7 @@ impl IngestCounters {
             trajectories_refused_length: r(&self.trajectories_refused_length),
             trajectories_refused_non_finite: r(&self.trajectories_refused_non_finite),
             trajectories_refused_time: r(&self.trajectories_refused_time),
+            trajectories_refused_stamp: r(&self.trajectories_refused_stamp),
             trajectories_refused_limits: r(&self.trajectories_refused_limits),
             commands_accepted: r(&self.commands_accepted),
             commands_refused_length: r(&self.commands_refused_length),

@@ -55,6 +55,12 @@ pub enum TrajectoryError {
         /// The joint.
         joint: String,
     },
+    /// `header.stamp` is not a time (nanosec ≥ 10⁹): the trajectory has no start.
+    #[error("reference trajectory: header.stamp has nanosec {nanosec} (≥ 10⁹), not a time")]
+    Stamp {
+        /// The stamp's nanoseconds.
+        nanosec: u32,
+    },
     /// Times must increase strictly and be ≥ 0.
     #[error("reference point {point}: time_from_start {secs} s does not increase")]
     Time {
@@ -163,6 +169,13 @@ impl Trajectory {
         if msg.points.is_empty() {
             return Err(TrajectoryError::Empty);
         }
+        // A stamp that is not a time would start the trajectory at NaN (found by fuzzing).
+        let stamp = msg.header.stamp;
+        if !stamp.as_secs_f64().is_finite() {
+            return Err(TrajectoryError::Stamp {
+                nanosec: stamp.nanosec,
+            });
+        }
         let n = msg.joint_names.len();
         // Column of each model joint in the message; None: held (a partial goal).
         let mut column = vec![None::<usize>; joints.len()];
@@ -260,7 +273,6 @@ impl Trajectory {
             }
             points.push(point);
         }
-        let stamp = msg.header.stamp;
         Ok(Self {
             start_secs: (!stamp.is_zero()).then(|| stamp.as_secs_f64()),
             anchor: Point {
@@ -314,9 +326,17 @@ impl Trajectory {
     }
 }
 
-/// Samples the segment a → b at time `t` (a.t ≤ t < b.t).
+/// Samples the segment a → b at time `t` (a.t ≤ t < b.t). A segment of no duration is the
+/// wait before a trajectory whose first point is at its start: it holds a, at rest (the
+/// splines would divide by zero: found by fuzzing).
 fn segment(a: &Point, b: &Point, t: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
     let h = b.t_secs - a.t_secs;
+    if h <= 0.0 {
+        q.copy_from_slice(&a.q);
+        qd.fill(0.0);
+        qdd.fill(0.0);
+        return;
+    }
     let s = if h > 0.0 { (t - a.t_secs) / h } else { 1.0 };
     let order = a.order.min(b.order);
     for j in 0..q.len() {
