@@ -67,14 +67,20 @@ fn wrong_sign_factory(robot: &Model, params: &NodeParams) -> ModelFactory {
     })
 }
 
+/// The per-tick series `simulate::run` keeps.
+fn series(log: &simulate::RunLog) -> &simulate::TickSeries {
+    log.series.as_ref().expect("simulate::run keeps the per-tick series")
+}
+
 /// Largest |u_k − u_{k−1}| / (rate limit × dt) over the run (≤ 1: the limit held).
 fn worst_step_ratio(log: &simulate::RunLog, robot: &Model) -> f64 {
     let nv = log.nv;
     let rate: Vec<f64> = robot.limits().iter().map(|l| 50.0 * l.effort).collect();
     let mut worst: f64 = 0.0;
-    for k in 1..log.t_secs.len() {
+    let command = &series(log).command_nm;
+    for k in 1..log.ticks {
         for j in 0..nv {
-            let step = (log.command_nm[k * nv + j] - log.command_nm[(k - 1) * nv + j]).abs();
+            let step = (command[k * nv + j] - command[(k - 1) * nv + j]).abs();
             worst = worst.max(step / (rate[j] * log.dt_secs));
         }
     }
@@ -106,12 +112,12 @@ fn a_wrong_sign_model_falls_back_within_the_stated_ticks_and_no_limit_is_exceede
     let factory = wrong_sign_factory(&robot, &params);
     let log =
         simulate::run_with_factory(&robot, &params, true, factory, None, &mut |_| {}).expect("run");
-    let first_learned = log
+    let first_learned = series(&log)
         .learned
         .iter()
         .position(|l| *l)
         .expect("the double commands");
-    let adopted = log.t_secs[first_learned];
+    let adopted = series(&log).t_secs[first_learned];
     let (t_fallback, first) = log.law_events[0];
     assert!(
         matches!(first, LawEvent::Fallback { .. }),
@@ -151,7 +157,7 @@ fn a_wrong_sign_model_falls_back_within_the_stated_ticks_and_no_limit_is_exceede
     let fallbacks = log.decision.total_fallbacks();
     assert!(fallbacks >= 2, "{:?}", log.law_events);
     assert!(log.decision.readoptions >= 1);
-    let learned = log.decision.learned_ticks as f64 / log.t_secs.len() as f64;
+    let learned = log.decision.learned_ticks as f64 / log.ticks as f64;
     assert!(
         learned < 0.05,
         "the learned law commanded {learned:.3} of the run"
@@ -174,8 +180,10 @@ fn the_default_run_switches_smoothly_and_the_learned_law_is_kept() {
     assert!(worst <= 1.0 + 1e-9, "a step of {worst:.3} × the rate limit");
     assert!(log.decision.handovers >= 1, "the model's adoption blends");
     // The learned law commands the second half of the run.
-    let half = log.learned.len() / 2;
-    assert!(log.learned[half..].iter().all(|l| *l));
+    let learned = &series(&log).learned;
+    assert_eq!(learned.len(), log.ticks);
+    let half = learned.len() / 2;
+    assert!(learned[half..].iter().all(|l| *l));
 }
 
 #[test]
@@ -188,6 +196,7 @@ fn the_gravity_compensated_convention_runs_the_same_closed_loop() {
     compensated.control.effort_convention = TorqueConvention::GravityCompensatedByRobot;
     let a = simulate::run(&robot, &full, false, None, &mut |_| {}).expect("full");
     let b = simulate::run(&robot, &compensated, false, None, &mut |_| {}).expect("compensated");
+    let (a, b) = (series(&a), series(&b));
     let worst = a
         .error_rad
         .iter()
@@ -196,7 +205,7 @@ fn the_gravity_compensated_convention_runs_the_same_closed_loop() {
         .fold(0.0, f64::max);
     assert!(worst < 1e-9, "tracking differs by {worst} rad");
     // The commands differ by g(q): tens of N·m on the shoulder, none on a vertical axis.
-    let nv = a.nv;
+    let nv = robot.nv();
     let shoulder = (0..a.t_secs.len())
         .map(|k| (a.command_nm[k * nv + 1] - b.command_nm[k * nv + 1]).abs())
         .fold(0.0, f64::max);

@@ -33,16 +33,17 @@ fn exact_compensation_tracks_within_half_a_milliradian() {
     let factory = exact_factory(&robot, &params.sim);
     let log =
         simulate::run_with_factory(&robot, &params, true, factory, None, &mut |_| {}).expect("run");
-    let n = log.t_secs.len();
+    let series = log.series.as_ref().expect("the per-tick series");
+    let n = series.t_secs.len();
     for j in 0..7 {
         let rms = ((0..n)
-            .map(|k| log.error_rad[k * 7 + j].powi(2))
+            .map(|k| series.error_rad[k * 7 + j].powi(2))
             .sum::<f64>()
             / n as f64)
             .sqrt();
         assert!(rms <= 5e-4, "joint {j}: RMS {rms} rad");
     }
-    assert!(log.learned.iter().all(|l| *l), "every tick used the model");
+    assert!(series.learned.iter().all(|l| *l), "every tick used the model");
 }
 
 /// A model double whose behaviour the test chooses.

@@ -10,6 +10,7 @@ mod factory;
 pub mod param_ranges;
 pub mod param_schema;
 mod params;
+pub mod realtime;
 mod reference;
 pub mod robot_defaults;
 pub mod ros_params;
@@ -19,6 +20,7 @@ pub use factory::{
     plugin_search,
 };
 pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
+pub use realtime::{RealtimeParams, RealtimeSetup};
 pub use reference::ReferenceParams;
 pub use robot_defaults::{DeriveError, DerivedDefaults, derive_defaults, derive_node_defaults};
 pub use ros_params::{

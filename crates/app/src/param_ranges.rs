@@ -229,6 +229,7 @@ pub const RANGES: &[(&str, Range)] = &[
     ("ros.constraints.trajectory", R::closed(0.0, 1e3)),
     ("ros.constraints.goal", R::closed(0.0, 1e3)),
     ("ros.action_monitor_rate", R::above(0.0, 1e4)),
+    ("realtime.thread_priority", R::count(0.0, 99.0)),
 ];
 
 /// Keys whose values are free-form (checked by their owner): not walked.

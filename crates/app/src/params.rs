@@ -173,6 +173,9 @@ pub struct NodeParams {
     pub run: RunParams,
     /// The ROS 2 node (`gp-node run`).
     pub ros: RosParams,
+    /// The control thread's scheduling and memory locking (`gp-node run`, `gp-node sim
+    /// --realtime`).
+    pub realtime: super::RealtimeParams,
 }
 
 /// Why a parameter file was refused.

@@ -12,6 +12,7 @@
 
 pub mod control;
 pub mod control_loop;
+pub mod latency;
 pub mod learn;
 
 /// The robot's dynamics, under the name the modules use.

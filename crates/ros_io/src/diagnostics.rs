@@ -10,7 +10,7 @@ use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gpn_msgs::std_msgs::Header;
 
 use super::ingest::IngestSnapshot;
-use super::latency::LatencyHistogram;
+use gpn_control::latency::LatencyHistogram;
 
 /// What a diagnostics message is built from.
 #[derive(Debug, Clone, Copy)]

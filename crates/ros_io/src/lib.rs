@@ -27,7 +27,6 @@ pub mod diagnostics;
 pub mod goal_monitor;
 pub mod ingest;
 pub mod joint_state;
-pub mod latency;
 pub mod lifecycle;
 pub mod ops;
 pub mod plant;
@@ -62,7 +61,7 @@ mod transport;
 
 pub use gpn_app::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};
 pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
-pub use latency::LatencyHistogram;
+pub use gpn_control::latency::LatencyHistogram;
 pub use plant::{ChannelOperations, PublishQueue, RosPlant};
 pub use stamp_clock::{StampClock, StampParams, StampRefusal, Stamped, Timing};
 pub use trajectory::{Reference, ReferenceInput, TopicReference, Trajectory, TrajectoryError};

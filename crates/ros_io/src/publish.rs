@@ -17,7 +17,7 @@ use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
-use super::latency::LatencyHistogram;
+use gpn_control::latency::LatencyHistogram;
 use super::node_log::NodeLog;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};

@@ -28,6 +28,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use gpn_app::realtime::{RealtimeParams, RealtimeSetup};
 use gpn_app::ros_params::Mode;
 use gpn_app::{
     NodeParams, RosParams, check_model_configs, load_robot, model_factory, plugin_search,
@@ -50,7 +51,7 @@ use gpn_viz::{Viz, VizListener, VizRun, VizTarget};
 use super::follow_joint_trajectory::{ActionServer, GoalRequests, GoalRules};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
-use super::latency::LatencyHistogram;
+use gpn_control::latency::LatencyHistogram;
 use super::lifecycle_services::{LifecycleServices, TransitionEvents};
 use super::node_log::NodeLog;
 use super::ops::{Ops, SharedStatus};
@@ -135,6 +136,8 @@ pub struct RunSummary {
     pub law: LawCounts,
     /// rerun logging (`ros.rerun`), when on.
     pub rerun: Option<RerunReport>,
+    /// The control thread's scheduling and memory locking (`realtime.*`).
+    pub realtime: RealtimeSetup,
 }
 
 /// The command decision over a run (`gp-node run --json`: `law`).
@@ -547,6 +550,8 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 /// The node's threads once started: what the summary needs from them.
 struct Running {
     control: std::thread::JoinHandle<(LoopCounters, Option<Viz>)>,
+    /// What the control thread got of `realtime.*`.
+    realtime: RealtimeSetup,
     /// Where the rerun logging goes, when on.
     rerun: Option<VizTarget>,
     publish: std::thread::JoinHandle<Published>,
@@ -676,14 +681,31 @@ fn start_threads(
         None => r,
     });
     let (rerun, viz) = rerun.unzip();
-    let control = spawn_control_loop(
+    let (control, realtime) = spawn_control_loop(
         parts.control,
         reference,
         plant,
         operations,
         (queue, viz),
-        stop,
+        (&params.realtime, stop),
     )?;
+    match realtime.thread_priority {
+        Some(priority) => log.info(&format!(
+            "control thread at SCHED_FIFO priority {priority}{}",
+            if realtime.memory_locked {
+                ", memory locked"
+            } else {
+                ""
+            }
+        )),
+        None if params.realtime.thread_priority == 0 => {
+            log.info("control thread at normal priority (realtime.thread_priority 0)")
+        }
+        None => {}
+    }
+    for warning in &realtime.warnings {
+        log.warn(warning);
+    }
 
     let publisher = Publisher_ {
         node_name: ros.node_name.clone(),
@@ -704,6 +726,7 @@ fn start_threads(
     let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
     Ok(Running {
         control,
+        realtime,
         rerun,
         publish,
         spin,
@@ -854,8 +877,8 @@ fn spawn_control_loop(
     plant: RosPlant,
     operations: ChannelOperations,
     outputs: (PublishQueue, Option<Viz>),
-    stop: &Arc<AtomicBool>,
-) -> Result<std::thread::JoinHandle<(LoopCounters, Option<Viz>)>, RosError> {
+    (realtime, stop): (&RealtimeParams, &Arc<AtomicBool>),
+) -> Result<(ControlThread, RealtimeSetup), RosError> {
     let ControlParts {
         tick,
         learner,
@@ -864,11 +887,11 @@ fn spawn_control_loop(
     match reference {
         Some(reference) => {
             let control_loop = ControlLoop::new(tick, learner, reference, decision, true);
-            spawn_control(control_loop, plant, operations, outputs, stop.clone())
+            spawn_control(control_loop, plant, operations, outputs, (realtime, stop))
         }
         None => {
             let control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
-            spawn_control(control_loop, plant, operations, outputs, stop.clone())
+            spawn_control(control_loop, plant, operations, outputs, (realtime, stop))
         }
     }
     .map_err(|e| RosError::Param(format!("cannot start the control thread: {e}")))
@@ -893,6 +916,7 @@ fn wait_for_stop<T>(
 /// What the threads reported once joined.
 struct Ended {
     counters: LoopCounters,
+    realtime: RealtimeSetup,
     rerun: Option<RerunReport>,
     published: Published,
     ingest: IngestSnapshot,
@@ -905,6 +929,7 @@ impl Running {
     /// Joins the control thread (and ends the rerun logging), the publish thread, then the
     /// spin thread.
     fn join(self, log: &NodeLog) -> Result<Ended, RosError> {
+        let realtime = self.realtime;
         let (counters, viz) = self
             .control
             .join()
@@ -923,6 +948,7 @@ impl Running {
             .map_err(|_| RosError::Param("the spin thread panicked".into()))?;
         Ok(Ended {
             counters,
+            realtime,
             rerun,
             published,
             ingest: self.ingest.snapshot(),
@@ -972,24 +998,34 @@ impl Ended {
             tick_us: LatencySummary::of(&self.published.tick_time),
             law: LawCounts::of(counters),
             rerun: self.rerun.clone(),
+            realtime: self.realtime.clone(),
         }
     }
 }
 
-/// Starts the control thread: the loop over the ROS plant on the wall clock, its outputs to
-/// the publish thread and, when on, to the rerun logger (returned with the counters, to be
-/// finished off the control thread).
+/// The control thread: it returns the loop's counters and the rerun logger.
+type ControlThread = std::thread::JoinHandle<(LoopCounters, Option<Viz>)>;
+
+/// Starts the control thread: real-time work as `realtime` asks, the loop over the ROS
+/// plant on the wall clock, its outputs to the publish thread and, when on, to the rerun
+/// logger (returned with the counters, to be finished off the control thread). Returns
+/// with what the thread got of `realtime`, once it knows.
 fn spawn_control<R: ReferenceSource + Send + 'static>(
     mut control_loop: ControlLoop<R>,
     mut plant: RosPlant,
     mut operations: ChannelOperations,
     (mut queue, mut viz): (PublishQueue, Option<Viz>),
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<std::thread::JoinHandle<(LoopCounters, Option<Viz>)>> {
+    (realtime, stop): (&RealtimeParams, &Arc<AtomicBool>),
+) -> std::io::Result<(ControlThread, RealtimeSetup)> {
     let nv = control_loop.nv();
-    std::thread::Builder::new()
+    let (setup_tx, setup_rx) = sync_channel::<RealtimeSetup>(1);
+    let realtime = realtime.clone();
+    let stop = stop.clone();
+    let handle = std::thread::Builder::new()
         .name("gpn-control".into())
         .spawn(move || {
+            let setup = gpn_app::realtime::enter(&realtime);
+            let _ = setup_tx.send(setup.clone());
             let mut rerun = viz
                 .as_mut()
                 .map(|viz| VizListener::new(viz, VizRun::Learned, nv));
@@ -1009,9 +1045,15 @@ fn spawn_control<R: ReferenceSource + Send + 'static>(
                     &stop,
                 ),
             };
+            gpn_app::realtime::leave(&setup);
             drop(rerun);
             (control_loop.counters(), viz)
-        })
+        })?;
+    // The thread sends first thing; a thread that died before is reported when joined.
+    let setup = setup_rx
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_default();
+    Ok((handle, setup))
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), RosError> {

@@ -16,12 +16,14 @@ mod record;
 mod report;
 mod runner;
 mod scenario;
+mod stats;
 mod swaps;
 
 pub use probing::ProbeRecord;
 pub use record::Recorder;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};
-pub use runner::{LawEvent, RunLog, run, run_with_factory, run_with_viz};
+pub use runner::{LateTick, LawEvent, RunLog, Series, TickSeries, run, run_with_factory, run_with_viz};
+pub use stats::{AdoptionWindow, DecimatedSample, RunStats, StepStats, TickValues};
 pub use scenario::Scenario;
 pub use swaps::SwapRecord;
 

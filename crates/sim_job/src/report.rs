@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::runner::RunLog;
+use super::stats::StepStats;
 
 /// Numbers of one run pair (nominal and learned), over the last half unless stated.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -64,8 +65,14 @@ pub struct SimReport {
     pub learned_samples: u64,
     /// Samples refused by the gate.
     pub gated_samples: u64,
+    /// Ticks of the learned run.
+    pub ticks: usize,
     /// Ticks of the learned run that took longer than the tick period.
     pub late_ticks: u64,
+    /// The first late ticks with their cause.
+    pub late: Vec<super::runner::LateTick>,
+    /// With `run.realtime`: the loop thread's scheduling and memory locking.
+    pub realtime: Option<gpn_app::RealtimeSetup>,
     /// Hyperparameters of the learned run's model (standardised units).
     pub hyper: Option<serde_json::Value>,
     /// Hot swaps of the learned run.
@@ -127,7 +134,7 @@ impl LawSummary {
         let pooled_rms_rad = [pooled(nominal_rms), pooled(learned_rms)];
         let d = &learned.decision;
         let learned_worse = pooled_rms_rad[1] > pooled_rms_rad[0];
-        let ticks = learned.t_secs.len().max(1) as f64;
+        let ticks = learned.ticks.max(1) as f64;
         Self {
             verdict: if learned.model_adopted_at_secs.is_none() {
                 "model never adopted"
@@ -173,25 +180,23 @@ pub struct AfterStep {
 }
 
 impl AfterStep {
-    /// Measures `log` around a step at `step_s`.
-    pub fn new(log: &RunLog, step_s: f64) -> Self {
-        let n = log.t_secs.len();
-        let tick = |t: f64| ((t / log.dt_secs).round().max(0.0) as usize).min(n);
-        let step = tick(step_s);
-        let pre_step_rms_rad = tracking_rms(log, tick(step_s - 5.0), step);
-        let windows_rad = tracking_windows(log, step);
+    /// The recovery from the step `stats` measured.
+    pub fn new(stats: &StepStats) -> Self {
+        let pre_step_rms_rad = stats.pre_step_rms_rad();
+        let windows_rad = stats.windows_rad();
         let recovered_from = windows_rad
             .iter()
             .rposition(|w| *w > 2.0 * pre_step_rms_rad)
             .map_or(0, |last_above| last_above + 1);
         let recovery_s = (recovered_from < windows_rad.len()).then_some(recovered_from as f64);
+        let [bound_coverage, bound_coverage_from_2s] = stats.coverage();
         Self {
-            step_s,
+            step_s: stats.step_s,
             pre_step_rms_rad,
             windows_rad,
             recovery_s,
-            bound_coverage: bound_coverage(log, &log.eta_cal_nm, step),
-            bound_coverage_from_2s: bound_coverage(log, &log.eta_cal_nm, tick(step_s + 2.0)),
+            bound_coverage,
+            bound_coverage_from_2s,
         }
     }
 }
@@ -251,16 +256,20 @@ impl SwapSummary {
     }
 }
 
-fn rms(values: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0usize);
-    for v in values {
-        s += v * v;
-        n += 1;
+/// ": 2 model adoption, 1 outside the model" for the late ticks kept (empty without).
+fn late_causes(late: &[super::runner::LateTick]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for tick in late {
+        match counts.iter_mut().find(|(cause, _)| *cause == tick.cause) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((tick.cause, 1)),
+        }
     }
-    if n == 0 {
-        f64::NAN
+    let parts: Vec<String> = counts.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    if parts.is_empty() {
+        String::new()
     } else {
-        (s / n as f64).sqrt()
+        format!(": {}", parts.join(", "))
     }
 }
 
@@ -277,61 +286,6 @@ pub fn quantile(values: &mut [f64], level: f64) -> f64 {
     finite[lo] + (h - lo as f64) * (finite[hi] - finite[lo])
 }
 
-/// RMS tracking error over all joints in ticks `a..b`, rad.
-fn tracking_rms(log: &RunLog, a: usize, b: usize) -> f64 {
-    let nv = log.nv;
-    rms((a..b).flat_map(|k| log.error_rad[k * nv..(k + 1) * nv].iter().copied()))
-}
-
-/// RMS tracking error over all joints in consecutive 1 s windows from tick `from` to the
-/// end (the last one partial), rad.
-fn tracking_windows(log: &RunLog, from: usize) -> Vec<f64> {
-    let n = log.t_secs.len();
-    let per_window = (1.0 / log.dt_secs).round().max(1.0) as usize;
-    (from..n)
-        .step_by(per_window)
-        .map(|a| tracking_rms(log, a, (a + per_window).min(n)))
-        .collect()
-}
-
-/// Fraction of (tick, joint) from tick `from` on with |true residual − μ| ≤ `eta` (NaN when
-/// there are none).
-fn bound_coverage(log: &RunLog, eta: &[f64], from: usize) -> f64 {
-    let (nv, n) = (log.nv, log.t_secs.len());
-    let (mut inside, mut total) = (0usize, 0usize);
-    for k in from..n {
-        for j in 0..nv {
-            total += 1;
-            let e = eta[k * nv + j];
-            let err = log.true_residual_nm[k * nv + j] - log.mu_nm[k * nv + j];
-            if e.is_finite() && err.abs() <= e {
-                inside += 1;
-            }
-        }
-    }
-    if total == 0 {
-        f64::NAN
-    } else {
-        inside as f64 / total as f64
-    }
-}
-
-fn tracking(log: &RunLog) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (nv, n) = (log.nv, log.t_secs.len());
-    let half = n / 2;
-    let rms_j = (0..nv)
-        .map(|j| rms((half..n).map(|k| log.error_rad[k * nv + j])))
-        .collect();
-    let max_j = (0..nv)
-        .map(|j| {
-            (half..n)
-                .map(|k| log.error_rad[k * nv + j].abs())
-                .fold(0.0, f64::max)
-        })
-        .collect();
-    (rms_j, max_j, tracking_windows(log, 0))
-}
-
 impl SimReport {
     /// Builds the report from a nominal and a learned run of the same scenario and seed.
     pub fn new(
@@ -342,18 +296,14 @@ impl SimReport {
         nominal: &RunLog,
         learned: &RunLog,
     ) -> Self {
-        let (nominal_rms_rad, nominal_max_rad, nominal_windows_rad) = tracking(nominal);
-        let (learned_rms_rad, learned_max_rad, learned_windows_rad) = tracking(learned);
-        let (nominal_rms, learned_rms) = (nominal_rms_rad.clone(), learned_rms_rad.clone());
-        let (nv, n) = (learned.nv, learned.t_secs.len());
-        let half = n / 2;
-        let err =
-            |k: usize, j: usize| learned.true_residual_nm[k * nv + j] - learned.mu_nm[k * nv + j];
-        let residual_rmse_nm = (0..nv).map(|j| rms((half..n).map(|k| err(k, j)))).collect();
-        let residual_rmse_pooled_nm = rms((half..n).flat_map(|k| (0..nv).map(move |j| err(k, j))));
-        let coverage = |eta: &[f64]| bound_coverage(learned, eta, half);
-        let median = |eta: &[f64]| quantile(&mut eta[half * nv..].to_vec(), 0.5);
-        let mut ticks = learned.tick_micros.clone();
+        let (nominal_rms_rad, nominal_max_rad) = nominal.stats.tracking();
+        let (learned_rms_rad, learned_max_rad) = learned.stats.tracking();
+        let law = LawSummary::new(&nominal_rms_rad, &learned_rms_rad, learned);
+        let stats = &learned.stats;
+        let (residual_rmse_nm, residual_rmse_pooled_nm) = stats.residual_rmse_nm();
+        let (bound_coverage, median_eta_cal_nm) = stats.bound(0);
+        let (bound_coverage_thm, median_eta_thm_nm) = stats.bound(1);
+        let ticks = stats.tick_micros();
         Self {
             plugin: plugin.into(),
             scenario: scenario.into(),
@@ -361,23 +311,19 @@ impl SimReport {
             joints: joints.to_vec(),
             nominal_rms_rad,
             nominal_max_rad,
-            nominal_windows_rad,
+            nominal_windows_rad: nominal.stats.windows_rad(),
             learned_rms_rad,
             learned_max_rad,
-            learned_windows_rad,
+            learned_windows_rad: stats.windows_rad(),
             residual_rmse_nm,
             residual_rmse_pooled_nm,
-            bound_coverage: coverage(&learned.eta_cal_nm),
-            median_eta_cal_nm: median(&learned.eta_cal_nm),
-            bound_coverage_thm: coverage(&learned.eta_thm_nm),
-            median_eta_thm_nm: median(&learned.eta_thm_nm),
+            bound_coverage,
+            median_eta_cal_nm,
+            bound_coverage_thm,
+            median_eta_thm_nm,
             tracking_bound: learned.final_tracking_bound,
             limit_ticks: [nominal.limit_ticks.clone(), learned.limit_ticks.clone()],
-            tick_us: [
-                quantile(&mut ticks, 0.5),
-                quantile(&mut ticks, 0.99),
-                ticks.iter().copied().fold(0.0, f64::max),
-            ],
+            tick_us: [ticks.quantile(0.5), ticks.quantile(0.99), ticks.max()],
             wall_s: nominal.wall_secs + learned.wall_secs,
             model_adopted_at_s: learned.model_adopted_at_secs,
             fit_s: learned.fit_secs,
@@ -388,14 +334,17 @@ impl SimReport {
             learned_samples: learned.learned_samples,
             gated_samples: learned.gated_samples,
             hyper: learned.hyper.clone(),
+            ticks: learned.ticks,
             late_ticks: learned.late_ticks,
+            late: learned.late.clone(),
+            realtime: learned.realtime.clone(),
             swaps: learned.swaps.clone(),
             swap_busy_ticks: learned.swap_busy_ticks,
             changes: learned.changes.clone(),
             reidentified_mass_kg: learned.reidentified_mass_kg,
             probes: learned.probes.clone(),
-            after_step: None,
-            law: LawSummary::new(&nominal_rms, &learned_rms, learned),
+            after_step: stats.step().map(AfterStep::new),
+            law,
         }
     }
 
@@ -470,7 +419,10 @@ impl SimReport {
             "learned_samples": self.learned_samples,
             "gated_samples": self.gated_samples,
             "hyper": self.hyper,
+            "ticks": self.ticks,
             "late_ticks": self.late_ticks,
+            "late": self.late,
+            "realtime": self.realtime,
         })
     }
 
@@ -640,9 +592,19 @@ impl SimReport {
         );
         let _ = writeln!(
             s,
-            "late ticks             {} (longer than the tick period)",
-            self.late_ticks
+            "late ticks             {} (longer than the tick period){}",
+            self.late_ticks,
+            late_causes(&self.late)
         );
+        if let Some(rt) = &self.realtime {
+            let _ = writeln!(
+                s,
+                "real time              control thread {}, memory {}",
+                rt.thread_priority
+                    .map_or("at normal priority".into(), |p| format!("SCHED_FIFO {p}")),
+                if rt.memory_locked { "locked" } else { "not locked" }
+            );
+        }
     }
 
     /// One line per detected dynamics change and per offered probe.
@@ -732,24 +694,23 @@ impl SimReport {
 mod tests {
     use super::*;
 
-    /// A one-joint log at 100 Hz whose tracking error is `level(t)`, with the residual
-    /// inside the bound except where `outside(t)`.
-    fn log(secs: f64, level: impl Fn(f64) -> f64, outside: impl Fn(f64) -> bool) -> RunLog {
+    /// The step statistics of a one-joint run at 100 Hz with a step at 10 s, whose tracking
+    /// error is `level(t)`, with the residual inside the bound except where `outside(t)`.
+    fn after_step(secs: f64, level: impl Fn(f64) -> f64, outside: impl Fn(f64) -> bool) -> AfterStep {
         let n = (secs * 100.0) as usize;
-        let t: Vec<f64> = (0..n).map(|k| k as f64 * 0.01).collect();
-        RunLog {
-            nv: 1,
-            dt_secs: 0.01,
-            error_rad: t.iter().map(|&t| level(t)).collect(),
-            true_residual_nm: t
-                .iter()
-                .map(|&t| if outside(t) { 2.0 } else { 0.5 })
-                .collect(),
-            mu_nm: vec![0.0; n],
-            eta_cal_nm: vec![1.0; n],
-            t_secs: t,
-            ..RunLog::default()
+        let mut stats = crate::RunStats::new(1, 0.01, n, Some(10.0), 0);
+        for k in 0..n {
+            let t = k as f64 * 0.01;
+            stats.record(&crate::TickValues {
+                error_rad: &[level(t)],
+                true_residual_nm: &[if outside(t) { 2.0 } else { 0.5 }],
+                mu_nm: &[0.0],
+                eta_nm: [&[1.0], &[1.0]],
+                tick_micros: 1.0,
+                adopted_model: false,
+            });
         }
+        AfterStep::new(stats.step().expect("a step"))
     }
 
     #[test]
@@ -762,19 +723,16 @@ mod tests {
             t if t < 13.0 => 3.0,
             _ => 1.0,
         };
-        let a = AfterStep::new(&log(15.0, level, |t| (10.0..10.5).contains(&t)), 10.0);
+        let a = after_step(15.0, level, |t| (10.0..10.5).contains(&t));
         assert!((a.pre_step_rms_rad - 1.0).abs() < 1e-12);
         assert_eq!(a.windows_rad.len(), 5);
         assert_eq!(a.recovery_s, Some(3.0));
         assert!((a.bound_coverage - 0.9).abs() < 1e-9);
         assert!((a.bound_coverage_from_2s - 1.0).abs() < 1e-12);
         // Never leaving the band is a recovery time of 0; ending above it is None.
-        let flat = AfterStep::new(&log(15.0, |_| 1.0, |_| false), 10.0);
+        let flat = after_step(15.0, |_| 1.0, |_| false);
         assert_eq!(flat.recovery_s, Some(0.0));
-        let worse = AfterStep::new(
-            &log(15.0, |t| if t < 10.0 { 1.0 } else { 3.0 }, |_| false),
-            10.0,
-        );
+        let worse = after_step(15.0, |t| if t < 10.0 { 1.0 } else { 3.0 }, |_| false);
         assert_eq!(worse.recovery_s, None);
     }
 }

@@ -34,31 +34,24 @@ use super::SimulateError;
 use super::plant::SimPlant;
 use super::probing::ProbingReference;
 use super::record::Recorder;
+use super::stats::{RunStats, TickValues};
 use super::swaps::{SimOperations, SwapSchedule};
 
-/// Per-tick series of a run (joint-major where per joint: `[tick * nv + j]`).
+/// What a run measured: its summaries, streamed in fixed memory ([`RunStats`]), the
+/// model's and the command decision's counters, and — on request only, since they grow
+/// with the run — the per-tick series ([`TickSeries`]).
 #[derive(Debug, Clone, Default)]
 pub struct RunLog {
     /// Joints.
     pub nv: usize,
     /// Tick period, s.
     pub dt_secs: f64,
-    /// Time of each tick, s.
-    pub t_secs: Vec<f64>,
-    /// True tracking error q − q_d, rad.
-    pub error_rad: Vec<f64>,
-    /// True residual at the query point, N·m.
-    pub true_residual_nm: Vec<f64>,
-    /// Residual used in the law (0 on fallback), N·m.
-    pub mu_nm: Vec<f64>,
-    /// η_cal, N·m (NaN before calibration or without a model).
-    pub eta_cal_nm: Vec<f64>,
-    /// η_thm, N·m (NaN without a model).
-    pub eta_thm_nm: Vec<f64>,
-    /// Whether the learned law ran at the tick (per tick).
-    pub learned: Vec<bool>,
-    /// Tick execution time, µs.
-    pub tick_micros: Vec<f64>,
+    /// Ticks run.
+    pub ticks: usize,
+    /// The run's summaries (tracking, residual, coverage, latency, step, adoptions).
+    pub stats: RunStats,
+    /// The per-tick series, when the run was asked to keep them.
+    pub series: Option<TickSeries>,
     /// Theorem-2 tracking bound at the end of the run.
     pub final_tracking_bound: f64,
     /// When the model was adopted, s (None: never).
@@ -81,6 +74,11 @@ pub struct RunLog {
     pub overruns: u64,
     /// Ticks whose execution took longer than the tick period.
     pub late_ticks: u64,
+    /// The first late ticks (up to 64), each with what took the time.
+    pub late: Vec<LateTick>,
+    /// With `run.realtime`: the loop thread's scheduling and memory locking, and what was
+    /// refused.
+    pub realtime: Option<gpn_app::RealtimeSetup>,
     /// Hyperparameters the model used (its config's `"hyper"`), if any.
     pub hyper: Option<serde_json::Value>,
     /// Hot swaps (`run.swap_every_s`), one record per planned swap.
@@ -97,8 +95,6 @@ pub struct RunLog {
     pub decision: gpn_control::control_loop::DecisionCounts,
     /// Fallbacks of the learned law and re-adoptions, in order: (time s, what).
     pub law_events: Vec<(f64, LawEvent)>,
-    /// The command sent at each tick, N·m (`[tick * nv + j]`).
-    pub command_nm: Vec<f64>,
     /// Largest true |q̇| over the run as a fraction of the joint's URDF velocity limit.
     pub max_speed_fraction: f64,
     /// Largest true excursion beyond a joint's URDF position limits, rad (0: none).
@@ -106,6 +102,69 @@ pub struct RunLog {
     /// Per joint, ticks at or beyond a limit of the true robot: position, velocity, and the
     /// command at the effort limit (saturated).
     pub limit_ticks: Vec<JointLimitTicks>,
+}
+
+/// A run's per-tick series (joint-major where per joint: `[tick * nv + j]`): 25 bytes per
+/// tick and joint, for tests and short runs.
+#[derive(Debug, Clone, Default)]
+pub struct TickSeries {
+    /// Time of each tick, s.
+    pub t_secs: Vec<f64>,
+    /// True tracking error q − q_d, rad.
+    pub error_rad: Vec<f64>,
+    /// The command sent, N·m.
+    pub command_nm: Vec<f64>,
+    /// Whether the learned law ran at the tick.
+    pub learned: Vec<bool>,
+}
+
+/// A tick that took longer than the tick period, and where the time went.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct LateTick {
+    /// Time of the tick, s.
+    pub t_s: f64,
+    /// Its execution time, µs.
+    pub exec_us: f64,
+    /// Of which the model's predict and update, µs.
+    pub model_us: f64,
+    /// Why: "model adoption" (the tick adopted a new model), "model call" (predict and
+    /// update took most of it) or "outside the model" (the law, the scheduler, page faults).
+    pub cause: &'static str,
+}
+
+impl LateTick {
+    fn new(t_s: f64, status: &TickStatus) -> Self {
+        let cause = if status.adopted_model {
+            "model adoption"
+        } else if status.model_micros > 0.5 * status.exec_micros {
+            "model call"
+        } else {
+            "outside the model"
+        };
+        Self {
+            t_s,
+            exec_us: status.exec_micros,
+            model_us: status.model_micros,
+            cause,
+        }
+    }
+}
+
+/// Most samples η_cal calibrates on per joint: 20 s at 1 kHz (160 KB per joint, and a freeze
+/// — an O(n) selection per joint on the control thread, 0.23 ms for 7 joints here — within
+/// a tick). Runs up to 40 s (the default 30 s) calibrate on their whole first half.
+const CALIBRATION_SAMPLES_MAX: usize = 20_000;
+
+/// Late ticks kept with their cause.
+const LATE_TICKS_KEPT: usize = 64;
+
+/// Whether a run keeps its per-tick series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Series {
+    /// Summaries only: memory fixed before the run, whatever its duration.
+    Summaries,
+    /// Also every tick's tracking error, command and law ([`TickSeries`]).
+    Kept,
 }
 
 /// Ticks a joint spent at or beyond its URDF limits (true state) or with its command at
@@ -135,7 +194,8 @@ pub enum LawEvent {
     Readopted,
 }
 
-/// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law.
+/// Runs `params` for `params.run.duration_s`; `learning` false runs the nominal law. Keeps
+/// the per-tick series ([`Series::Kept`]: memory grows with the run; tests and short runs).
 /// `progress` is called about every 1 % with the fraction done.
 pub fn run(
     robot: &Model,
@@ -144,14 +204,16 @@ pub fn run(
     recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
-    run_with_viz(robot, params, learning, recorder, None, progress)
+    run_with_viz(robot, params, learning, Series::Kept, recorder, None, progress)
 }
 
-/// As [`run`], also handing every tick to `viz` (rerun logging; it never blocks the loop).
+/// As [`run`], keeping the per-tick series or not, and handing every tick to `viz` (rerun
+/// logging; it never blocks the loop). `gp-node sim` keeps summaries only.
 pub fn run_with_viz(
     robot: &Model,
     params: &NodeParams,
     learning: bool,
+    series: Series,
     recorder: Option<&mut Recorder>,
     viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
@@ -162,7 +224,12 @@ pub fn run_with_viz(
         &params.model.plugin,
         &params.model.config,
     );
-    run_inner(robot, params, learning, factory, recorder, viz, progress)
+    let outputs = Outputs {
+        series,
+        recorder,
+        viz,
+    };
+    run_inner(robot, params, learning, factory, outputs, progress)
 }
 
 /// As [`run`], with the model created by `factory` instead of the configured plugin (tests
@@ -175,7 +242,19 @@ pub fn run_with_factory(
     recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
-    run_inner(robot, params, learning, factory, recorder, None, progress)
+    let outputs = Outputs {
+        series: Series::Kept,
+        recorder,
+        viz: None,
+    };
+    run_inner(robot, params, learning, factory, outputs, progress)
+}
+
+/// Where a run's ticks go besides its summaries.
+struct Outputs<'a> {
+    series: Series,
+    recorder: Option<&'a mut Recorder>,
+    viz: Option<&'a mut Viz>,
 }
 
 fn run_inner(
@@ -183,10 +262,14 @@ fn run_inner(
     params: &NodeParams,
     learning: bool,
     factory: ModelFactory,
-    recorder: Option<&mut Recorder>,
-    viz: Option<&mut Viz>,
+    outputs: Outputs<'_>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
+    let Outputs {
+        series,
+        recorder,
+        viz,
+    } = outputs;
     // Keys left empty get the robot's derived values (a no-op on resolved parameters).
     let mut resolved = params.clone();
     gpn_app::derive_defaults(robot, &mut resolved)
@@ -212,11 +295,14 @@ fn run_inner(
     let (mut control_loop, mut ops) =
         assemble_loop(robot, params, learning, factory, ticks, clock.budget())?;
 
+    let planned_swaps = ops.schedule().map_or(0, |s| s.planned());
+    let step_s = params.sim.payload.step.as_ref().map(|step| step.at_secs);
     let mut log = RunLogger::new(
         robot.limits(),
         params.control.effort_limit_fraction,
-        dt,
-        ticks,
+        (dt, ticks),
+        RunStats::new(nv, dt, ticks, step_s, planned_swaps),
+        series,
     );
     let mut progress = Progress::new(ticks, progress);
     let mut record = match recorder {
@@ -242,18 +328,28 @@ fn run_inner(
     if let Some(viz) = viz.as_mut() {
         listeners.push(viz);
     }
+    // Paced as on a robot, the loop's thread is real-time work as on a robot.
+    let realtime = params
+        .run
+        .realtime
+        .then(|| gpn_app::realtime::enter(&params.realtime));
     let wall = Instant::now();
-    control_loop.run(
+    let ran = control_loop.run(
         &mut plant,
         clock.as_mut(),
         &mut ops,
         &mut listeners,
         &AtomicBool::new(false),
-    )?;
+    );
+    if let Some(setup) = &realtime {
+        gpn_app::realtime::leave(setup);
+    }
+    ran?;
     drop(listeners);
     progress.done();
     let mut log = log.log;
     log.wall_secs = wall.elapsed().as_secs_f64();
+    log.realtime = realtime;
     if let Some(record) = record {
         if let Some(error) = record.error {
             return Err(error);
@@ -280,8 +376,9 @@ fn assemble_loop<'p>(
     let tick = Tick::new(robot, &control, budget)?;
     let mut learn_params = params.learn.clone();
     // η_cal calibrates on the first half of the run: it freezes at the half-way tick on
-    // what the model predicted until then.
-    learn_params.calibration_samples = (ticks / 2).max(1);
+    // what the model predicted until then, or on its first `CALIBRATION_SAMPLES_MAX`
+    // samples, so that a long run's memory does not grow with it.
+    learn_params.calibration_samples = (ticks / 2).clamp(1, CALIBRATION_SAMPLES_MAX);
     let hyper = params.model.config.get("hyper").cloned();
     let learner = Learner::new(robot, learn_params, hyper, factory)?;
     let ops = sim_operations(params, learning, ticks);
@@ -387,7 +484,7 @@ fn finish_log(
     if let Some((labels, busy)) = ops.schedule().map(|s| (s.labels.clone(), s.busy_refusals)) {
         ops.log.labels = labels;
         log.swap_busy_ticks = busy;
-        log.swaps = ops.log.resolve(&log.error_rad, nv, dt);
+        log.swaps = ops.log.resolve(&log.stats, nv, dt);
     }
     if learning
         && log.model_adopted_at_secs.is_none()
@@ -398,44 +495,42 @@ fn finish_log(
     Ok(())
 }
 
-/// Collects the run's series from the loop's outputs.
+/// Streams the loop's outputs into the run's summaries (and its series, if kept).
 struct RunLogger {
     log: RunLog,
     limits: Vec<gpn_dynamics::JointLimits>,
     /// |command| at which a joint counts as saturated, N·m.
     saturation_nm: Vec<f64>,
+    /// The tick's tracking error, rad.
+    error: Vec<f64>,
 }
 
 impl RunLogger {
     fn new(
         limits: &[gpn_dynamics::JointLimits],
         effort_limit_fraction: f64,
-        dt: f64,
-        ticks: usize,
+        (dt, ticks): (f64, usize),
+        stats: RunStats,
+        series: Series,
     ) -> Self {
         let nv = limits.len();
+        let series = (series == Series::Kept).then(|| TickSeries {
+            t_secs: Vec::with_capacity(ticks),
+            error_rad: Vec::with_capacity(ticks * nv),
+            command_nm: Vec::with_capacity(ticks * nv),
+            learned: Vec::with_capacity(ticks),
+        });
         let mut log = RunLog {
             nv,
             dt_secs: dt,
+            stats,
+            series,
             limit_ticks: vec![JointLimitTicks::default(); nv],
             ..RunLog::default()
         };
-        let per_joint = ticks * nv;
-        log.t_secs.reserve(ticks);
-        for series in [
-            &mut log.error_rad,
-            &mut log.true_residual_nm,
-            &mut log.mu_nm,
-            &mut log.eta_cal_nm,
-            &mut log.eta_thm_nm,
-            &mut log.command_nm,
-        ] {
-            series.reserve(per_joint);
-        }
-        log.learned.reserve(ticks);
         log.changes.reserve(64);
         log.law_events.reserve(64);
-        log.tick_micros.reserve(ticks);
+        log.late.reserve(LATE_TICKS_KEPT);
         Self {
             log,
             limits: limits.to_vec(),
@@ -444,6 +539,7 @@ impl RunLogger {
                 .iter()
                 .map(|l| l.effort * effort_limit_fraction * (1.0 - 1e-9))
                 .collect(),
+            error: vec![0.0; nv],
         }
     }
 }
@@ -484,7 +580,6 @@ impl OutputListener for RunLogger {
         if status.adopted_model && log.model_adopted_at_secs.is_none() {
             log.model_adopted_at_secs = Some(t);
         }
-        log.t_secs.push(t);
         for (j, limit) in self.limits.iter().enumerate() {
             let (q, v) = (out.truth.q[j], out.truth.v[j]);
             log.max_speed_fraction = log.max_speed_fraction.max(v.abs() / limit.velocity);
@@ -494,17 +589,29 @@ impl OutputListener for RunLogger {
             counts.position += u64::from(excess > 0.0);
             counts.velocity += u64::from(v.abs() > limit.velocity);
             counts.saturated += u64::from(out.u[j].abs() >= self.saturation_nm[j]);
-            log.command_nm.push(out.u[j]);
-            log.error_rad.push(out.truth.q[j] - out.q_d[j]);
-            log.true_residual_nm.push(out.truth.residual[j]);
-            log.mu_nm.push(out.mu[j]);
-            log.eta_cal_nm.push(out.eta[j]);
-            log.eta_thm_nm.push(out.eta_thm[j]);
+            self.error[j] = out.truth.q[j] - out.q_d[j];
         }
-        log.learned.push(status.result == TickResult::Learned);
-        log.tick_micros.push(status.exec_micros);
+        log.stats.record(&TickValues {
+            error_rad: &self.error,
+            true_residual_nm: &out.truth.residual,
+            mu_nm: &out.mu,
+            eta_nm: [&out.eta, &out.eta_thm],
+            tick_micros: status.exec_micros,
+            adopted_model: status.adopted_model,
+        });
+        let learned = status.result == TickResult::Learned;
+        if let Some(series) = log.series.as_mut() {
+            series.t_secs.push(t);
+            series.error_rad.extend_from_slice(&self.error);
+            series.command_nm.extend_from_slice(&out.u);
+            series.learned.push(learned);
+        }
+        log.ticks += 1;
         if status.exec_micros > log.dt_secs * 1e6 {
             log.late_ticks += 1;
+            if log.late.len() < log.late.capacity() {
+                log.late.push(LateTick::new(t, &status));
+            }
         }
         log.final_tracking_bound = out.tracking_bound;
     }

@@ -14,6 +14,8 @@ use gpn_control::learn::{
 };
 use gpn_plugin_host::SearchPath;
 
+use super::stats::RunStats;
+
 /// The requests of a run, in order.
 pub(super) struct SwapSchedule {
     every_s: f64,
@@ -116,29 +118,93 @@ pub struct SwapRecord {
     pub rms_after_rad: Option<f64>,
 }
 
+/// Tick start instants kept to place a model's ready time among the ticks: about 4 s at
+/// 1 kHz (a later adoption reports the delay as at least this).
+const TICK_STARTS_KEPT: usize = 4096;
+
+/// The start instants of the last ticks (a ring: the run's memory does not grow with it).
+#[derive(Debug, Clone)]
+pub struct TickStarts {
+    starts: Vec<Instant>,
+    count: usize,
+}
+
+impl TickStarts {
+    /// Room for the last `kept` (≥ 1) ticks.
+    pub fn new(kept: usize) -> Self {
+        Self {
+            starts: vec![Instant::now(); kept.max(1)],
+            count: 0,
+        }
+    }
+
+    /// Tick `count()` starts now.
+    pub fn push(&mut self, at: Instant) {
+        let kept = self.starts.len();
+        self.starts[self.count % kept] = at;
+        self.count += 1;
+    }
+
+    /// Ticks started.
+    #[cfg(test)]
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// When tick `k` started, if it is still kept.
+    pub fn start_of(&self, k: usize) -> Option<Instant> {
+        (k < self.count && self.count - k <= self.starts.len())
+            .then(|| self.starts[k % self.starts.len()])
+    }
+
+    /// The last tick up to `k` that started at or before `ready`; the oldest one kept when
+    /// all kept ones started after it.
+    fn last_started_by(&self, k: usize, ready: Instant) -> usize {
+        let last = k.min(self.count.saturating_sub(1));
+        let oldest = self.count.saturating_sub(self.starts.len());
+        (oldest..=last)
+            .rev()
+            .find(|&i| self.starts[i % self.starts.len()] <= ready)
+            .unwrap_or(oldest)
+    }
+}
+
+/// One adoption of a swap.
+#[derive(Debug, Clone, Copy)]
+pub struct SwapAdoption {
+    /// Request id.
+    pub id: u64,
+    /// The adopting tick.
+    pub tick: usize,
+    /// Ticks from the last tick that started before the model was ready.
+    pub delay_ticks: u64,
+    /// Request → ready, s (None if the request's tick is no longer known).
+    pub build_s: Option<f64>,
+}
+
 /// Raw events of a run, resolved into [`SwapRecord`]s after it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SwapLog {
-    /// (id, request tick) per request accepted.
-    pub requested: Vec<(u64, usize)>,
-    /// (id, adopting tick, ready instant) per adoption; (id, tick, message) per failure.
-    pub adopted: Vec<(u64, usize, Instant)>,
-    /// Failures.
+    /// (id, request tick, its start) per request accepted.
+    pub requested: Vec<(u64, usize, Instant)>,
+    /// Adoptions.
+    pub adopted: Vec<SwapAdoption>,
+    /// Failures: (id, message).
     pub failed: Vec<(u64, String)>,
-    /// Tick start instants.
-    pub tick_started: Vec<Instant>,
+    /// Start instants of the last ticks.
+    pub tick_starts: TickStarts,
     /// Labels by id.
     pub labels: Vec<String>,
 }
 
 impl SwapLog {
-    /// Preallocated for `ticks` ticks and `swaps` swaps.
-    pub fn with_capacity(ticks: usize, swaps: usize) -> Self {
+    /// Preallocated for `swaps` swaps.
+    pub fn with_capacity(swaps: usize) -> Self {
         Self {
             requested: Vec::with_capacity(swaps),
             adopted: Vec::with_capacity(swaps),
             failed: Vec::with_capacity(swaps),
-            tick_started: Vec::with_capacity(ticks),
+            tick_starts: TickStarts::new(if swaps > 0 { TICK_STARTS_KEPT } else { 1 }),
             labels: Vec::new(),
         }
     }
@@ -149,49 +215,45 @@ impl SwapLog {
             return;
         }
         match event.outcome {
-            SwapOutcome::Adopted { ready_at, .. } => self.adopted.push((event.id, k, ready_at)),
+            SwapOutcome::Adopted { ready_at, .. } => {
+                let ready_tick = self.tick_starts.last_started_by(k, ready_at);
+                let requested = self.requested.iter().find(|r| r.0 == event.id);
+                self.adopted.push(SwapAdoption {
+                    id: event.id,
+                    tick: k,
+                    delay_ticks: (k - ready_tick.min(k)) as u64,
+                    build_s: requested.map(|r| ready_at.duration_since(r.2).as_secs_f64()),
+                });
+            }
             SwapOutcome::Failed(message) => self.failed.push((event.id, message)),
             SwapOutcome::FactorySet => {}
         }
     }
 
-    /// One record per planned swap; `error_rad` is the run's tracking error (tick-major,
-    /// `nv` per tick), `dt` the period.
-    pub fn resolve(&self, error_rad: &[f64], nv: usize, dt: f64) -> Vec<SwapRecord> {
-        let ticks = self.tick_started.len().min(error_rad.len() / nv.max(1));
-        let window = (0.25 / dt).round() as usize;
-        let rms = |from: usize, to: usize| -> Option<f64> {
-            (to > from && to <= ticks).then(|| {
-                let slice = &error_rad[from * nv..to * nv];
-                (slice.iter().map(|e| e * e).sum::<f64>() / slice.len() as f64).sqrt()
-            })
-        };
+    /// One record per planned swap; `stats` are the run's (the tracking error around each
+    /// adoption), `dt` the period.
+    pub fn resolve(&self, stats: &RunStats, nv: usize, dt: f64) -> Vec<SwapRecord> {
         (0..self.labels.len() as u64)
             .map(|i| {
                 let id = i + 1;
                 let label = self.labels[i as usize].clone();
-                let requested = self.requested.iter().find(|r| r.0 == id).map(|r| r.1);
-                if let Some(&(_, k, ready)) = self.adopted.iter().find(|a| a.0 == id) {
-                    // The last tick that started before the model was ready.
-                    let ready_tick = self.tick_started[..=k.min(ticks - 1)]
-                        .iter()
-                        .rposition(|t| *t <= ready)
-                        .unwrap_or(0);
+                if let Some(adoption) = self.adopted.iter().find(|a| a.id == id) {
+                    let window = stats.adoption_at(adoption.tick);
                     SwapRecord {
                         id,
                         label,
                         outcome: "adopted".into(),
-                        adopted_at_s: Some(k as f64 * dt),
-                        adoption_delay_ticks: Some((k - ready_tick.min(k)) as u64),
-                        build_s: requested
-                            .map(|r| ready.duration_since(self.tick_started[r]).as_secs_f64()),
-                        rms_before_rad: rms(k.saturating_sub(window), k),
-                        rms_after_rad: rms(k, (k + window).min(ticks)),
+                        adopted_at_s: Some(adoption.tick as f64 * dt),
+                        adoption_delay_ticks: Some(adoption.delay_ticks),
+                        build_s: adoption.build_s,
+                        rms_before_rad: window.and_then(|w| w.rms_before_rad),
+                        rms_after_rad: window.and_then(|w| w.rms_after_rad(nv)),
                     }
                 } else {
+                    let requested = self.requested.iter().any(|r| r.0 == id);
                     let outcome = match self.failed.iter().find(|f| f.0 == id) {
                         Some((_, m)) => format!("failed: {m}"),
-                        None if requested.is_some() => "not adopted before the end".into(),
+                        None if requested => "not adopted before the end".into(),
                         None => "not requested before the end".into(),
                     };
                     SwapRecord {
@@ -237,10 +299,7 @@ impl SimOperations {
         freeze_at: u64,
         announce_at: Option<f64>,
     ) -> Self {
-        let log = SwapLog::with_capacity(
-            if schedule.is_some() { ticks } else { 0 },
-            schedule.as_ref().map_or(0, SwapSchedule::planned),
-        );
+        let log = SwapLog::with_capacity(schedule.as_ref().map_or(0, SwapSchedule::planned));
         Self {
             schedule,
             log,
@@ -272,7 +331,7 @@ impl Operations for SimOperations {
             self.tick = Some(k);
             self.stage = 0;
             if self.schedule.is_some() {
-                self.log.tick_started.push(Instant::now());
+                self.log.tick_starts.push(Instant::now());
             }
         }
         let t = k as f64 * self.dt;
@@ -302,7 +361,13 @@ impl Operations for SimOperations {
             return;
         };
         match reply {
-            None => self.log.requested.push(requested),
+            None => {
+                let start = self.log.tick_starts.start_of(requested.1);
+                let (id, k) = requested;
+                self.log
+                    .requested
+                    .push((id, k, start.unwrap_or_else(Instant::now)));
+            }
             Some(ControlReply::Refused {
                 request: Some(request),
                 ..
@@ -351,24 +416,23 @@ mod tests {
             };
             while ops.next_command(&view).is_some() {}
         }
-        assert_eq!(ops.log.tick_started.len(), ticks);
+        assert_eq!(ops.log.tick_starts.count(), ticks);
     }
 
     #[test]
-    fn a_swap_adopted_at_the_last_tick_is_resolved_within_the_run() {
-        let (ticks, nv) = (1000, 7);
-        let start = Instant::now();
-        let log = SwapLog {
-            requested: vec![(1, ticks - 10)],
-            adopted: vec![(1, ticks - 1, start)],
-            failed: Vec::new(),
-            // One start too many must not reach past the tracking error's end.
-            tick_started: vec![start; ticks + 1],
-            labels: vec!["skygp".into()],
-        };
-        let records = log.resolve(&vec![1e-3; ticks * nv], nv, 1e-3);
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].outcome, "adopted");
-        assert!((records[0].rms_after_rad.expect("one tick after") - 1e-3).abs() < 1e-15);
+    fn a_ready_time_is_placed_among_the_kept_tick_starts() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + std::time::Duration::from_millis(ms);
+        let mut starts = TickStarts::new(4);
+        for k in 0..10 {
+            starts.push(at(k));
+        }
+        // Kept: ticks 6–9.
+        assert_eq!(starts.start_of(5), None);
+        assert_eq!(starts.start_of(7), Some(at(7)));
+        assert_eq!(starts.last_started_by(9, at(8)), 8);
+        assert_eq!(starts.last_started_by(7, at(9)), 7);
+        // Ready before every kept start: the oldest kept (the delay is at least that).
+        assert_eq!(starts.last_started_by(9, at(2)), 6);
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::app;
 use crate::app::param_ranges::check_value;
 use crate::app::{DEFAULT_URDF, NodeParams};
-use crate::simulate::{self, Recorder, RunLog, Scenario, SimReport};
+use crate::simulate::{self, Recorder, RunLog, Scenario, Series, SimReport};
 use crate::viz::{self, Viz, VizTarget};
 use anyhow::Context;
 
@@ -189,6 +189,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
                 &robot,
                 &params,
                 false,
+                Series::Summaries,
                 None,
                 viz.as_mut(),
                 &mut progress_bar("nominal", show),
@@ -208,6 +209,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         &robot,
         &params,
         true,
+        Series::Summaries,
         recorder.as_mut(),
         viz.as_mut(),
         &mut progress_bar("learned", show),
@@ -216,12 +218,15 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     if let Some(viz) = viz.take() {
         finish_viz(viz, viz_target.as_ref())?;
     }
+    for warning in learned.realtime.iter().flat_map(|r| &r.warnings) {
+        eprintln!("gp-node sim: warning: {warning}");
+    }
     let nominal = nominal.unwrap_or_else(|| RunLog {
         // Not run: its columns repeat the learned run, its wall time is none.
         wall_secs: 0.0,
         ..learned.clone()
     });
-    let mut report = SimReport::new(
+    let report = SimReport::new(
         &params.model.plugin,
         args.scenario.name(),
         params.run.duration_s,
@@ -229,9 +234,6 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         &nominal,
         &learned,
     );
-    if let Some(step) = &params.sim.payload.step {
-        report.after_step = Some(simulate::AfterStep::new(&learned, step.at_secs));
-    }
     let model = serde_json::json!({
         "plugin": params.model.plugin,
         "config": app::effective_model_config(&params).map_err(|e| anyhow::anyhow!(e))?,

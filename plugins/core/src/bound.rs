@@ -362,7 +362,8 @@ impl LemmaOne {
 /// predicted samples in that half. Before freezing, [`CalibratedBound::eta`] returns `None`.
 ///
 /// The buffer of `n_cal` ratios is allocated once in `new`; `observe` does not allocate, and
-/// the freeze sorts in place (O(n_cal log n_cal), once).
+/// the freeze selects the two order statistics in place (O(n_cal), once: it runs on the
+/// control thread, at the tick of the `n_cal`-th sample).
 #[derive(Debug, Clone)]
 pub struct CalibratedBound {
     n_cal: usize,
@@ -425,8 +426,7 @@ impl CalibratedBound {
         if self.beta_cal.is_some() || self.ratios.is_empty() {
             return;
         }
-        self.ratios.sort_unstable_by(f64::total_cmp);
-        self.beta_cal = Some(quantile_sorted(&self.ratios, self.level));
+        self.beta_cal = Some(quantile_in_place(&mut self.ratios, self.level));
     }
 
     /// Starts calibrating afresh (keeps the buffer's capacity; no allocation).
@@ -451,14 +451,19 @@ impl CalibratedBound {
     }
 }
 
-/// Quantile of sorted data with linear interpolation: position h = level·(n − 1).
-fn quantile_sorted(sorted: &[f64], level: f64) -> f64 {
-    let n = sorted.len();
-    if n == 1 {
-        return sorted[0];
-    }
+/// Quantile with linear interpolation between order statistics (position h = level·(n − 1)),
+/// by selection: `values` (finite, non-empty) is reordered.
+fn quantile_in_place(values: &mut [f64], level: f64) -> f64 {
+    let n = values.len();
     let h = level * (n - 1) as f64;
-    let lo = h.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+    let lo = (h.floor() as usize).min(n - 1);
+    let (_, at_lo, above) = values.select_nth_unstable_by(lo, f64::total_cmp);
+    let at_lo = *at_lo;
+    // The next order statistic is the smallest of those above (none: lo is the last).
+    let at_hi = above.iter().copied().fold(f64::INFINITY, f64::min);
+    if at_hi.is_finite() {
+        at_lo + (h - lo as f64) * (at_hi - at_lo)
+    } else {
+        at_lo
+    }
 }

@@ -91,6 +91,31 @@ fn calibrated_bound_freezes_at_quantile() {
     assert!(CalibratedBound::new(10, 1.5).is_err());
 }
 
+/// The freeze selects order statistics instead of sorting: the same numbers as NumPy's
+/// "linear" quantile of the sorted ratios, duplicates, the ends and one sample included.
+#[test]
+fn calibrated_bound_matches_the_sorted_quantile() {
+    let ratios: Vec<f64> = (0..997u64)
+        .map(|k| ((k * 7919) % 211) as f64 / 13.0)
+        .collect();
+    let mut sorted = ratios.clone();
+    sorted.sort_by(f64::total_cmp);
+    for level in [0.01, 0.5, 0.9, 0.95, 0.999, 1.0] {
+        let mut c = CalibratedBound::new(ratios.len(), level).unwrap();
+        for r in &ratios {
+            c.observe(*r, 0.0, 1.0);
+        }
+        let h = level * (sorted.len() - 1) as f64;
+        let lo = h.floor() as usize;
+        let hi = (lo + 1).min(sorted.len() - 1);
+        let want = sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]);
+        assert_eq!(c.beta_cal(), Some(want), "level {level}");
+    }
+    let mut one = CalibratedBound::new(1, 0.95).unwrap();
+    assert!(one.observe(3.0, 1.0, 0.5));
+    assert_eq!(one.beta_cal(), Some(4.0));
+}
+
 #[test]
 fn lemma_one_assembles_the_pieces() {
     let (lo, hi) = ([-1.0, -2.0], [1.0, 2.0]);
