@@ -69,7 +69,9 @@ fn wrong_sign_factory(robot: &Model, params: &NodeParams) -> ModelFactory {
 
 /// The per-tick series `simulate::run` keeps.
 fn series(log: &simulate::RunLog) -> &simulate::TickSeries {
-    log.series.as_ref().expect("simulate::run keeps the per-tick series")
+    log.series
+        .as_ref()
+        .expect("simulate::run keeps the per-tick series")
 }
 
 /// Largest |u_k − u_{k−1}| / (rate limit × dt) over the run (≤ 1: the limit held).

@@ -43,7 +43,10 @@ fn exact_compensation_tracks_within_half_a_milliradian() {
             .sqrt();
         assert!(rms <= 5e-4, "joint {j}: RMS {rms} rad");
     }
-    assert!(series.learned.iter().all(|l| *l), "every tick used the model");
+    assert!(
+        series.learned.iter().all(|l| *l),
+        "every tick used the model"
+    );
 }
 
 /// A model double whose behaviour the test chooses.

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The report's keys that measure the wall clock, and only that; everything else must be
 /// bit-identical between the runs.
-const WALL_CLOCK_KEYS: [&str; 4] = [
+const WALL_CLOCK_KEYS: [&str; 5] = [
     // Tick execution time p50/p99/max, µs (`TickStatus::exec_micros`, an `Instant`).
     "tick_us",
     // Wall time of the nominal and learned runs, s.
@@ -24,6 +24,8 @@ const WALL_CLOCK_KEYS: [&str; 4] = [
     // Ticks whose wall execution time exceeded the tick period: a count of `tick_us` samples
     // over dt, reported for `--realtime`; the run does not read it.
     "late_ticks",
+    // The first of those late ticks, with their wall times and causes.
+    "late",
 ];
 // Also timing, but absent from this run (asserted below): `probes[].plan_ms` (probing is
 // off by default) and `swaps.records[].build_s` / `adoption_delay_ticks` (no `--swap-every`).

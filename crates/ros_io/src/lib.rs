@@ -60,8 +60,8 @@ mod services;
 mod transport;
 
 pub use gpn_app::{Mode, RosParams, TopicNames, TorqueSource, WatchdogAction};
-pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use gpn_control::latency::LatencyHistogram;
+pub use joint_state::{JointStateReader, Rejection, StateFrame, TorqueOrigin};
 pub use plant::{ChannelOperations, PublishQueue, RosPlant};
 pub use stamp_clock::{StampClock, StampParams, StampRefusal, Stamped, Timing};
 pub use trajectory::{Reference, ReferenceInput, TopicReference, Trajectory, TrajectoryError};

@@ -17,13 +17,13 @@ use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 use super::diagnostics::{DiagnosticsInput, diagnostics};
 use super::ingest::{IngestCounters, IngestSnapshot};
-use gpn_control::latency::LatencyHistogram;
 use super::node_log::NodeLog;
 use super::ops::{self, SharedStatus};
 use super::plant::{Outgoing, PublishEnd};
 use super::rcl_msgs::node_time;
 use super::trajectory::Trajectory;
 use super::transport::{NodeClock, Publisher};
+use gpn_control::latency::LatencyHistogram;
 
 /// Probe offers published and refusals logged.
 #[derive(Default)]

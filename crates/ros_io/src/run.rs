@@ -51,7 +51,6 @@ use gpn_viz::{Viz, VizListener, VizRun, VizTarget};
 use super::follow_joint_trajectory::{ActionServer, GoalRequests, GoalRules};
 use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
-use gpn_control::latency::LatencyHistogram;
 use super::lifecycle_services::{LifecycleServices, TransitionEvents};
 use super::node_log::NodeLog;
 use super::ops::{Ops, SharedStatus};
@@ -64,6 +63,7 @@ use super::robot_description;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{ReferenceInput, TopicReference, Trajectory};
 use super::transport::{NodeClock, Publisher, RosError, Subscription, TopicQos, Transport};
+use gpn_control::latency::LatencyHistogram;
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
 const POOL_FRAMES: usize = 16;

@@ -22,9 +22,11 @@ mod swaps;
 pub use probing::ProbeRecord;
 pub use record::Recorder;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};
-pub use runner::{LateTick, LawEvent, RunLog, Series, TickSeries, run, run_with_factory, run_with_viz};
-pub use stats::{AdoptionWindow, DecimatedSample, RunStats, StepStats, TickValues};
+pub use runner::{
+    LateTick, LawEvent, RunLog, Series, TickSeries, run, run_with_factory, run_with_viz,
+};
 pub use scenario::Scenario;
+pub use stats::{AdoptionWindow, DecimatedSample, RunStats, StepStats, TickValues};
 pub use swaps::SwapRecord;
 
 use gpn_control::control::ControlError;

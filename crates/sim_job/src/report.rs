@@ -602,7 +602,11 @@ impl SimReport {
                 "real time              control thread {}, memory {}",
                 rt.thread_priority
                     .map_or("at normal priority".into(), |p| format!("SCHED_FIFO {p}")),
-                if rt.memory_locked { "locked" } else { "not locked" }
+                if rt.memory_locked {
+                    "locked"
+                } else {
+                    "not locked"
+                }
             );
         }
     }
@@ -696,7 +700,11 @@ mod tests {
 
     /// The step statistics of a one-joint run at 100 Hz with a step at 10 s, whose tracking
     /// error is `level(t)`, with the residual inside the bound except where `outside(t)`.
-    fn after_step(secs: f64, level: impl Fn(f64) -> f64, outside: impl Fn(f64) -> bool) -> AfterStep {
+    fn after_step(
+        secs: f64,
+        level: impl Fn(f64) -> f64,
+        outside: impl Fn(f64) -> bool,
+    ) -> AfterStep {
         let n = (secs * 100.0) as usize;
         let mut stats = crate::RunStats::new(1, 0.01, n, Some(10.0), 0);
         for k in 0..n {

@@ -204,7 +204,15 @@ pub fn run(
     recorder: Option<&mut Recorder>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
-    run_with_viz(robot, params, learning, Series::Kept, recorder, None, progress)
+    run_with_viz(
+        robot,
+        params,
+        learning,
+        Series::Kept,
+        recorder,
+        None,
+        progress,
+    )
 }
 
 /// As [`run`], keeping the per-tick series or not, and handing every tick to `viz` (rerun

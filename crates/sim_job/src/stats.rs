@@ -214,7 +214,6 @@ pub struct RunStats {
     nv: usize,
     ticks: usize,
     half: usize,
-    per_second: usize,
     tracking_sq: Vec<f64>,
     tracking_max: Vec<f64>,
     residual_sq: Vec<f64>,
@@ -263,7 +262,6 @@ impl RunStats {
             nv,
             ticks: 0,
             half: ticks / 2,
-            per_second,
             tracking_sq: vec![0.0; nv],
             tracking_max: vec![0.0; nv],
             residual_sq: vec![0.0; nv],
@@ -380,11 +378,6 @@ impl RunStats {
     pub fn adoption_at(&self, tick: usize) -> Option<&AdoptionWindow> {
         self.adoptions.iter().find(|a| a.tick == tick)
     }
-
-    /// Ticks per second.
-    pub fn per_second(&self) -> usize {
-        self.per_second
-    }
 }
 
 impl Default for RunStats {
@@ -463,9 +456,7 @@ mod tests {
             all.push(e);
         }
         let (rms, max) = stats.tracking();
-        let direct = |j: usize| {
-            (all[5..].iter().map(|e| e[j] * e[j]).sum::<f64>() / 5.0).sqrt()
-        };
+        let direct = |j: usize| (all[5..].iter().map(|e| e[j] * e[j]).sum::<f64>() / 5.0).sqrt();
         assert_eq!(rms, vec![direct(0), direct(1)]);
         assert_eq!(max, vec![9.0, 18.0]);
         // |r| = |e|: joint 0 inside (1.5 k ≥ k), joint 1 outside (0.5 k < 2 k).
