@@ -64,7 +64,13 @@ impl Drop for ControlThread {
     }
 }
 
-fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
+/// The operations, the control thread, the model label and the refusal counts.
+fn rig() -> (
+    Ops,
+    ControlThread,
+    Arc<Mutex<String>>,
+    Arc<gp_node::ros::op_refusals::OpRefusals>,
+) {
     let mut params = gp_node::app::resolved_default_params().expect("parameters");
     params.control.supervisor.budget_micros = 1e9;
     params.learn.replay_capacity = 1000;
@@ -135,7 +141,9 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
     let shared = SharedStatus {
         model_label: label.clone(),
         residual_every: Arc::new(std::sync::atomic::AtomicU32::new(1)),
+        refusals: Arc::default(),
     };
+    let refusals = shared.refusals.clone();
     let ops = Ops::new(
         params,
         robot,
@@ -151,12 +159,12 @@ fn rig() -> (Ops, ControlThread, Arc<Mutex<String>>) {
         adoptions,
         handle: Some(handle),
     };
-    (ops, control, label)
+    (ops, control, label, refusals)
 }
 
 #[test]
 fn a_timed_out_swap_is_cancelled_and_never_adopted_later() {
-    let (mut ops, control, label) = rig();
+    let (mut ops, control, label, refusals) = rig();
     control.tick(1500); // fills the replay buffer
     let adopted_before = control.adoptions.load(Ordering::SeqCst);
     let config_before = ops.params().model.config.clone();
@@ -168,6 +176,11 @@ fn a_timed_out_swap_is_cancelled_and_never_adopted_later() {
         .expect_err("no states: times out");
     assert!(err.contains("cancelled"), "{err}");
     assert_eq!(ops.params().model.config, config_before);
+    assert_eq!(
+        refusals.snapshot(),
+        [("swap refused: no_answer".to_owned(), 1)],
+        "the timeout is counted for /diagnostics"
+    );
 
     // States again: the cancelled change must never be adopted.
     control.tick(3000);

@@ -96,6 +96,7 @@ fn ops() -> (Ops, std::sync::mpsc::Receiver<ControlCommand>) {
     let shared = SharedStatus {
         model_label: Arc::default(),
         residual_every: Arc::new(AtomicU32::new(1)),
+        refusals: Arc::default(),
     };
     let ops = Ops::new(
         params,

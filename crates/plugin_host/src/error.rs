@@ -174,6 +174,28 @@ pub enum HostError {
     },
 }
 
+impl HostError {
+    /// A short stable key for what went wrong (`not_found`, `abi_mismatch`, `call`…): what
+    /// the node counts refused operations by in `/diagnostics`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            HostError::NotFound { .. } => "not_found",
+            HostError::InvalidName { .. } => "invalid_name",
+            HostError::Load { .. } => "load",
+            HostError::NotAPlugin { .. } => "not_a_plugin",
+            HostError::NullTable { .. } => "null_table",
+            HostError::AbiMismatch { .. } => "abi_mismatch",
+            HostError::TableTooSmall { .. } => "table_too_small",
+            HostError::MissingFunction { .. } => "missing_function",
+            HostError::BadString { .. } => "bad_string",
+            HostError::BadSchema { .. } => "bad_schema",
+            HostError::Config { .. } => "config",
+            HostError::Dimensions { .. } => "dimensions",
+            HostError::Call { .. } => "call",
+        }
+    }
+}
+
 /// Convenience alias for the host's results.
 pub type Result<T, E = HostError> = std::result::Result<T, E>;
 

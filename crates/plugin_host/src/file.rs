@@ -157,6 +157,25 @@ pub enum ModelFileError {
     },
 }
 
+impl ModelFileError {
+    /// A short stable key for what went wrong (`not_a_model_file`, `outside_model_dir`…;
+    /// a plugin's own error gives [`HostError::reason`]): what the node counts refused
+    /// operations by in `/diagnostics`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ModelFileError::Io { .. } => "io",
+            ModelFileError::NotAModelFile { .. } => "not_a_model_file",
+            ModelFileError::FormatVersion { .. } => "format_version",
+            ModelFileError::PluginVersion { .. } => "plugin_version",
+            ModelFileError::Dimensions { .. } => "dimensions",
+            ModelFileError::InputFeatures { .. } => "input_features",
+            ModelFileError::OutsideModelDir { .. } => "outside_model_dir",
+            ModelFileError::Host(e) => e.reason(),
+            ModelFileError::Refused { .. } => "state_refused",
+        }
+    }
+}
+
 /// The one directory model files named by a caller that is not trusted with the file system
 /// (the node's save and load services) are read from and written to.
 ///

@@ -47,6 +47,9 @@ pub struct DiagnosticsInput<'a> {
     pub coverage_alarm: f64,
     /// Joint names (model order).
     pub joints: &'a [String],
+    /// Refused swaps, loads and saves: ("swap refused: not_found", n), only those that
+    /// occurred.
+    pub operations_refused: &'a [(String, u64)],
 }
 
 fn kv(key: &str, value: impl ToString) -> KeyValue {
@@ -203,7 +206,10 @@ fn model_status(input: &DiagnosticsInput<'_>) -> DiagnosticStatus {
             kv("non-finite outputs", s.non_finite),
             kv("overruns", s.overruns),
             kv("quarantines", s.quarantines),
-        ],
+        ]
+        .into_iter()
+        .chain(input.operations_refused.iter().map(|(key, n)| kv(key, n)))
+        .collect(),
     )
 }
 
@@ -414,6 +420,7 @@ mod tests {
             stamp: Time::default(),
             coverage_alarm: 0.9,
             joints: &[],
+            operations_refused: &[],
         };
         diagnostics(&input)
             .status

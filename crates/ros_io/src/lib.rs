@@ -28,6 +28,7 @@ pub mod goal_monitor;
 pub mod ingest;
 pub mod joint_state;
 pub mod lifecycle;
+pub mod op_refusals;
 pub mod ops;
 pub mod plant;
 pub mod probe_offer;

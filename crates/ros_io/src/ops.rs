@@ -28,6 +28,7 @@ use gpn_plugin_host::file::ModelDir;
 use gpn_plugin_host::{ModelFile, ModelFileError, Plugin, SearchPath};
 
 use super::lifecycle::{Lifecycle, Primary, Transition};
+use super::op_refusals::{OpRefusals, Refused};
 
 /// How long an operation waits for the control thread's answer (a swap includes warming the
 /// new model on the replay buffer).
@@ -45,6 +46,14 @@ enum WaitError {
 }
 
 impl WaitError {
+    fn refused(self, timeout: Duration) -> Refused {
+        let reason = match self {
+            WaitError::Timeout => "no_answer",
+            WaitError::Stopped => "stopped",
+        };
+        Refused::new(reason, self.message(timeout))
+    }
+
     fn message(self, timeout: Duration) -> String {
         match self {
             WaitError::Timeout => format!(
@@ -94,6 +103,8 @@ pub struct SharedStatus {
     pub model_label: Arc<Mutex<String>>,
     /// Publish `~/residual` every n-th tick.
     pub residual_every: Arc<AtomicU32>,
+    /// Refused swaps, loads and saves, by reason.
+    pub refusals: Arc<OpRefusals>,
 }
 
 /// The operations side.
@@ -191,12 +202,15 @@ impl Ops {
         self.next_id
     }
 
-    fn send(&self, command: ControlCommand) -> Result<(), String> {
+    fn send(&self, command: ControlCommand) -> Result<(), Refused> {
         self.commands.try_send(command).map_err(|e| match e {
-            TrySendError::Full(_) => {
-                "busy: the control thread has not taken the previous change yet".to_owned()
+            TrySendError::Full(_) => Refused::new(
+                "busy",
+                "busy: the control thread has not taken the previous change yet",
+            ),
+            TrySendError::Disconnected(_) => {
+                Refused::new("stopped", "the control loop has stopped")
             }
-            TrySendError::Disconnected(_) => "the control loop has stopped".to_owned(),
         })
     }
 
@@ -225,10 +239,10 @@ impl Ops {
         }
     }
 
-    /// [`Ops::wait_for`] with the operations' timeout, as a message for the caller.
-    fn answer(&self, id: u64) -> Result<ControlReply, String> {
+    /// [`Ops::wait_for`] with the operations' timeout, as a refusal for the caller.
+    fn answer(&self, id: u64) -> Result<ControlReply, Refused> {
         self.wait_for(id, self.answer_timeout)
-            .map_err(|e| e.message(self.answer_timeout))
+            .map_err(|e| e.refused(self.answer_timeout))
     }
 
     /// Sends a model change and follows it to its one end: adopted (or, before the first
@@ -236,18 +250,18 @@ impl Ops {
     /// operations' timeout — cancelled. A change is never reported failed and adopted later:
     /// after a timeout the control loop is asked to cancel it, and its answer says whether
     /// the cancel came first or the change had already ended (then that end is reported).
-    fn change_model(&mut self, request: SwapRequest) -> Result<ChangeEnd, String> {
+    fn change_model(&mut self, request: SwapRequest) -> Result<ChangeEnd, Refused> {
         let id = request.id;
         self.send(ControlCommand::Swap(request))?;
         match self.wait_for(id, self.answer_timeout) {
             Ok(reply) => Ok(ChangeEnd::from_reply(reply)),
-            Err(WaitError::Stopped) => Err(WaitError::Stopped.message(self.answer_timeout)),
+            Err(WaitError::Stopped) => Err(WaitError::Stopped.refused(self.answer_timeout)),
             Err(WaitError::Timeout) => self.cancel(id),
         }
     }
 
     /// Cancels change `id` after its caller's timeout and returns how it ended.
-    fn cancel(&mut self, id: u64) -> Result<ChangeEnd, String> {
+    fn cancel(&mut self, id: u64) -> Result<ChangeEnd, Refused> {
         let deadline = Instant::now() + CANCEL_TIMEOUT;
         loop {
             match self.send(ControlCommand::CancelSwap { id }) {
@@ -256,9 +270,13 @@ impl Ops {
                     std::thread::sleep(Duration::from_millis(10))
                 }
                 Err(e) => {
-                    return Err(format!(
-                        "{}, and the cancel could not be sent ({e}): the model change's outcome is unknown; see ~/events and diagnostics",
-                        WaitError::Timeout.message(self.answer_timeout)
+                    return Err(Refused::new(
+                        "no_answer",
+                        format!(
+                            "{}, and the cancel could not be sent ({}): the model change's outcome is unknown; see ~/events and diagnostics",
+                            WaitError::Timeout.message(self.answer_timeout),
+                            e.message
+                        ),
                     ));
                 }
             }
@@ -278,9 +296,12 @@ impl Ops {
             }),
             // The change ended before the cancel reached the loop.
             Ok(reply) => Ok(ChangeEnd::from_reply(reply)),
-            Err(e) => Err(format!(
-                "{}; cancelling it got no answer either: the model change's outcome is unknown",
-                e.message(self.answer_timeout)
+            Err(e) => Err(Refused::new(
+                "no_answer",
+                format!(
+                    "{}; cancelling it got no answer either: the model change's outcome is unknown",
+                    e.message(self.answer_timeout)
+                ),
             )),
         }
     }
@@ -294,17 +315,33 @@ impl Ops {
     /// warmed on the learner's worker, adopted at a tick boundary. On any failure the old
     /// model keeps running and the error says why.
     pub fn swap_model(&mut self, plugin: &str, config_json: &str) -> Result<String, String> {
+        let result = self.try_swap(plugin, config_json);
+        self.counted("swap", result)
+    }
+
+    /// A refusal of `op` counted by its reason; the caller gets the message.
+    fn counted(&self, op: &'static str, result: Result<String, Refused>) -> Result<String, String> {
+        result.map_err(|refused| {
+            self.shared.refusals.count(op, refused.reason);
+            refused.message
+        })
+    }
+
+    fn try_swap(&mut self, plugin: &str, config_json: &str) -> Result<String, Refused> {
         let config: serde_json::Value = if config_json.trim().is_empty() {
             serde_json::json!({})
         } else {
             serde_json::from_str(config_json)
-                .map_err(|e| format!("config_json is not JSON: {e}"))?
+                .map_err(|e| Refused::new("config_json", format!("config_json is not JSON: {e}")))?
         };
         if !config.is_object() {
-            return Err(format!("config_json must be a JSON object, got {config}"));
+            return Err(Refused::new(
+                "config_json",
+                format!("config_json must be a JSON object, got {config}"),
+            ));
         }
-        let found = Plugin::find(plugin, &self.search).map_err(|e| e.to_string())?;
-        found.check_config(&config).map_err(|e| e.to_string())?;
+        let found = Plugin::find(plugin, &self.search)?;
+        found.check_config(&config)?;
         let info = found.info().clone();
         let id = self.id();
         let factory = model_factory(&self.search, plugin, &config);
@@ -336,18 +373,22 @@ impl Ops {
                     "no model yet: {label} will be used when the hyperparameter fit is done"
                 ))
             }
-            ChangeEnd::Failed(message) => Err(format!(
-                "{label} could not be built ({message}); the old model keeps running"
+            ChangeEnd::Failed(message) => Err(Refused::new(
+                "build_failed",
+                format!("{label} could not be built ({message}); the old model keeps running"),
             )),
-            ChangeEnd::Refused(why) => Err(why.message().into()),
-            ChangeEnd::Cancelled => Err(self.cancelled_message(&label)),
+            ChangeEnd::Refused(why) => Err(change_refused(why)),
+            ChangeEnd::Cancelled => Err(self.cancelled(&label)),
         }
     }
 
-    fn cancelled_message(&self, what: &str) -> String {
-        format!(
-            "{what}: {}; the change was cancelled and the old model keeps running",
-            WaitError::Timeout.message(self.answer_timeout)
+    fn cancelled(&self, what: &str) -> Refused {
+        Refused::new(
+            "no_answer",
+            format!(
+                "{what}: {}; the change was cancelled and the old model keeps running",
+                WaitError::Timeout.message(self.answer_timeout)
+            ),
         )
     }
 
@@ -358,17 +399,23 @@ impl Ops {
     }
 
     /// The model directory (`ros.model_dir`, see [`RosParams`](super::RosParams)).
-    fn model_dir(&self) -> Result<ModelDir, String> {
+    fn model_dir(&self) -> Result<ModelDir, Refused> {
         self.params
             .ros
             .resolved_model_dir(|name| std::env::var(name).ok())
             .map(ModelDir::new)
+            .map_err(|m| Refused::new("model_dir", m))
     }
 
     /// Saves the running model to the file `name` inside `ros.model_dir` (atomically; the
     /// directory is created if missing). The control thread serialises it between ticks;
     /// that time is reported.
     pub fn save_model(&mut self, name: &str) -> Result<String, String> {
+        let result = self.try_save(name);
+        self.counted("save", result)
+    }
+
+    fn try_save(&mut self, name: &str) -> Result<String, Refused> {
         let path = self
             .model_dir()?
             .resolve_for_save(name)
@@ -381,11 +428,11 @@ impl Ops {
                 blocked_micros,
                 ..
             } => {
-                let snapshot = result?;
+                let snapshot = result.map_err(|m| Refused::new("snapshot_failed", m))?;
                 let samples = snapshot.stats.samples_seen;
                 let file = ModelFile::from_snapshot(*snapshot, &self.params.model.config);
                 let bytes = file.state.len();
-                file.write_atomic(&path).map_err(|e| e.to_string())?;
+                file.write_atomic(&path)?;
                 Ok(format!(
                     "saved {} {} ({samples} samples learned, {bytes} bytes of state) to {}; the control thread spent {blocked_micros:.0} µs serialising between ticks",
                     file.header.plugin,
@@ -393,22 +440,25 @@ impl Ops {
                     path.display()
                 ))
             }
-            _ => Err("unexpected answer from the control loop".into()),
+            _ => Err(unexpected_answer()),
         }
     }
 
     /// Loads the model file `name` inside `ros.model_dir`: rebuilt here, adopted at a tick
     /// boundary.
     pub fn load_model(&mut self, name: &str) -> Result<String, String> {
+        let result = self.try_load(name);
+        self.counted("load", result)
+    }
+
+    fn try_load(&mut self, name: &str) -> Result<String, Refused> {
         let path = self
             .model_dir()?
             .resolve_for_load(name)
             .map_err(model_dir_error)?;
-        let file = ModelFile::read(&path).map_err(|e| e.to_string())?;
+        let file = ModelFile::read(&path)?;
         let inputs = self.params.learn.input_layout(self.robot.nv());
-        let ready = file
-            .build(&self.search, inputs, &path)
-            .map_err(|e| e.to_string())?;
+        let ready = file.build(&self.search, inputs, &path)?;
         let id = self.id();
         let end = self.change_model(SwapRequest {
             id,
@@ -427,12 +477,10 @@ impl Ops {
                     path.display()
                 ))
             }
-            ChangeEnd::Failed(m) => Err(m),
-            ChangeEnd::FactorySet => Err("unexpected answer".into()),
-            ChangeEnd::Refused(why) => Err(why.message().into()),
-            ChangeEnd::Cancelled => {
-                Err(self.cancelled_message(&format!("loading {}", path.display())))
-            }
+            ChangeEnd::Failed(m) => Err(Refused::new("build_failed", m)),
+            ChangeEnd::FactorySet => Err(unexpected_answer()),
+            ChangeEnd::Refused(why) => Err(change_refused(why)),
+            ChangeEnd::Cancelled => Err(self.cancelled(&format!("loading {}", path.display()))),
         }
     }
 
@@ -550,11 +598,29 @@ impl Ops {
 
 /// A model-directory error as the services answer it: a refusal names the parameter that
 /// sets the directory.
-fn model_dir_error(error: ModelFileError) -> String {
+fn model_dir_error(error: ModelFileError) -> Refused {
     match error {
-        ModelFileError::OutsideModelDir { .. } => format!("{error} (ros.model_dir)"),
-        other => other.to_string(),
+        ModelFileError::OutsideModelDir { .. } => {
+            Refused::new(error.reason(), format!("{error} (ros.model_dir)"))
+        }
+        other => other.into(),
     }
+}
+
+/// A change the control loop refused at once.
+fn change_refused(why: SwapRefusal) -> Refused {
+    let reason = match why {
+        SwapRefusal::Busy => "busy",
+        SwapRefusal::Fitting => "fitting",
+    };
+    Refused::new(reason, why.message())
+}
+
+fn unexpected_answer() -> Refused {
+    Refused::new(
+        "unexpected_answer",
+        "unexpected answer from the control loop",
+    )
 }
 
 /// Runs one operation; a handler that panics (a defect) answers its call with the error

@@ -173,6 +173,7 @@ impl Publisher_ {
                     let ingest = self.ingest.snapshot();
                     let last_rejection = self.last_rejection.lock().ok().and_then(|l| l.clone());
                     let model = self.model_label();
+                    let operations_refused = self.shared.refusals.snapshot();
                     let msg = diagnostics(&DiagnosticsInput {
                         node_name: &self.node_name,
                         robot: &self.robot,
@@ -190,6 +191,7 @@ impl Publisher_ {
                         stamp: self.now(),
                         coverage_alarm: self.coverage_alarm,
                         joints: &self.joints,
+                        operations_refused: &operations_refused,
                     });
                     let _ = self.diagnostics.publish(&msg);
                     previous = latest;

@@ -53,6 +53,7 @@ use super::ingest::{IngestCounters, IngestSnapshot};
 use super::joint_state::JointStateReader;
 use super::lifecycle_services::{LifecycleServices, TransitionEvents};
 use super::node_log::NodeLog;
+use super::op_refusals::OpRefusals;
 use super::ops::{Ops, SharedStatus};
 use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrides};
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
@@ -195,14 +196,18 @@ pub struct Refusals {
     pub reference: std::collections::BTreeMap<&'static str, u64>,
     /// The other controller's command (learn mode).
     pub command: std::collections::BTreeMap<&'static str, u64>,
+    /// Model swaps, loads and saves through the services ("swap refused: not_found"…;
+    /// only reasons that occurred).
+    pub operations: std::collections::BTreeMap<String, u64>,
 }
 
 impl Refusals {
-    fn of(ingest: &IngestSnapshot) -> Self {
+    fn of(ingest: &IngestSnapshot, operations: &OpRefusals) -> Self {
         Self {
             joint_states: ingest.joint_state_refusals().into_iter().collect(),
             reference: ingest.reference_refusals().into_iter().collect(),
             command: ingest.command_refusals().into_iter().collect(),
+            operations: operations.snapshot().into_iter().collect(),
         }
     }
 }
@@ -560,6 +565,7 @@ struct Running {
     spin_stop: Arc<AtomicBool>,
     ingest: Arc<IngestCounters>,
     probes: Arc<ProbeCounts>,
+    op_refusals: Arc<OpRefusals>,
     /// Learn mode: the unused reference channel (see [`start_threads`]).
     idle_reference: Option<IdleReference>,
 }
@@ -597,7 +603,9 @@ fn start_threads(
     let shared = SharedStatus {
         model_label: Arc::new(Mutex::new(params.model.plugin.clone())),
         residual_every: Arc::new(AtomicU32::new(ros.residual_every)),
+        refusals: Arc::new(OpRefusals::default()),
     };
+    let op_refusals = shared.refusals.clone();
 
     let receiver = Receiver_ {
         reader: JointStateReader::new(&joints, ros.torque_source, ros.mode == Mode::Learn),
@@ -733,6 +741,7 @@ fn start_threads(
         spin_stop,
         ingest,
         probes,
+        op_refusals,
         idle_reference,
     })
 }
@@ -921,6 +930,7 @@ struct Ended {
     published: Published,
     ingest: IngestSnapshot,
     probes: Arc<ProbeCounts>,
+    op_refusals: Arc<OpRefusals>,
     /// Kept until the run ends (see [`Running::idle_reference`]).
     _idle_reference: Option<IdleReference>,
 }
@@ -953,6 +963,7 @@ impl Running {
             published,
             ingest: self.ingest.snapshot(),
             probes: self.probes,
+            op_refusals: self.op_refusals,
             _idle_reference: self.idle_reference,
         })
     }
@@ -980,7 +991,7 @@ impl Ended {
             joint_states_received: ingest.joint_states,
             joint_states_refused: ingest.rejected(),
             joint_states_dropped_busy: ingest.dropped_busy,
-            refused: Refusals::of(ingest),
+            refused: Refusals::of(ingest, &self.op_refusals),
             references_accepted: ingest.trajectories_accepted,
             ticks: counters.ticks,
             learned_ticks: counters.learned_ticks,
