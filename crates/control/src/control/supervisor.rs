@@ -123,6 +123,15 @@ impl Supervisor {
         verdict
     }
 
+    /// A new model was adopted (a swap, a load, a rebuild): the faults in a row and any
+    /// quarantine in progress were the old model's, so the new one is called from its first
+    /// tick. Without this, a good model swapped in after a faulty one stayed unused for the
+    /// rest of the quarantine (found by the hostile-input suite).
+    pub fn model_changed(&mut self) {
+        self.consecutive_faults = 0;
+        self.quarantine_left = 0;
+    }
+
     /// Records a tick without a model.
     pub fn no_model(&mut self) {
         self.counts.no_model += 1;
@@ -164,5 +173,23 @@ mod tests {
             ),
             (1, 1, 1, 1, 1, 2)
         );
+    }
+
+    #[test]
+    fn a_new_model_ends_the_old_ones_quarantine() {
+        let mut s = Supervisor::new(SupervisorParams {
+            budget_micros: 100.0,
+            max_consecutive_faults: 2,
+            quarantine_ticks: 1000,
+        });
+        assert_eq!(s.judge(true, false, 10.0), Some(Fallback::ModelError));
+        assert_eq!(s.judge(true, false, 10.0), Some(Fallback::ModelError));
+        assert!(!s.model_allowed(), "quarantined");
+        s.model_changed();
+        assert!(s.model_allowed(), "the new model is called at once");
+        // One fault of the new model does not complete the old one's count.
+        assert_eq!(s.judge(true, false, 10.0), Some(Fallback::ModelError));
+        assert!(s.model_allowed());
+        assert_eq!(s.counts().quarantines, 1);
     }
 }

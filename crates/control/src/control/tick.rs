@@ -315,6 +315,7 @@ impl Tick {
 
         if learner.poll() {
             status.adopted_model = true;
+            self.supervisor.model_changed();
             self.bound.reset_eta_bar();
             if let Some(hyper) = learner.hyper() {
                 self.bound

@@ -395,8 +395,13 @@ impl<R: ReferenceSource> ControlLoop<R> {
     /// Hands `command` (the law's, in the command convention) to the decision for the
     /// hand-over and the rate limit; it becomes the last command sent.
     fn send(&mut self, mode: Mode, switched: bool, elapsed: f64, now: Instant) {
+        let gravity = self
+            .decision
+            .command_convention()
+            .without_gravity()
+            .then_some(&self.gravity[..]);
         self.decision
-            .finish(mode, switched, &mut self.command, elapsed, now);
+            .finish(mode, switched, &mut self.command, elapsed, now, gravity);
         self.remember_sent();
     }
 

@@ -5,6 +5,11 @@
 //! command then changes by at most the rate limit × the tick period (per joint) from the
 //! last one sent, so that drivers which reject torque jumps (Franka's) never see one.
 //!
+//! The blend's sum can leave the effort limits when the new law's command moves away from
+//! its first value (found by the hostile-input suite: 1.08 × the limit after a model load),
+//! so it is clamped into them before the rate limit, which then keeps every command inside
+//! (the box of limits is convex).
+//!
 //! The period is the time between states, capped at twice its running estimate, so that a
 //! state after a gap cannot license a jump. Real-time: no allocation after `new`.
 
@@ -12,6 +17,8 @@
 #[derive(Debug, Clone)]
 pub struct Handover {
     rate_nm_per_s: Vec<f64>,
+    /// |full torque| allowed per joint, N·m.
+    effort_nm: Vec<f64>,
     blend_s: f64,
     offset: Vec<f64>,
     blend_left_s: f64,
@@ -30,11 +37,13 @@ pub struct Handover {
 const FIRST_PERIOD_S: f64 = 0.001;
 
 impl Handover {
-    /// Rate limits per joint (N·m/s) and the blend time (s).
-    pub fn new(rate_nm_per_s: Vec<f64>, blend_s: f64) -> Self {
+    /// Rate limits per joint (N·m/s), the blend time (s) and the effort limits (N·m, of the
+    /// full torque).
+    pub fn new(rate_nm_per_s: Vec<f64>, blend_s: f64, effort_nm: Vec<f64>) -> Self {
         let nv = rate_nm_per_s.len();
         Self {
             rate_nm_per_s,
+            effort_nm,
             blend_s,
             offset: vec![0.0; nv],
             blend_left_s: 0.0,
@@ -74,8 +83,10 @@ impl Handover {
     }
 
     /// The command to send for the law's `u` (changed in place), `elapsed_s` after the last
-    /// one: the blend's offset added, then the rate limit from the last command sent.
-    pub fn apply(&mut self, u: &mut [f64], elapsed_s: f64) {
+    /// one: the blend's offset added and the sum clamped into the effort limits, then the
+    /// rate limit from the last command sent. `gravity`: g(q) when the robot adds it to what
+    /// is sent (the limits bound the full torque, sent + g).
+    pub fn apply(&mut self, u: &mut [f64], elapsed_s: f64, gravity: Option<&[f64]>) {
         if elapsed_s.is_finite() && elapsed_s > 0.0 {
             // The period: a slow running estimate, so that one long gap does not move it.
             self.period_s += 0.05 * (elapsed_s.min(10.0 * self.period_s) - self.period_s);
@@ -87,8 +98,10 @@ impl Handover {
         };
         if self.blend_left_s > 0.0 {
             let weight = self.blend_left_s / self.blend_s;
-            for (u, o) in u.iter_mut().zip(&self.offset) {
-                *u += weight * o;
+            for (j, (u, o)) in u.iter_mut().zip(&self.offset).enumerate() {
+                let shift = gravity.map_or(0.0, |g| g[j]);
+                let limit = self.effort_nm[j];
+                *u = (*u + weight * o).clamp(-limit - shift, limit - shift);
             }
             self.blend_left_s -= dt;
         }
@@ -125,9 +138,9 @@ mod tests {
 
     #[test]
     fn a_switch_blends_and_every_step_respects_the_rate_limit() {
-        let mut h = Handover::new(vec![1000.0, 1000.0], 0.1);
+        let mut h = Handover::new(vec![1000.0, 1000.0], 0.1, vec![100.0, 100.0]);
         let mut u = [10.0, -5.0];
-        h.apply(&mut u, 0.001);
+        h.apply(&mut u, 0.001, None);
         assert_eq!(u, [10.0, -5.0], "the first command starts the history");
         // A law switch to 30 N·m: blended over 0.1 s, never more than 1 N·m per 1 ms.
         let target = [30.0, -5.0];
@@ -136,7 +149,7 @@ mod tests {
         let mut reached_at = None;
         for k in 1..=200 {
             let mut u = target;
-            h.apply(&mut u, 0.001);
+            h.apply(&mut u, 0.001, None);
             assert!((u[0] - previous[0]).abs() <= 1.0 + 1e-12, "tick {k}: {u:?}");
             if reached_at.is_none() && u == target {
                 reached_at = Some(k);
@@ -146,15 +159,34 @@ mod tests {
         let reached_at = reached_at.expect("the blend ends");
         assert!((99..=101).contains(&reached_at), "{reached_at}");
         // A step without a blend is rate-limited: 20 ticks for 20 N·m.
-        let mut h = Handover::new(vec![1000.0], 0.1);
+        let mut h = Handover::new(vec![1000.0], 0.1, vec![100.0]);
         h.start_from(&[0.0]);
         let mut u = [20.0];
-        h.apply(&mut u, 0.001);
+        h.apply(&mut u, 0.001, None);
         assert_eq!(u, [1.0]);
         // A gap of 1 s does not license a jump: at most 2 periods' worth.
         let mut u = [20.0];
-        h.apply(&mut u, 1.0);
+        h.apply(&mut u, 1.0, None);
         assert!(u[0] <= 1.0 + 2.0 * 0.0015 * 1000.0, "{u:?}");
         assert!(h.rate_limited >= 2);
+    }
+
+    #[test]
+    fn a_blend_never_leaves_the_effort_limits() {
+        // Last command +40 N·m, the new law starts at -40 (offset +80) and then moves to +40:
+        // unclamped, the blend would send 40 + 0.9 × 80 = 112 N·m.
+        let limit = 50.0;
+        for gravity in [None, Some([10.0])] {
+            let shift = gravity.map_or(0.0, |g: [f64; 1]| g[0]);
+            let mut h = Handover::new(vec![1e9], 0.1, vec![limit]);
+            h.start_from(&[40.0 - shift]);
+            h.begin_blend(&[-40.0 - shift]);
+            for _ in 0..150 {
+                let mut u = [40.0 - shift];
+                h.apply(&mut u, 0.001, gravity.as_ref().map(|g| &g[..]));
+                let full = u[0] + shift;
+                assert!(full.abs() <= limit, "{full} N·m sent (gravity {gravity:?})");
+            }
+        }
     }
 }

@@ -222,7 +222,7 @@ impl CommandDecision {
             plausible_streak: 0,
             reference: ReferenceLimits::new(limits, &effort, &params.plausibility),
             monitor: LearnedLawMonitor::new(limits, &kp, &params.fallback),
-            handover: Handover::new(rate, params.handover_s),
+            handover: Handover::new(rate, params.handover_s, effort),
             command_convention: params.command_convention,
             effort_convention: params.effort_convention,
             mode: Mode::Nominal,
@@ -400,7 +400,8 @@ impl CommandDecision {
     }
 
     /// The command to send in `mode` for the law's `u` (sent convention, changed in place),
-    /// `elapsed_s` after the previous state; `switched` says a new model was adopted.
+    /// `elapsed_s` after the previous state; `switched` says a new model was adopted;
+    /// `gravity` is g(q) when the robot adds it to the command (see [`Handover::apply`]).
     pub fn finish(
         &mut self,
         mode: Mode,
@@ -408,6 +409,7 @@ impl CommandDecision {
         u: &mut [f64],
         elapsed_s: f64,
         now: Instant,
+        gravity: Option<&[f64]>,
     ) {
         match mode {
             // Towards safety no blend holds the old command: only the rate limit.
@@ -416,7 +418,7 @@ impl CommandDecision {
             _ if mode != self.mode || switched => self.handover.begin_blend(u),
             _ => {}
         }
-        self.handover.apply(u, elapsed_s);
+        self.handover.apply(u, elapsed_s, gravity);
         match mode {
             Mode::Learned => self.counts.learned_ticks += 1,
             Mode::Nominal => self.counts.nominal_ticks += 1,
@@ -452,7 +454,7 @@ impl CommandDecision {
             .last_command_at
             .map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
         self.handover.cancel_blend();
-        self.handover.apply(u, elapsed);
+        self.handover.apply(u, elapsed, None);
         self.ramping = !self.handover.reached(target);
         self.mode = if self.active || self.ramping {
             Mode::Safe
