@@ -66,6 +66,7 @@ pub mod file;
 mod instance;
 mod library;
 mod loaded;
+pub mod process;
 mod search;
 
 pub use config_page::config_page;

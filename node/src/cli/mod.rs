@@ -15,6 +15,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
+use crate::plugin_host::process;
+
 /// Learn a robot's unmodelled dynamics online with Gaussian-process plugins.
 #[derive(Parser)]
 #[command(name = "gp-node", version, about)]
@@ -67,6 +69,13 @@ fn robot_params(
 /// Runs the command line of this process as the executable `name` (shown in help and
 /// usage lines).
 pub fn main(name: &'static str) -> ExitCode {
+    // The plugin process of `model.isolation: process` (started by the node, not a user
+    // command: not in the help).
+    let mut argv = std::env::args_os().skip(1);
+    if argv.next().as_deref() == Some(std::ffi::OsStr::new(process::SUBCOMMAND)) {
+        let rest: Vec<String> = argv.map(|a| a.to_string_lossy().into_owned()).collect();
+        return ExitCode::from(u8::try_from(process::serve_main(&rest)).unwrap_or(1));
+    }
     // Everything from `--ros-args` on is rcl's (it reads the process's arguments itself).
     let args: Vec<std::ffi::OsString> = std::env::args_os()
         .take_while(|a| a.as_os_str() != "--ros-args")
