@@ -3,7 +3,9 @@
 //! host (`libgpn_skygp.so`, checked slices, status codes, NaN screening), on a 21-input
 //! (7-joint q, q̇, q̈), 7-output stream like the control tick's. Both models are warmed on
 //! the same 2,000 samples outside the timing; each iteration then predicts and learns the
-//! next sample of a fixed cycle. Nothing is written to disk.
+//! next sample of a fixed cycle. Nothing is written to disk. A third variant runs the plugin
+//! in a process of its own (`model.isolation: process`: shared memory and a futex per
+//! call); `plugin_process_paced` measures it at 1 kHz, also on a busy machine.
 //!
 //! Run: `cargo bench -p gp_node --bench plugin_overhead -- --warm-up-time 1 --measurement-time 3`.
 
@@ -53,10 +55,26 @@ fn overhead(c: &mut Criterion) {
         Box::new(SkyGp::from_json(&config(), D, P).expect("skygp config"));
     let mut through_abi: Box<dyn OnlineModel> =
         Box::new(plugin.create_json(&config(), D, P).expect("plugin create"));
+    let mut in_a_process: Box<dyn OnlineModel> = Box::new(
+        gp_node::plugin_host::process::ProcessModel::spawn(
+            &gp_node::plugin_host::process::ProcessOptions {
+                server: env!("CARGO_BIN_EXE_gp-node").into(),
+                call_timeout: std::time::Duration::from_secs(1),
+                create_timeout: std::time::Duration::from_secs(30),
+                priority: None,
+            },
+            &plugin.info().path,
+            &config().to_string(),
+            D,
+            P,
+        )
+        .expect("plugin process"),
+    );
     let (mut mean, mut var) = ([0.0; P], [0.0; P]);
     for k in 0..2000 {
         cycle(in_process.as_mut(), k, &mut mean, &mut var);
         cycle(through_abi.as_mut(), k, &mut mean, &mut var);
+        cycle(in_a_process.as_mut(), k, &mut mean, &mut var);
     }
 
     bench_each(
@@ -65,6 +83,7 @@ fn overhead(c: &mut Criterion) {
         [
             ("in_process", &mut in_process),
             ("plugin_abi", &mut through_abi),
+            ("plugin_process", &mut in_a_process),
         ],
         |model, k| cycle(model, k, &mut mean, &mut var),
     );
@@ -75,6 +94,7 @@ fn overhead(c: &mut Criterion) {
         [
             ("in_process", &mut in_process),
             ("plugin_abi", &mut through_abi),
+            ("plugin_process", &mut in_a_process),
         ],
         |model, k| {
             let (x, _) = sample(k);

@@ -21,6 +21,7 @@ fn options(call_timeout: Duration) -> ProcessOptions {
         server: env!("CARGO_BIN_EXE_gp-node").into(),
         call_timeout,
         create_timeout: Duration::from_secs(30),
+        priority: None,
     }
 }
 

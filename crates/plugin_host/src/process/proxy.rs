@@ -6,7 +6,8 @@ use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpn_online_model::{ModelError, ModelStats, OnlineModel, Readiness};
@@ -26,11 +27,66 @@ pub struct ProcessOptions {
     pub call_timeout: Duration,
     /// Deadline of creating the model (loading the library, `create`).
     pub create_timeout: Duration,
+    /// `SCHED_FIFO` priority of the process (that of the node's control thread: the call
+    /// waits for it), or None for normal scheduling.
+    pub priority: Option<u8>,
 }
 
 /// Spin this long on the answer before sleeping on it: a fast plugin answers within it and
 /// the call costs no wake-up of the control thread.
-const SPIN: Duration = Duration::from_micros(20);
+const SPIN: Duration = Duration::from_micros(100);
+
+/// How the process ended, set by its watcher thread.
+#[derive(Default)]
+struct Ended {
+    is: AtomicBool,
+    why: Mutex<String>,
+    /// The node ended it (dropping the model): nothing to report.
+    closing: AtomicBool,
+}
+
+/// Takes the pipes of `child` and starts the thread that waits for it: when it ends, the
+/// calls fail at once (no deadline to wait out) and, unless the node ended it, the log says
+/// why — from that thread, never the control thread.
+#[allow(clippy::type_complexity)]
+fn watch(
+    mut child: Child,
+    library: &Path,
+) -> Result<(u32, Arc<Ended>, std::thread::JoinHandle<()>, ChildStdin, ChildStdout), String> {
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err("the plugin process has no pipes".into());
+    };
+    let pid = child.id();
+    let ended = Arc::new(Ended::default());
+    let name = library
+        .file_name()
+        .map_or_else(|| library.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let watcher = {
+        let ended = ended.clone();
+        std::thread::Builder::new()
+            .name("gpn-plugin-watch".into())
+            .spawn(move || {
+                let status = child.wait();
+                let why = match status {
+                    Ok(s) => format!("the plugin process of {name} (pid {pid}) ended: {s}"),
+                    Err(e) => format!("the plugin process of {name} (pid {pid}): {e}"),
+                };
+                if !ended.closing.load(Ordering::Acquire) {
+                    eprintln!(
+                        "gp-node: {why}; its model answers nothing from now (the supervisor falls back to the nominal law)"
+                    );
+                }
+                if let Ok(mut w) = ended.why.lock() {
+                    *w = why;
+                }
+                ended.is.store(true, Ordering::Release);
+            })
+            .map_err(|e| format!("starting the plugin process's watcher: {e}"))?
+    };
+    Ok((pid, ended, watcher, stdin, stdout))
+}
 
 /// During a wait longer than this, whether the process still lives is checked this often.
 const LIVENESS_SLICE: Duration = Duration::from_millis(10);
@@ -48,14 +104,15 @@ pub struct ProcessModel {
 /// The region, the process and the sequence numbers.
 struct Channel {
     region: SharedRegion,
-    child: Child,
+    pid: u32,
+    /// Waits for the process (reaps it) and says why it ended.
+    watcher: Option<std::thread::JoinHandle<()>>,
+    ended: Arc<Ended>,
     stdin: ChildStdin,
     stdout: ChildStdout,
     next: u32,
     /// A request that missed its deadline, still unanswered.
     pending: Option<u32>,
-    /// Why the process can no longer answer (it ended), once known.
-    dead: Option<String>,
     /// The plugin's name, for messages.
     name: String,
 }
@@ -87,6 +144,13 @@ impl ProcessModel {
             .arg(library)
             .args(["--inputs", &d.to_string(), "--outputs", &p.to_string()])
             .args(["--config", config])
+            .args(
+                options
+                    .priority
+                    .map(|p| ["--priority".to_owned(), p.to_string()])
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -106,24 +170,22 @@ impl ProcessModel {
                 Ok(())
             });
         }
-        let mut child = command.spawn().map_err(|e| {
+        let child = command.spawn().map_err(|e| {
             format!(
                 "starting the plugin process {}: {e}",
                 options.server.display()
             )
         })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            return Err("the plugin process has no pipes".into());
-        };
+        let (pid, ended, watcher, stdin, stdout) = watch(child, library)?;
         let mut channel = Channel {
             region,
-            child,
+            pid,
+            watcher: Some(watcher),
+            ended,
             stdin,
             stdout,
             next: 0,
             pending: None,
-            dead: None,
             name: library.display().to_string(),
         };
         channel
@@ -143,7 +205,7 @@ impl ProcessModel {
 
     /// The process's id (tests: to end it).
     pub fn pid(&self) -> u32 {
-        self.channel.borrow().child.id()
+        self.channel.borrow().pid
     }
 
     fn dims(&self, what: &'static str, s: &[f64], expected: usize) -> Result<(), ModelError> {
@@ -168,9 +230,7 @@ impl Channel {
 
     /// Refuses a call while the process is gone or a late answer is outstanding.
     fn ready_for_call(&mut self) -> Result<(), ModelError> {
-        if let Some(why) = &self.dead {
-            return Err(ModelError::Other(why.clone()));
-        }
+        self.check_alive()?;
         if let Some(pending) = self.pending {
             if self.layout().header().response.load(Ordering::Acquire) != pending {
                 self.check_alive()?;
@@ -229,11 +289,10 @@ impl Channel {
         }
     }
 
-    /// Err (and remembered) if the process has ended.
-    fn check_alive(&mut self) -> Result<(), ModelError> {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            let why = format!("plugin process {} ended: {status}", self.name);
-            self.dead = Some(why.clone());
+    /// Err if the process has ended (one atomic load while it lives).
+    fn check_alive(&self) -> Result<(), ModelError> {
+        if self.ended.is.load(Ordering::Acquire) {
+            let why = self.ended.why.lock().map(|w| w.clone()).unwrap_or_default();
             return Err(ModelError::Other(why));
         }
         Ok(())
@@ -242,9 +301,16 @@ impl Channel {
 
 impl Drop for Channel {
     fn drop(&mut self) {
-        // The server ends when its model goes: kill it and reap it (no zombie).
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // The server ends when its model goes: kill it; the watcher reaps it (no zombie).
+        self.ended.closing.store(true, Ordering::Release);
+        // SAFETY: kill with our child's pid (not reaped before the watcher is joined below,
+        // so the pid cannot have been reused).
+        unsafe {
+            libc::kill(self.pid as libc::pid_t, libc::SIGKILL);
+        }
+        if let Some(watcher) = self.watcher.take() {
+            let _ = watcher.join();
+        }
     }
 }
 

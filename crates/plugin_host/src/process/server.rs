@@ -4,13 +4,16 @@
 
 use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gpn_online_model::{ModelStats, OnlineModel};
 
 use super::shm::{SharedRegion, futex_wait, futex_wake};
 use super::{Layout, MAX_DIMS, Op, REGION_BYTES, STATUS_ERROR, STATUS_OK};
 use crate::Plugin;
+
+/// How long the server stays awake for the next request after an answer.
+const SPIN_AFTER_ANSWER: Duration = Duration::from_micros(50);
 
 /// What the node asks the server to run.
 struct ServerArgs {
@@ -19,12 +22,14 @@ struct ServerArgs {
     inputs: usize,
     outputs: usize,
     config: String,
+    priority: Option<i32>,
 }
 
 fn parse(args: &[String]) -> Result<ServerArgs, String> {
     let mut fd = None;
     let (mut library, mut config) = (None, None);
     let (mut inputs, mut outputs) = (None, None);
+    let mut priority = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it
@@ -38,6 +43,9 @@ fn parse(args: &[String]) -> Result<ServerArgs, String> {
             "--inputs" => inputs = Some(number(value)?),
             "--outputs" => outputs = Some(number(value)?),
             "--config" => config = Some(value.to_owned()),
+            "--priority" => {
+                priority = Some(value.parse::<i32>().map_err(|e| format!("--priority: {e}"))?)
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -48,6 +56,7 @@ fn parse(args: &[String]) -> Result<ServerArgs, String> {
         inputs: inputs.ok_or_else(|| missing("--inputs"))?,
         outputs: outputs.ok_or_else(|| missing("--outputs"))?,
         config: config.ok_or_else(|| missing("--config"))?,
+        priority,
     })
 }
 
@@ -64,6 +73,23 @@ pub fn serve_main(args: &[String]) -> i32 {
     // SAFETY: prctl with a signal number.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+    if let Some(priority) = args.priority {
+        // The node's control thread waits for this process: it runs at the same priority.
+        // Threads the plugin starts run normally (reset on fork).
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: a valid policy and parameter for this thread.
+        let rc = unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
+        };
+        if rc != 0 {
+            eprintln!(
+                "gp-node plugin-server: cannot run at SCHED_FIFO {priority} ({}); running at normal priority",
+                std::io::Error::last_os_error()
+            );
+        }
     }
     // SAFETY: the node passes the region's descriptor to this process alone.
     let region = match unsafe { SharedRegion::from_fd(args.fd, REGION_BYTES) } {
@@ -126,10 +152,17 @@ impl Server {
     /// is gone.
     fn next_request(&mut self) -> Option<(u32, Option<Op>)> {
         let h = self.layout.header();
+        let answered = Instant::now();
         loop {
             let r = h.request.load(Ordering::Acquire);
             if r != self.last {
                 return Some((r, Op::from_u32(h.op.load(Ordering::Relaxed))));
+            }
+            // The tick's next call (its update after its predict) comes within microseconds:
+            // waiting for it awake saves the node a wake-up of this process.
+            if answered.elapsed() < SPIN_AFTER_ANSWER {
+                std::hint::spin_loop();
+                continue;
             }
             futex_wait(&h.request, r, Some(Duration::from_millis(200)));
             // SAFETY: getppid has no preconditions. Reparented: the node is gone.
