@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use gpn_control::latency::LatencyHistogram;
 use gp_node::plugin_host::process::{ProcessModel, ProcessOptions};
 use gp_node::plugin_host::{Plugin, SearchPath};
+use gpn_control::latency::LatencyHistogram;
 use gpn_gp_core::model::OnlineModel;
 
 const D: usize = 21;
@@ -99,7 +99,9 @@ fn main() {
     println!(
         "SkyGP-Fast 21x7, predict + update every 1 ms for {secs} s; {cores} cores; budget {BUDGET_MICROS} µs"
     );
-    println!("| plugin | machine | caller | p50 µs | p99 µs | p99.9 µs | max µs | calls > budget |");
+    println!(
+        "| plugin | machine | caller | p50 µs | p99 µs | p99.9 µs | max µs | calls > budget |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     for busy in [false, true] {
         let stop = Arc::new(AtomicBool::new(false));
@@ -109,7 +111,9 @@ fn main() {
                 std::thread::spawn(move || {
                     let mut x = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
                     }
                 })
             })
@@ -131,8 +135,10 @@ fn main() {
                 priority: (priority > 0).then_some(priority as u8),
             };
             let process = ProcessModel::spawn(&options, &library, &config(), D, P).expect("spawn");
-            let mut models: [(&str, Box<dyn OnlineModel>); 2] =
-                [("in-process (ABI)", Box::new(abi)), ("process", Box::new(process))];
+            let mut models: [(&str, Box<dyn OnlineModel>); 2] = [
+                ("in-process (ABI)", Box::new(abi)),
+                ("process", Box::new(process)),
+            ];
             for (name, model) in &mut models {
                 for k in 0..2000 {
                     cycle(model.as_mut(), k);

@@ -3,9 +3,12 @@
 use gpn_control::learn::ModelFactory;
 use gpn_dynamics::{Model, RobotError};
 use gpn_online_model::OnlineModel;
+use std::time::Duration;
+
+use gpn_plugin_host::process::{ProcessModel, ProcessOptions};
 use gpn_plugin_host::{Plugin, SearchPath};
 
-use super::params::NodeParams;
+use super::params::{Isolation, NodeParams};
 
 /// The plugin search path of a parameter set: `model.plugin_path`, then `GPN_PLUGIN_PATH`,
 /// then beside the executable ([`SearchPath::standard`]).
@@ -15,8 +18,48 @@ pub fn plugin_search(params: &NodeParams) -> SearchPath {
 
 /// Builds the model factory for `plugin`, found on `search`: merges the fitted `"hyper"`
 /// into the plugin config and creates a model of the dimensions asked (off the control
-/// thread).
+/// thread), in the node's process.
 pub fn model_factory(
+    search: &SearchPath,
+    plugin: &str,
+    config: &serde_json::Value,
+) -> ModelFactory {
+    hosted_model_factory(&ModelHost::InProcess, search, plugin, config)
+}
+
+/// Where the models of a run are created (`model.isolation`).
+#[derive(Debug, Clone)]
+pub enum ModelHost {
+    /// In the node's process.
+    InProcess,
+    /// Each in a plugin process.
+    Process(ProcessOptions),
+}
+
+impl ModelHost {
+    /// The host `params` ask for. `call_timeout`: how long the control thread waits for a
+    /// plugin process's answer (on a robot, the supervisor's budget; in the simulator, where
+    /// the simulated robot waits for the model, long). The server is this executable
+    /// (`gp-node plugin-server`), at the control thread's real-time priority.
+    pub fn of(params: &NodeParams, call_timeout: Duration) -> Result<Self, String> {
+        match params.model.isolation {
+            Isolation::InProcess => Ok(ModelHost::InProcess),
+            Isolation::Process => Ok(ModelHost::Process(ProcessOptions {
+                server: std::env::current_exe().map_err(|e| {
+                    format!("model.isolation process: cannot find this executable ({e})")
+                })?,
+                call_timeout,
+                create_timeout: Duration::from_secs(60),
+                priority: (params.realtime.thread_priority > 0)
+                    .then_some(params.realtime.thread_priority),
+            })),
+        }
+    }
+}
+
+/// [`model_factory`] creating each model where `host` says.
+pub fn hosted_model_factory(
+    host: &ModelHost,
     search: &SearchPath,
     plugin: &str,
     config: &serde_json::Value,
@@ -24,6 +67,7 @@ pub fn model_factory(
     let plugin = plugin.to_owned();
     let config = config.clone();
     let search = search.clone();
+    let host = host.clone();
     Box::new(
         move |hyper: &serde_json::Value,
               d: usize,
@@ -33,8 +77,19 @@ pub fn model_factory(
             if let Some(obj) = cfg.as_object_mut() {
                 obj.insert("hyper".into(), hyper.clone());
             }
-            gpn_plugin_host::create_model_in(&plugin, &cfg, d, p, &search)
-                .map_err(|e| e.to_string())
+            match &host {
+                ModelHost::InProcess => {
+                    gpn_plugin_host::create_model_in(&plugin, &cfg, d, p, &search)
+                        .map_err(|e| e.to_string())
+                }
+                ModelHost::Process(options) => {
+                    // Only the file is looked up here: the library is loaded, checked and
+                    // configured in the plugin process.
+                    let library = search.find(&plugin).map_err(|e| e.to_string())?;
+                    let model = ProcessModel::spawn(options, &library, &cfg.to_string(), d, p)?;
+                    Ok(Box::new(model) as Box<dyn OnlineModel>)
+                }
+            }
         },
     )
 }

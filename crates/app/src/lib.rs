@@ -16,10 +16,12 @@ pub mod robot_defaults;
 pub mod ros_params;
 
 pub use factory::{
-    check_model_configs, effective_model_config, load_robot, load_robot_description, model_factory,
-    plugin_search,
+    ModelHost, check_model_configs, effective_model_config, hosted_model_factory, load_robot,
+    load_robot_description, model_factory, plugin_search,
 };
-pub use params::{ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget};
+pub use params::{
+    Isolation, ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget,
+};
 pub use realtime::{RealtimeParams, RealtimeSetup};
 pub use reference::ReferenceParams;
 pub use robot_defaults::{DeriveError, DerivedDefaults, derive_defaults, derive_node_defaults};

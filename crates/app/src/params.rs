@@ -76,6 +76,21 @@ pub struct ModelParams {
     /// executable); a relative one is taken from the parameter file's folder. Set at start
     /// only (the file or `--plugin-path`), never over the network.
     pub plugin_path: Vec<PathBuf>,
+    /// Where the plugin's model runs.
+    pub isolation: Isolation,
+}
+
+/// Where a plugin's model runs (`model.isolation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In the node's process: the fastest; a plugin that crashes ends the node.
+    #[default]
+    InProcess,
+    /// In a process of its own (`gp-node plugin-server`, shared memory): a plugin that
+    /// crashes ends its process and the node falls back to the nominal law; each call
+    /// crosses processes (docs/results/plugin-process.md).
+    Process,
 }
 
 impl Default for ModelParams {
@@ -84,6 +99,7 @@ impl Default for ModelParams {
             plugin: "skygp".into(),
             config: serde_json::json!({"variant": "dense"}),
             plugin_path: Vec::new(),
+            isolation: Isolation::InProcess,
         }
     }
 }

@@ -19,6 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use gpn_control::learn::{InputLayout, ModelSnapshot, ReadyModel, Standardizer, create_model};
 use gpn_online_model::OnlineModel;
 
+use super::process::{ProcessModel, ProcessOptions};
 use super::{HostError, Plugin, SearchPath};
 
 const MAGIC: &[u8; 8] = b"GPNMODEL";
@@ -433,6 +434,18 @@ impl ModelFile {
         inputs: InputLayout,
         path: &Path,
     ) -> Result<ReadyModel, ModelFileError> {
+        self.build_in(search, inputs, path, None)
+    }
+
+    /// [`ModelFile::build`], the model in a plugin process when `process` is given
+    /// (`model.isolation: process`).
+    pub fn build_in(
+        &self,
+        search: &SearchPath,
+        inputs: InputLayout,
+        path: &Path,
+        process: Option<&ProcessOptions>,
+    ) -> Result<ReadyModel, ModelFileError> {
         let h = &self.header;
         let (d, p) = (inputs.dim(), inputs.nv());
         if h.friction_feature_velocity != inputs.friction_velocity() {
@@ -478,10 +491,19 @@ impl ModelFile {
             if let Some(obj) = config.as_object_mut() {
                 obj.insert("hyper".into(), hyper.clone());
             }
-            let model = plugin
-                .create_json(&config, d, p)
-                .map_err(|e| e.to_string())?;
-            Ok(Box::new(model) as Box<dyn OnlineModel>)
+            match process {
+                Some(options) => {
+                    let text = config.to_string();
+                    let model = ProcessModel::spawn(options, &plugin.info().path, &text, d, p)?;
+                    Ok(Box::new(model) as Box<dyn OnlineModel>)
+                }
+                None => {
+                    let model = plugin
+                        .create_json(&config, d, p)
+                        .map_err(|e| e.to_string())?;
+                    Ok(Box::new(model) as Box<dyn OnlineModel>)
+                }
+            }
         })
         .map_err(|e| refused("configuration", e))?;
         model

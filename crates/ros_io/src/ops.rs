@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpn_app::param_schema::{self, Apply, ParamValue};
-use gpn_app::{NodeParams, model_factory};
+use gpn_app::{ModelHost, NodeParams, hosted_model_factory};
 use gpn_control::control::ControlLaw;
 use gpn_control::control_loop::{ControlCommand, ControlReply};
 use gpn_control::learn::{
@@ -344,7 +344,8 @@ impl Ops {
         found.check_config(&config)?;
         let info = found.info().clone();
         let id = self.id();
-        let factory = model_factory(&self.search, plugin, &config);
+        let host = self.model_host()?;
+        let factory = hosted_model_factory(&host, &self.search, plugin, &config);
         let requested = Instant::now();
         let end = self.change_model(SwapRequest {
             id,
@@ -396,6 +397,11 @@ impl Ops {
         if let Ok(mut label) = self.shared.model_label.lock() {
             *label = plugin.to_owned();
         }
+    }
+
+    /// Where new models live (`model.isolation`).
+    fn model_host(&self) -> Result<ModelHost, Refused> {
+        node_model_host(&self.params).map_err(|m| Refused::new("isolation", m))
     }
 
     /// The model directory (`ros.model_dir`, see [`RosParams`](super::RosParams)).
@@ -458,7 +464,11 @@ impl Ops {
             .map_err(model_dir_error)?;
         let file = ModelFile::read(&path)?;
         let inputs = self.params.learn.input_layout(self.robot.nv());
-        let ready = file.build(&self.search, inputs, &path)?;
+        let process = match self.model_host()? {
+            ModelHost::InProcess => None,
+            ModelHost::Process(options) => Some(options),
+        };
+        let ready = file.build_in(&self.search, inputs, &path, process.as_ref())?;
         let id = self.id();
         let end = self.change_model(SwapRequest {
             id,
@@ -594,6 +604,15 @@ impl Ops {
         self.params = new;
         Ok(())
     }
+}
+
+/// Where the node's models live (`model.isolation`): a plugin process answers within the
+/// supervisor's budget, or the call fails (and the supervisor judges it).
+pub fn node_model_host(params: &NodeParams) -> Result<ModelHost, String> {
+    let budget = params.control.supervisor.budget_micros;
+    let deadline = Duration::try_from_secs_f64(budget * 1e-6)
+        .map_err(|e| format!("control.supervisor.budget_micros {budget}: {e}"))?;
+    ModelHost::of(params, deadline)
 }
 
 /// A model-directory error as the services answer it: a refusal names the parameter that

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use gpn_app::realtime::{RealtimeParams, RealtimeSetup};
 use gpn_app::ros_params::Mode;
 use gpn_app::{
-    NodeParams, RosParams, check_model_configs, load_robot, model_factory, plugin_search,
+    NodeParams, RosParams, check_model_configs, hosted_model_factory, load_robot, plugin_search,
 };
 use gpn_control::control::Tick;
 use gpn_control::control_loop::{
@@ -54,7 +54,7 @@ use super::joint_state::JointStateReader;
 use super::lifecycle_services::{LifecycleServices, TransitionEvents};
 use super::node_log::NodeLog;
 use super::op_refusals::OpRefusals;
-use super::ops::{Ops, SharedStatus};
+use super::ops::{Ops, SharedStatus, node_model_host};
 use super::parameters::{ParamEvents, ParamServices, ParamSnapshot, apply_overrides};
 use super::plant::{self, ChannelOperations, PublishEnd, PublishQueue, RosPlant};
 use super::publish::{ProbeCounts, Published, Publisher_, offer_probes};
@@ -384,7 +384,9 @@ struct ControlParts {
 impl LoopParts {
     fn build(robot: &Model, params: &NodeParams) -> Result<Self, RosError> {
         let search = plugin_search(params);
-        let factory = model_factory(&search, &params.model.plugin, &params.model.config);
+        let host = node_model_host(params).map_err(RosError::Param)?;
+        let factory =
+            hosted_model_factory(&host, &search, &params.model.plugin, &params.model.config);
         let hyper = params.model.config.get("hyper").cloned();
         // A robot does not wait for the model: its work is charged on the wall clock.
         let tick = Tick::new(robot, &params.control, WallClock.budget())

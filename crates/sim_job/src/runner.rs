@@ -19,7 +19,9 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use gpn_app::{NodeParams, SwapTarget, check_model_configs, model_factory, plugin_search};
+use gpn_app::{
+    ModelHost, NodeParams, SwapTarget, check_model_configs, hosted_model_factory, plugin_search,
+};
 use gpn_control::control::{BudgetClock, Tick, TickResult, TickStatus};
 use gpn_control::control_loop::{
     Clock, CommandDecision, ControlLoop, LoopOutput, OutKind, OutputListener, PacedClock,
@@ -227,7 +229,8 @@ pub fn run_with_viz(
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     check_model_configs(params).map_err(SimulateError::Param)?;
-    let factory = model_factory(
+    let factory = hosted_model_factory(
+        &sim_model_host(params)?,
         &plugin_search(params),
         &params.model.plugin,
         &params.model.config,
@@ -434,12 +437,20 @@ fn check_reference(
     Ok(())
 }
 
+/// Where the run's models live (`model.isolation`). The simulated robot waits for the
+/// model, so a plugin process gets a long deadline: a late answer would make the run depend
+/// on the machine's load.
+fn sim_model_host(params: &NodeParams) -> Result<ModelHost, SimulateError> {
+    ModelHost::of(params, std::time::Duration::from_secs(10)).map_err(SimulateError::Param)
+}
+
 /// The run's operations: the swap schedule (learning runs with `run.swap_every_s`) and the
 /// announced payload step (`run.announce_changes`).
 fn sim_operations(params: &NodeParams, learning: bool, ticks: usize) -> SimOperations {
     let dt = params.sim.dt_secs();
     let schedule = if learning {
         SwapSchedule::new(
+            &sim_model_host(params).unwrap_or(ModelHost::InProcess),
             &plugin_search(params),
             params.run.swap_every_s,
             &SwapTarget {

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use gpn_app::{SwapTarget, model_factory};
+use gpn_app::{ModelHost, SwapTarget, hosted_model_factory};
 use gpn_control::control_loop::{ControlCommand, ControlReply, LoopView, Operations};
 use gpn_control::learn::{
     LearnPhase, ModelChange, SwapEvent, SwapOutcome, SwapRequest, SwapSource,
@@ -34,6 +34,7 @@ impl SwapSchedule {
     /// Requests for a run of `duration_s`, cycling `[first, targets…]` from the second entry;
     /// None without swaps.
     pub fn new(
+        host: &ModelHost,
         search: &SearchPath,
         every_s: f64,
         first: &SwapTarget,
@@ -52,7 +53,12 @@ impl SwapSchedule {
             labels.push(format!("{} {}", target.plugin, target.config));
             requests.push(SwapRequest {
                 id: i as u64 + 1,
-                source: SwapSource::Warm(model_factory(search, &target.plugin, &target.config)),
+                source: SwapSource::Warm(hosted_model_factory(
+                    host,
+                    search,
+                    &target.plugin,
+                    &target.config,
+                )),
             });
         }
         requests.reverse();
@@ -396,6 +402,7 @@ mod tests {
         };
         let search = SearchPath::standard(Vec::<&str>::new());
         SwapSchedule::new(
+            &ModelHost::InProcess,
             &search,
             0.5,
             &target("dense"),

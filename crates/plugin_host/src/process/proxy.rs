@@ -52,7 +52,16 @@ struct Ended {
 fn watch(
     mut child: Child,
     library: &Path,
-) -> Result<(u32, Arc<Ended>, std::thread::JoinHandle<()>, ChildStdin, ChildStdout), String> {
+) -> Result<
+    (
+        u32,
+        Arc<Ended>,
+        std::thread::JoinHandle<()>,
+        ChildStdin,
+        ChildStdout,
+    ),
+    String,
+> {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();
@@ -60,9 +69,10 @@ fn watch(
     };
     let pid = child.id();
     let ended = Arc::new(Ended::default());
-    let name = library
-        .file_name()
-        .map_or_else(|| library.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = library.file_name().map_or_else(
+        || library.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let watcher = {
         let ended = ended.clone();
         std::thread::Builder::new()

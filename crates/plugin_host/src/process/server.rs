@@ -44,7 +44,11 @@ fn parse(args: &[String]) -> Result<ServerArgs, String> {
             "--outputs" => outputs = Some(number(value)?),
             "--config" => config = Some(value.to_owned()),
             "--priority" => {
-                priority = Some(value.parse::<i32>().map_err(|e| format!("--priority: {e}"))?)
+                priority = Some(
+                    value
+                        .parse::<i32>()
+                        .map_err(|e| format!("--priority: {e}"))?,
+                )
             }
             other => return Err(format!("unknown argument {other}")),
         }

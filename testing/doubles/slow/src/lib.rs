@@ -1,6 +1,8 @@
 //! Failure double for the plugin host: `predict` sleeps (config `predict_sleep_ms`, default
 //! 50) before answering, as a model blowing its real-time budget would, and every model runs
-//! a background thread (a stand-in for a refit worker) that `destroy` must join. Exports the
+//! a background thread (a stand-in for a refit worker) that `destroy` must join. With
+//! `abort_after_predicts` n, the n-th `predict` aborts the process (SIGABRT), as a plugin
+//! that crashes (a segfault) would: the case of `model.isolation: process`. Exports the
 //! live-model and live-thread counters.
 //!
 //! Boundary: test support only. Used by `node/tests/model_doubles.rs` and, later, by the
@@ -30,6 +32,8 @@ use gpn_online_model::ModelError;
 #[derive(Debug)]
 pub struct SlowWithWorker {
     predict_sleep: Duration,
+    /// Predictions left before the process is aborted (None: never).
+    predicts_before_abort: Option<u64>,
     // Dropping the sender tells the worker to stop; `Drop` then joins it.
     stop: Option<Sender<()>>,
     worker: Option<JoinHandle<()>>,
@@ -42,6 +46,14 @@ impl Fault for SlowWithWorker {
             Some(v) => v.as_u64().ok_or_else(|| {
                 ModelError::Config(format!("predict_sleep_ms must be a whole number, got {v}"))
             })?,
+        };
+        let predicts_before_abort = match config.get("abort_after_predicts") {
+            None => None,
+            Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                ModelError::Config(format!(
+                    "abort_after_predicts must be a whole number > 0, got {v}"
+                ))
+            })?),
         };
         let (stop, stopped) = channel::<()>();
         // Counted from here (not from inside the thread, which may not have started when
@@ -57,12 +69,19 @@ impl Fault for SlowWithWorker {
             .map_err(|e| ModelError::Other(format!("cannot start the worker thread: {e}")))?;
         Ok(SlowWithWorker {
             predict_sleep: Duration::from_millis(sleep_ms),
+            predicts_before_abort,
             stop: Some(stop),
             worker: Some(worker),
         })
     }
 
     fn before_predict(&mut self) {
+        if let Some(left) = self.predicts_before_abort.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                std::process::abort();
+            }
+        }
         std::thread::sleep(self.predict_sleep);
     }
 }
