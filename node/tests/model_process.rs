@@ -1,7 +1,7 @@
 //! Plugins in a process of their own (`plugin_host::process`): the same answers as the
 //! plugin in-process (bit for bit: the same code on the same inputs), the learned state saved
-//! and restored through the process, a call that misses its deadline refused without
-//! overlapping the next, and a process that crashes turning every call into an error while
+//! and restored through the process, a call from a control thread that misses its deadline
+//! refused without overlapping the next, and a process that crashes turning every call into an error while
 //! the caller goes on.
 
 mod model_support;
@@ -106,6 +106,8 @@ fn a_plugin_process_answers_as_the_plugin_in_process_and_saves_and_restores() {
 
 #[test]
 fn a_late_answer_is_an_error_and_the_next_call_waits_for_it() {
+    // The deadline holds on a control thread; a worker would wait for the answer.
+    gpn_gp_core::model::mark_control_thread();
     let slow = cdylib("gpn_double_slow");
     let mut model = ProcessModel::spawn(
         &options(Duration::from_millis(2)),

@@ -8,9 +8,9 @@
 //! within the URDF effort limits, and its refusal counted by reason in `/diagnostics`.
 //!
 //! The same kinds of states from a Cyclone DDS peer, plus samples the middleware cannot
-//! decode, are in `ros_interop.rs`. A plugin that crashes the process (a segfault) is not a
-//! case: plugins run in-process and such a plugin ends the node (see the README's plugin
-//! section).
+//! decode, are in `ros_interop.rs`. The crashing-plugin case runs on a second node with the
+//! out-of-process host (`model.isolation: process`): in-process, such a plugin ends the node
+//! (`plugin_process_crash.rs` shows both).
 #![cfg(feature = "ros")] // `gp-node run` joins the graph only when built with ROS 2
 
 mod model_support;
@@ -34,12 +34,17 @@ const DOUBLES: [&str; 7] = [
 /// Valid states after a case (of the peer's 30) that must be answered with a command.
 const ANSWERED_AFTER: u64 = 20;
 
-#[test]
-fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
-    let Some(python) = ros_python("ros_hostile") else {
-        return;
-    };
-    let dir = scratch("ros_hostile");
+/// Runs the node (`model.isolation` = `isolation`) against the peer (with `peer_args` after
+/// its three); the peer's report, the node's summary and log, and the failed checks of its
+/// cases.
+fn run_suite(
+    test: &str,
+    salt: u32,
+    isolation: &str,
+    peer_args: &[&str],
+) -> Option<(serde_json::Value, serde_json::Value, String, Vec<String>)> {
+    let python = ros_python(test)?;
+    let dir = scratch(test);
     let plugins = dir.join("plugins");
     let models = dir.join("models");
     for d in [&plugins, &models] {
@@ -52,10 +57,12 @@ fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
         std::fs::copy(&library, plugins.join(name)).expect("copy a double");
     }
     let model_dir = format!("model_dir: {:?}", models.to_string_lossy());
+    let isolation = format!("isolation: {isolation}");
     let params = params_file(
         &dir,
         &[
             ("model_dir: \"\"", &model_dir),
+            ("isolation: in_process", &isolation),
             // The model in use within 3 s of streaming, so that the swaps have one to replace.
             ("fit_samples: 1000 ", "fit_samples: 300 "),
             // The peer stops streaming only in the silence case (2 s).
@@ -64,7 +71,7 @@ fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
             ("diagnostics_period_s: 1.0", "diagnostics_period_s: 0.2"),
         ],
     );
-    let domain = domain_id(41).to_string();
+    let domain = domain_id(salt).to_string();
     let node = start_node(&[
         "--params",
         params.to_str().expect("utf-8 path"),
@@ -75,22 +82,25 @@ fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
         "--json",
     ]);
     let urdf = repo_root().join("urdf/panda.urdf");
-    let peer = rclpy_peer(
-        &python,
-        "ros_hostile_peer.py",
-        &[
-            &domain,
-            urdf.to_str().expect("utf-8 path"),
-            models.to_str().expect("utf-8 path"),
-        ],
-    )
-    .output()
-    .expect("run ros_hostile_peer.py");
+    let mut args = vec![
+        domain.as_str(),
+        urdf.to_str().expect("utf-8 path"),
+        models.to_str().expect("utf-8 path"),
+    ];
+    args.extend_from_slice(peer_args);
+    let peer = rclpy_peer(&python, "ros_hostile_peer.py", &args)
+        .output()
+        .expect("run ros_hostile_peer.py");
     let (summary, log) = ros_support::stop_node_with_log(node);
     let r = gpn_test_support::json_output(&peer, "ros_hostile_peer.py");
     assert!(r.get("error").is_none(), "{r}");
+    let failures = failed_checks(r["cases"].as_array().expect("cases"));
+    Some((r, summary, log, failures))
+}
 
-    let cases = r["cases"].as_array().expect("cases");
+/// Each case's checks: finite commands within the limits, the node still answering, no
+/// exception in the peer, the counters as expected.
+fn failed_checks(cases: &[serde_json::Value]) -> Vec<String> {
     let mut failures = Vec::new();
     for case in cases {
         let name = case["case"].as_str().expect("case name");
@@ -134,6 +144,15 @@ fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
             ));
         }
     }
+    failures
+}
+
+#[test]
+fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
+    let Some((r, summary, log, failures)) = run_suite("ros_hostile", 41, "in_process", &[]) else {
+        return;
+    };
+    let cases = r["cases"].as_array().expect("cases");
     assert!(cases.len() >= 45, "{} cases ran", cases.len());
     assert!(
         failures.is_empty(),
@@ -155,4 +174,22 @@ fn hostile_inputs_never_stop_the_node_nor_move_the_robot_wrongly() {
         assert_eq!(operations[key], n, "{key} in {operations}");
     }
     assert!(!log.contains("panicked"), "{log}");
+}
+
+/// The crashing-plugin case, with the out-of-process host: a plugin that aborts its process
+/// is swapped in through `~/swap_model`; the node keeps answering, on the nominal law, says
+/// which process ended, and takes SkyGP back at the next swap.
+#[test]
+fn a_plugin_that_crashes_its_process_ends_in_the_nominal_law() {
+    let Some((r, _summary, log, failures)) =
+        run_suite("ros_hostile_crash", 42, "process", &["crash"])
+    else {
+        return;
+    };
+    assert_eq!(r["cases"].as_array().map(Vec::len), Some(2), "{r}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        log.contains("the plugin process of libgpn_double_slow.so") && log.contains("SIGABRT"),
+        "the crash is logged:\n{log}"
+    );
 }

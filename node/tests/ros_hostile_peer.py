@@ -2,7 +2,7 @@
 rmw_fastrtps) that streams valid joint states at 100 Hz and, one case at a time, feeds the
 node what a broken or hostile robot, operator or file system would:
 
-    ros_hostile_peer.py DOMAIN_ID URDF MODEL_DIR
+    ros_hostile_peer.py DOMAIN_ID URDF MODEL_DIR [crash]
 
 - joint states: wrong lengths, missing/unknown/duplicate names, NaN and infinite values, bad
   and reordered stamps, an absurd position, 2.6 MB and 22 MB messages, 10 and 20 kHz bursts,
@@ -11,6 +11,9 @@ node what a broken or hostile robot, operator or file system would:
 - model operations (~/swap_model, ~/load_model, ~/save_model): missing and path-like plugin
   names, the failure doubles of testing/doubles (found on the node's plugin path as
   gpn_double_*), bad configurations, corrupted and escaping model files.
+
+With `crash` (a node with `model.isolation: process`) the cases are a swap to a plugin that
+aborts its process after 10 predictions, and a swap back to SkyGP.
 
 For each case it records every command the node published from the case's start to the end
 of 30 valid states after it (finite? within the URDF effort limits?), how many of those 30
@@ -357,6 +360,19 @@ def operation_cases(robot, model_dir):
     ]
 
 
+def crash_cases(robot):
+    def swap(plugin, config=""):
+        return lambda: robot.call("swap", plugin=plugin, config_json=config)
+
+    adopted = [("model", "models adopted", "==", 1)]
+    return [
+        ("swap: a plugin that aborts its process after 10 predictions",
+         swap("gpn_double_slow", '{"predict_sleep_ms": 0, "abort_after_predicts": 10}'),
+         adopted + [("model", "model errors", ">=", 1), ("control", "ticks on the nominal law", ">=", 1)]),
+        ("swap: back to SkyGP after the crash", swap("skygp"), adopted),
+    ]
+
+
 def judge(expect, before, after):
     """[(status/key, change, wanted, ok)] of the expected counter changes."""
     out = []
@@ -383,7 +399,10 @@ def main():
     domain, urdf, model_dir = int(sys.argv[1]), pathlib.Path(sys.argv[2]).read_text(), pathlib.Path(sys.argv[3])
     robot = Robot(domain, urdf)
     report = {"joints": robot.n, "limits": robot.limits, "cases": []}
-    cases = joint_state_cases(robot) + reference_cases(robot) + operation_cases(robot, model_dir)
+    if sys.argv[4:] == ["crash"]:
+        cases = crash_cases(robot)
+    else:
+        cases = joint_state_cases(robot) + reference_cases(robot) + operation_cases(robot, model_dir)
 
     deadline = time.monotonic() + 60
     while not robot.diagnostics and time.monotonic() < deadline:

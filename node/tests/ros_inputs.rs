@@ -68,7 +68,7 @@ fn description_references_and_refusals_from_an_rclpy_robot() {
             "{control}"
         );
     }
-    assert_eq!(refused.len(), 7, "{refused:?}");
+    assert_eq!(refused.len(), 8, "{refused:?}");
     assert_eq!(control["reference trajectories accepted"], "2");
 }
 

@@ -7,6 +7,22 @@
 
 #![warn(missing_docs)]
 
+thread_local! {
+    static CONTROL_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as a control loop's: a model whose calls can take unbounded time
+/// (a plugin in another process) gives up on a call from this thread at its deadline, and
+/// waits as long as it takes on any other (a learner's worker warming a new model).
+pub fn mark_control_thread() {
+    CONTROL_THREAD.with(|c| c.set(true));
+}
+
+/// Whether [`mark_control_thread`] was called on this thread.
+pub fn on_control_thread() -> bool {
+    CONTROL_THREAD.with(|c| c.get())
+}
+
 /// Errors a streaming model reports to its caller.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {

@@ -48,6 +48,8 @@ pub struct IngestCounters {
     pub trajectories_refused_stamp: AtomicU64,
     /// Refused: a position outside the joint limits.
     pub trajectories_refused_limits: AtomicU64,
+    /// Refused: arrived while the references before it were still being checked (a flood).
+    pub trajectories_refused_busy: AtomicU64,
     /// Commands of another controller accepted (learn mode).
     pub commands_accepted: AtomicU64,
     /// Commands of another controller refused: wrong length.
@@ -98,6 +100,8 @@ pub struct IngestSnapshot {
     /// See [`IngestCounters`].
     pub trajectories_refused_limits: u64,
     /// See [`IngestCounters`].
+    pub trajectories_refused_busy: u64,
+    /// See [`IngestCounters`].
     pub commands_accepted: u64,
     /// See [`IngestCounters`].
     pub commands_refused_length: u64,
@@ -138,7 +142,7 @@ impl IngestSnapshot {
     }
 
     /// Reference trajectories refused, per reason.
-    pub fn reference_refusals(&self) -> [(&'static str, u64); 7] {
+    pub fn reference_refusals(&self) -> [(&'static str, u64); 8] {
         [
             ("empty", self.trajectories_refused_empty),
             ("joint_names", self.trajectories_refused_names),
@@ -147,6 +151,7 @@ impl IngestSnapshot {
             ("time_not_increasing", self.trajectories_refused_time),
             ("stamp", self.trajectories_refused_stamp),
             ("beyond_limits", self.trajectories_refused_limits),
+            ("busy", self.trajectories_refused_busy),
         ]
     }
 
@@ -223,6 +228,7 @@ impl IngestCounters {
             trajectories_refused_time: r(&self.trajectories_refused_time),
             trajectories_refused_stamp: r(&self.trajectories_refused_stamp),
             trajectories_refused_limits: r(&self.trajectories_refused_limits),
+            trajectories_refused_busy: r(&self.trajectories_refused_busy),
             commands_accepted: r(&self.commands_accepted),
             commands_refused_length: r(&self.commands_refused_length),
             commands_refused_non_finite: r(&self.commands_refused_non_finite),

@@ -23,6 +23,57 @@ use super::transport::Subscription;
 /// message again later is a new reference (restarted when its stamp is zero).
 const SAME_DELIVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// References waiting to be checked; one more is refused as `busy`.
+const REFERENCE_QUEUE: usize = 4;
+
+/// Checks the references the spin thread hands over, on a thread of its own, and passes
+/// those accepted to the control loop.
+struct ReferenceChecker {
+    joints: Vec<String>,
+    limits: gpn_control::control_loop::ReferenceLimits,
+    ingest: Arc<IngestCounters>,
+    last_rejection: Arc<Mutex<Option<String>>>,
+    trajectories: SyncSender<ReferenceInput>,
+}
+
+impl ReferenceChecker {
+    fn spawn(
+        self,
+        checks: Receiver<JointTrajectory>,
+    ) -> std::io::Result<std::thread::JoinHandle<()>> {
+        std::thread::Builder::new()
+            .name("gpn-reference-check".into())
+            .spawn(move || self.run(checks))
+    }
+
+    fn run(self, checks: Receiver<JointTrajectory>) {
+        // Both readers of `~/reference` (see `Endpoints::open`): a message of a
+        // transient-local writer reaches both; the second copy is dropped.
+        let mut last: Option<(JointTrajectory, Instant)> = None;
+        while let Ok(msg) = checks.recv() {
+            if last
+                .as_ref()
+                .is_some_and(|(m, at)| *m == msg && at.elapsed() < SAME_DELIVERY)
+            {
+                continue;
+            }
+            match Trajectory::from_msg(&msg, &self.joints, &self.limits) {
+                Ok(t) => {
+                    self.ingest.count(&self.ingest.trajectories_accepted);
+                    let _ = self
+                        .trajectories
+                        .try_send(ReferenceInput::Follow(Box::new(t)));
+                }
+                Err(e) => {
+                    self.ingest.refuse_trajectory(&e);
+                    set_last(&self.last_rejection, e.to_string());
+                }
+            }
+            last = Some((msg, Instant::now()));
+        }
+    }
+}
+
 /// State of the receiving side.
 pub(super) struct Receiver_ {
     pub(super) reader: JointStateReader,
@@ -54,7 +105,19 @@ impl Receiver_ {
         let last_rejection = self.last_rejection.clone();
         let joints = self.joints.clone();
         let limits = self.limits.clone();
-        let trajectories = self.trajectories.clone();
+        // References are checked on a thread of their own: a trajectory of many points
+        // takes milliseconds to validate (the torque it needs at every point), and the joint
+        // states behind it on this thread must not wait (found by the hostile-input suite:
+        // a 45 000-point reference left a third of the next states unanswered).
+        let (to_check, checks) = std::sync::mpsc::sync_channel::<JointTrajectory>(REFERENCE_QUEUE);
+        let checker = ReferenceChecker {
+            joints: joints.clone(),
+            limits: limits.clone(),
+            ingest: ingest.clone(),
+            last_rejection: last_rejection.clone(),
+            trajectories: self.trajectories.clone(),
+        }
+        .spawn(checks);
         {
             let states = async {
                 let mut stream = joint_states;
@@ -65,28 +128,16 @@ impl Receiver_ {
                 }
             };
             let refs = async {
-                // Both readers of `~/reference` (see `Endpoints::open`): a message of a
-                // transient-local writer reaches both; the second copy is dropped.
                 let mut stream = futures::stream::select(reference.0, reference.1);
-                let mut last: Option<(JointTrajectory, Instant)> = None;
                 while let Some(msg) = stream.next().await {
-                    if last
-                        .as_ref()
-                        .is_some_and(|(m, at)| *m == msg && at.elapsed() < SAME_DELIVERY)
-                    {
-                        continue;
+                    if let Err(TrySendError::Full(_)) = to_check.try_send(msg) {
+                        ingest.count(&ingest.trajectories_refused_busy);
+                        set_last(
+                            &last_rejection,
+                            "reference refused: the references before it are still being checked"
+                                .into(),
+                        );
                     }
-                    match Trajectory::from_msg(&msg, &joints, &limits) {
-                        Ok(t) => {
-                            ingest.count(&ingest.trajectories_accepted);
-                            let _ = trajectories.try_send(ReferenceInput::Follow(Box::new(t)));
-                        }
-                        Err(e) => {
-                            ingest.refuse_trajectory(&e);
-                            set_last(&last_rejection, e.to_string());
-                        }
-                    }
-                    last = Some((msg, Instant::now()));
                 }
             };
             let cmds = async {
@@ -122,6 +173,10 @@ impl Receiver_ {
                 }
             };
             futures::join!(states, refs, cmds, announcements);
+        }
+        drop(to_check);
+        if let Ok(checker) = checker {
+            let _ = checker.join();
         }
     }
 

@@ -204,6 +204,8 @@ impl<R: ReferenceSource> ControlLoop<R> {
         stop: &AtomicBool,
     ) -> Result<(), P::Error> {
         let nv = self.nv();
+        // Models that can miss a deadline (a plugin process) hold this thread to it.
+        gpn_gp_core::model::mark_control_thread();
         self.commands = plant.accepts_commands();
         let mut frame = StateFrame::new(nv);
         let mut out = LoopOutput::new(nv);

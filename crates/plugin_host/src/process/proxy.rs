@@ -23,7 +23,8 @@ const CHILD_FD: i32 = 3;
 pub struct ProcessOptions {
     /// The executable with the `plugin-server` subcommand (`gp-node`).
     pub server: PathBuf,
-    /// Deadline of a `predict` or `update` (the control thread waits this long at most).
+    /// Deadline of a `predict` or `update` from a control thread (it waits this long at most;
+    /// [`gpn_online_model::mark_control_thread`]); other threads wait as long as it takes.
     pub call_timeout: Duration,
     /// Deadline of creating the model (loading the library, `create`).
     pub create_timeout: Duration,
@@ -35,6 +36,9 @@ pub struct ProcessOptions {
 /// Spin this long on the answer before sleeping on it: a fast plugin answers within it and
 /// the call costs no wake-up of the control thread.
 const SPIN: Duration = Duration::from_micros(100);
+
+/// The deadline of a call from a thread that is not a control loop's.
+const OFF_CONTROL_THREAD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How the process ended, set by its watcher thread.
 #[derive(Default)]
@@ -218,6 +222,16 @@ impl ProcessModel {
         self.channel.borrow().pid
     }
 
+    /// `call_timeout` on a control thread; elsewhere (a worker warming the model on the
+    /// replay buffer, an evaluation) as long as it takes, bounded only against a hung process.
+    fn call_deadline(&self) -> Duration {
+        if gpn_online_model::on_control_thread() {
+            self.call_timeout
+        } else {
+            OFF_CONTROL_THREAD_TIMEOUT
+        }
+    }
+
     fn dims(&self, what: &'static str, s: &[f64], expected: usize) -> Result<(), ModelError> {
         gpn_online_model::check_len(what, s, expected)
     }
@@ -337,12 +351,13 @@ impl OnlineModel for ProcessModel {
         self.dims("x", x, self.d)?;
         self.dims("mean", mean, self.p)?;
         self.dims("var", var, self.p)?;
+        let deadline = self.call_deadline();
         let c = self.channel.get_mut();
         c.ready_for_call()?;
         let layout = c.layout();
         // SAFETY: d ≤ SLOTS input slots; the server reads them after the request.
         unsafe { std::ptr::copy_nonoverlapping(x.as_ptr(), layout.inputs(), self.d) };
-        c.call(Op::Predict, self.call_timeout)?;
+        c.call(Op::Predict, deadline)?;
         // SAFETY: 2p ≤ SLOTS output slots, written before the answer.
         unsafe {
             std::ptr::copy_nonoverlapping(layout.outputs(), mean.as_mut_ptr(), self.p);
@@ -362,6 +377,7 @@ impl OnlineModel for ProcessModel {
         self.dims("x", x, d)?;
         self.dims("y", y, p)?;
         self.dims("noise_var", noise_var, p)?;
+        let deadline = self.call_deadline();
         let c = self.channel.get_mut();
         c.ready_for_call()?;
         let inputs = c.layout().inputs();
@@ -372,7 +388,7 @@ impl OnlineModel for ProcessModel {
             std::ptr::copy_nonoverlapping(noise_var.as_ptr(), inputs.add(d + p), p);
             *inputs.add(d + 2 * p) = t_secs;
         }
-        c.call(Op::Update, self.call_timeout)
+        c.call(Op::Update, deadline)
     }
 
     fn stats(&self) -> ModelStats {
