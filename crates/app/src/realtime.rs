@@ -87,9 +87,14 @@ fn set_fifo(priority: u8) -> std::io::Result<()> {
     // not inherit the real-time policy.
     // SAFETY: sets the calling thread's own policy; `param` is a valid sched_param that
     // outlives the call.
-    let rc = unsafe {
+    check(unsafe {
         libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
-    };
+    })
+}
+
+/// A libc call's return code as a result (0: success; else the OS error it left).
+#[cfg(target_os = "linux")]
+fn check(rc: i32) -> std::io::Result<()> {
     if rc == 0 {
         Ok(())
     } else {
@@ -101,12 +106,7 @@ fn set_fifo(priority: u8) -> std::io::Result<()> {
 fn set_normal() -> std::io::Result<()> {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: as in `set_fifo`.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) })
 }
 
 #[cfg(target_os = "linux")]
@@ -124,12 +124,7 @@ fn lock_memory() -> std::io::Result<()> {
         libc::mallopt(libc::M_MMAP_MAX, 0);
     }
     // SAFETY: mlockall takes flags only.
-    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    check(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) })
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -106,8 +106,8 @@ pub struct RunLog {
     pub limit_ticks: Vec<JointLimitTicks>,
 }
 
-/// A run's per-tick series (joint-major where per joint: `[tick * nv + j]`): 25 bytes per
-/// tick and joint, for tests and short runs.
+/// A run's per-tick series (joint-major where per joint: `[tick * nv + j]`): 16 bytes per
+/// tick and joint and 9 per tick, for tests and short runs.
 #[derive(Debug, Clone, Default)]
 pub struct TickSeries {
     /// Time of each tick, s.
