@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gpn_online_model::{ModelError, ModelStats, OnlineModel, Readiness};
+use gpn_online_model::{ModelError, ModelStats, OnlineModel, Readiness, check_len};
 
 use super::shm::{SharedRegion, futex_wait, futex_wake};
 use super::{Layout, MAX_DIMS, Op, REGION_BYTES, STATUS_OK};
@@ -49,23 +49,10 @@ struct Ended {
     closing: AtomicBool,
 }
 
-/// Takes the pipes of `child` and starts the thread that waits for it: when it ends, the
-/// calls fail at once (no deadline to wait out) and, unless the node ended it, the log says
-/// why — from that thread, never the control thread.
-#[allow(clippy::type_complexity)]
-fn watch(
-    mut child: Child,
-    library: &Path,
-) -> Result<
-    (
-        u32,
-        Arc<Ended>,
-        std::thread::JoinHandle<()>,
-        ChildStdin,
-        ChildStdout,
-    ),
-    String,
-> {
+/// The channel to `child` over `region`: takes its pipes and starts the thread that waits
+/// for it: when it ends, the calls fail at once (no deadline to wait out) and, unless the
+/// node ended it, the log says why — from that thread, never the control thread.
+fn open_channel(region: SharedRegion, mut child: Child, library: &Path) -> Result<Channel, String> {
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         let _ = child.kill();
         let _ = child.wait();
@@ -99,7 +86,16 @@ fn watch(
             })
             .map_err(|e| format!("starting the plugin process's watcher: {e}"))?
     };
-    Ok((pid, ended, watcher, stdin, stdout))
+    Ok(Channel {
+        region,
+        pid,
+        watcher: Some(watcher),
+        ended,
+        stdin,
+        stdout,
+        next: 0,
+        pending: None,
+    })
 }
 
 /// During a wait longer than this, whether the process still lives is checked this often.
@@ -127,8 +123,6 @@ struct Channel {
     next: u32,
     /// A request that missed its deadline, still unanswered.
     pending: Option<u32>,
-    /// The plugin's name, for messages.
-    name: String,
 }
 
 impl ProcessModel {
@@ -190,24 +184,12 @@ impl ProcessModel {
                 options.server.display()
             )
         })?;
-        let (pid, ended, watcher, stdin, stdout) = watch(child, library)?;
-        let mut channel = Channel {
-            region,
-            pid,
-            watcher: Some(watcher),
-            ended,
-            stdin,
-            stdout,
-            next: 0,
-            pending: None,
-            name: library.display().to_string(),
-        };
+        let mut channel = open_channel(region, child, library)?;
         channel
             .call(Op::Hello, options.create_timeout)
             .map_err(|e| e.to_string())?;
         let text = channel.layout().read_text();
         let (name, version) = text.split_once('\n').unwrap_or((&text, ""));
-        channel.name = name.to_owned();
         Ok(Self {
             identity: (name.to_owned(), version.to_owned()),
             channel: RefCell::new(channel),
@@ -230,10 +212,6 @@ impl ProcessModel {
         } else {
             OFF_CONTROL_THREAD_TIMEOUT
         }
-    }
-
-    fn dims(&self, what: &'static str, s: &[f64], expected: usize) -> Result<(), ModelError> {
-        gpn_online_model::check_len(what, s, expected)
     }
 }
 
@@ -348,9 +326,9 @@ impl OnlineModel for ProcessModel {
     }
 
     fn predict(&mut self, x: &[f64], mean: &mut [f64], var: &mut [f64]) -> Result<(), ModelError> {
-        self.dims("x", x, self.d)?;
-        self.dims("mean", mean, self.p)?;
-        self.dims("var", var, self.p)?;
+        check_len("x", x, self.d)?;
+        check_len("mean", mean, self.p)?;
+        check_len("var", var, self.p)?;
         let deadline = self.call_deadline();
         let c = self.channel.get_mut();
         c.ready_for_call()?;
@@ -374,9 +352,9 @@ impl OnlineModel for ProcessModel {
         noise_var: &[f64],
     ) -> Result<(), ModelError> {
         let (d, p) = (self.d, self.p);
-        self.dims("x", x, d)?;
-        self.dims("y", y, p)?;
-        self.dims("noise_var", noise_var, p)?;
+        check_len("x", x, d)?;
+        check_len("y", y, p)?;
+        check_len("noise_var", noise_var, p)?;
         let deadline = self.call_deadline();
         let c = self.channel.get_mut();
         c.ready_for_call()?;
