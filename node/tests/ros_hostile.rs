@@ -65,6 +65,12 @@ fn run_suite(
             ("isolation: in_process", &isolation),
             // The model in use within 3 s of streaming, so that the swaps have one to replace.
             ("fit_samples: 1000 ", "fit_samples: 300 "),
+            // The learner busy with its own work (a refit, a rebuild after a detected change)
+            // refuses a swap as `busy`, which is not the refusal a case tests (seen in CI:
+            // two swap cases answered "busy"). No refit, no change detection: the suite's
+            // swaps meet an idle learner.
+            ("refit_after_samples: 3000 ", "refit_after_samples: 0    "),
+            ("detect: true ", "detect: false"),
             // The peer stops streaming only in the silence case (2 s).
             ("watchdog_timeout_s: 0.1", "watchdog_timeout_s: 1.0"),
             // A fresh diagnostics message soon after each case.
