@@ -88,3 +88,11 @@ ros_message!(
     "std_msgs/msg/Empty",
     [("structure_needs_at_least_one_member", "uint8")]
 );
+
+/// `std_msgs/msg/String`: one string (the robot description on `/robot_description`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StringMessage {
+    /// The text.
+    pub data: String,
+}
+ros_message!(StringMessage, "std_msgs/msg/String", [("data", "string")]);

@@ -16,7 +16,9 @@ use gpn_msgs::builtin_interfaces::{Duration, Time};
 use gpn_msgs::diagnostic_msgs::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use gpn_msgs::gp_learning_node_msgs::*;
 use gpn_msgs::sensor_msgs::JointState;
-use gpn_msgs::std_msgs::{Empty, Float64MultiArray, Header, MultiArrayDimension, MultiArrayLayout};
+use gpn_msgs::std_msgs::{
+    Empty, Float64MultiArray, Header, MultiArrayDimension, MultiArrayLayout, StringMessage,
+};
 use gpn_msgs::trajectory_msgs::{JointTrajectory, JointTrajectoryPoint};
 use gpn_msgs::{Field, RosMessage};
 use serde_json::{Value, json};
@@ -197,6 +199,9 @@ fn cases() -> Vec<Case> {
             message: "reset".into(),
         }),
         case(Empty::default()),
+        case(StringMessage {
+            data: "<robot name=\"r\"/>".into(),
+        }),
         case(ChangeEvent {
             header: header(15, 2_000_000, ""),
             onset: Time {

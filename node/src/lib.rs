@@ -10,6 +10,8 @@
 /// The application layer: parameters, schema and ranges, robot loader, model factory (the
 /// `gpn_app` crate).
 pub use gpn_app as app;
+/// rosbag2 recordings: storage, compression, CDR (the `gpn_bag` crate).
+pub use gpn_bag as bag;
 /// The command line of the `gp-node` executable (and of the ROS 2 package's
 /// `gp_learning_node`).
 pub mod cli;
@@ -22,6 +24,9 @@ pub use gpn_embedded_sim as embedded_sim;
 pub use gpn_eval as eval;
 /// The plugin host (the `gpn_plugin_host` crate).
 pub use gpn_plugin_host as plugin_host;
+/// `gp-node learn`: a recording replayed through the node's loop and learner (the
+/// `gpn_replay` crate).
+pub use gpn_replay as replay;
 /// `gp-node run`: the ROS 2 node's plant, reference, operations and publishers (the
 /// `gpn_ros_io` crate; its DDS transport, `ros::run`, only with the `ros` feature).
 pub use gpn_ros_io as ros;

@@ -6,6 +6,7 @@
 mod dynamics;
 mod eval;
 mod eval_robot;
+mod learn;
 mod plugins;
 mod ros2_control;
 mod run;
@@ -32,6 +33,9 @@ enum Command {
     Dynamics(dynamics::DynamicsCommand),
     /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
     Eval(eval::EvalArgs),
+    /// Learn a model from a rosbag2 recording (MCAP or SQLite), as the node learns live, and
+    /// write the model file `gp-node run` starts from.
+    Learn(learn::LearnArgs),
     /// List the model plugins found, or print one plugin's configuration keys.
     Plugins(plugins::PluginsArgs),
     /// The main job: the learning control loop on the embedded simulator (nominal vs learned).
@@ -91,6 +95,7 @@ pub fn main(name: &'static str) -> ExitCode {
     let result = match cli.command {
         Command::Dynamics(cmd) => dynamics::run(cmd),
         Command::Eval(args) => eval::run(args),
+        Command::Learn(args) => learn::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Run(args) => run::run(args),

@@ -159,6 +159,11 @@ impl<R: ReferenceSource> ControlLoop<R> {
         &self.learner
     }
 
+    /// The learner, to query its model after a run (a held-out evaluation; off the tick).
+    pub fn learner_mut(&mut self) -> &mut Learner {
+        &mut self.learner
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> LoopCounters {
         let mut c = self.counters;
@@ -716,6 +721,10 @@ impl<R: ReferenceSource> ControlLoop<R> {
             }
             ControlCommand::FreezeCalibration => {
                 self.learner.freeze_calibration();
+                None
+            }
+            ControlCommand::HoldOut => {
+                self.learner.hold_out();
                 None
             }
             ControlCommand::Activate(active) => {

@@ -43,6 +43,8 @@ pub enum ControlCommand {
     AnnounceChange,
     /// Freeze the calibration of η_cal on what the model predicted so far.
     FreezeCalibration,
+    /// From now on form samples but learn none of them (a held-out evaluation).
+    HoldOut,
     /// Activate (command the robot) or deactivate (command nothing).
     Activate(bool),
     /// Watchdog timeout and action.

@@ -194,6 +194,8 @@ pub enum Observation {
     Collected,
     /// Learned by the model.
     Learned,
+    /// Formed but not learned: the learner holds samples out ([`Learner::hold_out`]).
+    HeldOut,
     /// The model failed to learn it (error or non-finite output).
     ModelFailed,
     /// Kept (in the replay buffer, with its innovation) but not learned: a re-identification
@@ -272,6 +274,8 @@ pub struct Learner {
     var: Vec<f64>,
     /// A learning sample was formed by the last `observe` (x, y hold it, raw units).
     sample_formed: bool,
+    /// Samples are formed (and reported) but not learned: a held-out evaluation.
+    holding_out: bool,
     /// Per joint, the least and largest q̈ of the samples formed (the query's box).
     accel_seen: Vec<(f64, f64)>,
     /// Scratch: the query point with q̈ inside `accel_seen`.
@@ -547,6 +551,7 @@ impl Learner {
             noise_var_std: vec![0.0; p],
             noise_base_std,
             sample_formed: false,
+            holding_out: false,
             accel_seen: vec![(f64::INFINITY, f64::NEG_INFINITY); p],
             query: vec![0.0; d],
             pending: None,
@@ -649,6 +654,9 @@ impl Learner {
         self.last_sample_t = sample_t;
         self.innovation.fill(f64::NAN);
         self.sample_formed = true;
+        if self.holding_out {
+            return Observation::HeldOut;
+        }
         self.replay
             .push(&self.x, &self.y, &self.noise_var, sample_t);
         match self.phase {
@@ -794,6 +802,22 @@ impl Learner {
         self.calibration[joint]
             .eta(sigma_nm / scale)
             .map(|eta| eta * scale)
+    }
+
+    /// From now on forms samples (reported with each output) but learns none of them, nor
+    /// keeps them for refits: the rest of the stream is a held-out test set.
+    pub fn hold_out(&mut self) {
+        self.holding_out = true;
+    }
+
+    /// The observation-noise variance of each output in use, (N·m)² (σ_n² of the
+    /// hyperparameters; with [`Learner::predict`]'s latent variance, the predictive variance).
+    pub fn noise_var(&self) -> Vec<f64> {
+        self.noise_base_std
+            .iter()
+            .zip(self.standardizer.std())
+            .map(|(v, s)| v * s * s)
+            .collect()
     }
 
     /// Freezes the calibrated bounds on what was recorded so far (e.g. at half the run).

@@ -1,0 +1,238 @@
+//! `gp-node learn --bag`: rosbag2 recordings written by PyPI `rosbags` (and `mcap` for an
+//! lz4-chunked file) from one simulated robot stream, in every storage (MCAP, SQLite 3),
+//! compression (MCAP chunks zstd/lz4, rosbag2 file and message zstd) and torque form
+//! (measured effort, or only the effort command on another clock), learn the same model; a
+//! damaged or foreign recording gets a clear error or a counted skip.
+#![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use gp_node::plugin_host::ModelFile;
+use gpn_test_support::{json_output, python, repo_root};
+use serde_json::Value;
+
+/// Seconds of the recorded stream.
+const STREAM_S: &str = "3";
+
+/// The recordings, written once for this binary's tests (None: no Python, outside CI).
+fn recordings() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let python = python("learn_bag")?;
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("learn_bag");
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("stream.csv");
+        let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
+            .args([
+                "sim",
+                "--learned-only",
+                "--no-viz",
+                "--seed",
+                "5",
+                "--duration",
+            ])
+            .arg(STREAM_S)
+            .arg("--record")
+            .arg(&csv)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let joints = gp_node::robot::Model::from_urdf_str(gp_node::app::DEFAULT_URDF, "panda")
+            .unwrap()
+            .joint_names()
+            .join(",");
+        let bags = dir.join("bags");
+        let out = Command::new(python)
+            .arg(repo_root().join("node/tests/learn_bag_writer.py"))
+            .arg(&csv)
+            .arg(repo_root().join("urdf/panda.urdf"))
+            .arg(joints)
+            .arg(&bags)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(bags)
+    })
+    .as_deref()
+}
+
+fn learn(bag: &Path, extra: &[&str]) -> Output {
+    let model = bag.with_extension("gpn");
+    Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .arg("learn")
+        .arg("--bag")
+        .arg(bag)
+        .arg("--out")
+        .arg(&model)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn written(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("written.json")).unwrap()).unwrap()
+}
+
+fn smse(report: &Value) -> Vec<f64> {
+    report["held_out"]["smse"]
+        .as_array()
+        .expect("held-out scores")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_storage_compression_and_torque_form_learns_the_same_model() {
+    let Some(dir) = recordings() else { return };
+    let expected = written(dir);
+    let states = expected["joint_states"].as_u64().unwrap();
+    let urdf = repo_root().join("urdf/panda.urdf");
+    let urdf = urdf.to_str().unwrap();
+    let cases: [(&str, &[&str]); 7] = [
+        ("mcap_effort", &[]),
+        ("sqlite_commands", &[]),
+        ("sqlite_commands/sqlite_commands.db3", &[]),
+        ("sqlite_message_zstd", &[]),
+        ("mcap_file_zstd", &[]),
+        ("mcap_chunk_zstd", &[]),
+        // The robot from --urdf instead of the recording's description.
+        (
+            "chunks_lz4.mcap",
+            &["--urdf", urdf, "--robot-description-topic", "/none"],
+        ),
+    ];
+    let fit_samples = gp_node::app::NodeParams::from_yaml(gp_node::app::DEFAULT_PARAMS_YAML)
+        .unwrap()
+        .learn
+        .fit_samples as u64;
+    let mut first: Option<(String, Vec<f64>, u64)> = None;
+    for (case, extra) in cases {
+        let bag = dir.join(case);
+        let report = json_output(&learn(&bag, extra), case);
+        assert_eq!(report["joint_states"], states, "{case}: {report}");
+        let with_commands = report["with_effort"] == 0;
+        if with_commands {
+            assert_eq!(report["commands"], expected["commands"], "{case}");
+            assert_eq!(report["commands_superseded"], 0, "{case}");
+        } else {
+            assert_eq!(report["with_effort"], states, "{case}");
+        }
+        // The stamps are 1000 s + 1 ms (± 0.2 ms) behind the recorder's clock.
+        let offset = report["clock_offset"]["median_ms"].as_f64().unwrap();
+        assert!(
+            (offset - 1_000_001.0).abs() < 0.05,
+            "{case}: offset {offset} ms"
+        );
+        assert_eq!(
+            report["refused"],
+            Value::Array(Vec::new()),
+            "{case}: {report}"
+        );
+        // Every state before the held-out tail (10 %) is learned, but the first fit's.
+        let learned = report["samples_learned"].as_u64().unwrap();
+        assert!(
+            learned + fit_samples + states / 10 + 2 >= states,
+            "{case}: {learned} of {states} learned"
+        );
+        let model = ModelFile::read(&bag.with_extension("gpn")).expect("the model file reads");
+        assert_eq!(model.header.plugin, "skygp");
+        assert!(model.header.samples_seen > 0);
+        // Better than the learned samples' Gaussian on most joints of the tail.
+        let msll: Vec<f64> = report["held_out"]["msll"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert!(
+            msll.iter().filter(|m| **m < 0.0).count() * 2 > msll.len(),
+            "{case}: MSLL {msll:?}"
+        );
+        // The effort command aligned by log time is the torque the states measured: the
+        // same samples, the same model, the same scores, to the bit.
+        let scores = smse(&report);
+        match &first {
+            None => first = Some((case.into(), scores, model.header.samples_seen)),
+            Some((name, s, seen)) => {
+                assert_eq!(&scores, s, "{case} against {name}");
+                assert_eq!(model.header.samples_seen, *seen, "{case} against {name}");
+            }
+        }
+    }
+}
+
+fn failure(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_damaged_or_foreign_recording_gets_a_clear_error_or_a_counted_skip() {
+    let Some(dir) = recordings() else { return };
+    let states = written(dir)["joint_states"].as_u64().unwrap();
+
+    // Cut at 60 %: what came before is learned, and the report says the file ends early.
+    let report = json_output(&learn(&dir.join("truncated.mcap"), &[]), "truncated");
+    let read = report["joint_states"].as_u64().unwrap();
+    assert!(
+        read > states / 3 && read < states * 2 / 3,
+        "{read} of {states}"
+    );
+    let why = report["ended_early"].as_str().unwrap_or_default();
+    assert!(why.contains("truncated"), "{report}");
+
+    // Every 50th stamp 5 ms back: refused as out of order, counted, the rest learned.
+    let report = json_output(&learn(&dir.join("shuffled_stamps"), &[]), "shuffled");
+    let refused = &report["refused"][0];
+    assert_eq!(refused["reason"], "out_of_order", "{report}");
+    assert_eq!(refused["count"], states / 50, "{report}");
+
+    let cases = [
+        (
+            "wrong_type",
+            "topic /joint_states: recorded as std_msgs/msg/String, expected sensor_msgs/msg/JointState",
+        ),
+        (
+            "no_states",
+            "no sensor_msgs/msg/JointState on /joint_states",
+        ),
+        (
+            "no_states",
+            "/effort_controller/commands (std_msgs/msg/Float64MultiArray)",
+        ),
+        ("wrong_names", "missing_joint"),
+        ("bz2", "compression \"bz2\" is not supported"),
+        ("stream.csv", "not a rosbag2 recording"),
+        ("missing", "No such file"),
+    ];
+    for (case, says) in cases {
+        let path = if case == "stream.csv" {
+            dir.parent().unwrap().join(case)
+        } else {
+            dir.join(case)
+        };
+        let err = failure(&learn(&path, &[]));
+        assert!(err.contains(says), "{case}: {err}");
+        assert!(!err.contains("panicked"), "{case}: {err}");
+    }
+    // A folder that is not a recording.
+    let err = failure(&learn(dir.parent().unwrap(), &[]));
+    assert!(err.contains("not a rosbag2 recording"), "{err}");
+}
