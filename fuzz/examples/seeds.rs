@@ -99,6 +99,7 @@ fn main() {
             friction_feature_velocity: 0.0,
             output_dim: 7,
             samples_seen: 10,
+            accel_range: Vec::new(),
         },
         state: vec![1, 2, 3, 4],
     };

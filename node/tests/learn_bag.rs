@@ -236,3 +236,59 @@ fn a_damaged_or_foreign_recording_gets_a_clear_error_or_a_counted_skip() {
     let err = failure(&learn(dir.parent().unwrap(), &[]));
     assert!(err.contains("not a rosbag2 recording"), "{err}");
 }
+
+#[test]
+fn a_model_learned_from_a_recording_starts_a_run_without_a_fit() {
+    let Some(dir) = recordings() else { return };
+    let model = dir.join("warm_start.gpn");
+    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .args(["learn", "--json", "--bag"])
+        .arg(dir.join("mcap_chunk_zstd"))
+        .arg("--out")
+        .arg(&model)
+        .output()
+        .unwrap();
+    json_output(&out, "learn");
+    let file = ModelFile::read(&model).unwrap();
+    // The q̈ the model learned, which the run clamps its queries into.
+    assert_eq!(file.header.accel_range.len(), 7);
+    assert!(
+        file.header.accel_range.iter().all(|(lo, hi)| lo < hi),
+        "{:?}",
+        file.header.accel_range
+    );
+
+    let run = |model: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_gp-node"))
+            .args([
+                "sim",
+                "--learned-only",
+                "--no-viz",
+                "--json",
+                "--duration",
+                "1",
+                "--seed",
+                "5",
+            ])
+            .arg("--model")
+            .arg(model)
+            .output()
+            .unwrap()
+    };
+    let report = json_output(&run(&model), "sim --model");
+    // Adopted at the first tick: no hyperparameter fit, no refit, the file's plugin.
+    let adopted = report["model_adopted_at_s"].as_f64().unwrap();
+    assert!(adopted < 0.01, "adopted at {adopted} s");
+    assert_eq!(report["fit_s"], 0.0, "{report}");
+    assert_eq!(report["refits"]["adopted"], 0, "{report}");
+    assert_eq!(report["model"]["plugin"], "skygp", "{report}");
+    assert!(
+        report["learned_samples"].as_u64().unwrap() > 900,
+        "{report}"
+    );
+
+    // A file that is not a model: a clear error before the run.
+    let not_a_model = dir.join("written.json");
+    let err = failure(&run(&not_a_model));
+    assert!(err.contains("model.file:"), "{err}");
+}

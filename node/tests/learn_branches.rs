@@ -131,6 +131,7 @@ fn the_hand_splits_by_finger_and_a_split_model_file_round_trips() {
         friction_feature_velocity: layout.friction_velocity(),
         output_dim: p,
         stats: model.stats(),
+        accel_range: Vec::new(),
         state: model.state_bytes().expect("state"),
     };
     let file = ModelFile::from_snapshot(snapshot, &config);

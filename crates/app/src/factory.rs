@@ -1,12 +1,12 @@
 //! What both jobs build from the parameters: the robot model and the model factory.
 
-use gpn_control::learn::ModelFactory;
+use gpn_control::learn::{Learner, ModelFactory};
 use gpn_dynamics::{Model, RobotError};
 use gpn_online_model::OnlineModel;
 use std::time::Duration;
 
 use gpn_plugin_host::process::{ProcessModel, ProcessOptions};
-use gpn_plugin_host::{Plugin, SearchPath};
+use gpn_plugin_host::{ModelFile, Plugin, SearchPath};
 
 use super::params::{Isolation, NodeParams};
 
@@ -117,6 +117,54 @@ pub fn effective_model_config(params: &NodeParams) -> Result<serde_json::Value, 
     let plugin =
         Plugin::find(&params.model.plugin, &plugin_search(params)).map_err(|e| e.to_string())?;
     Ok(plugin.effective_config(&params.model.config))
+}
+
+/// `model.file` of `params`, read, with `model.plugin` and `model.config` set to the
+/// file's, so that the run's later fits and swaps continue with the model it starts from.
+/// None without a file.
+pub fn read_start_model(params: &mut NodeParams) -> Result<Option<ModelFile>, String> {
+    if params.model.file.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let file = ModelFile::read(&params.model.file).map_err(|e| format!("model.file: {e}"))?;
+    params.model.plugin = file.header.plugin.clone();
+    params.model.config = file.header.config.clone();
+    Ok(Some(file))
+}
+
+/// Hands the model of `model.file` (if set) to `learner` to start from: read and built here,
+/// off the control thread (the plugin and its state loaded on `host`), adopted by the loop at
+/// its first ticks. Call [`read_start_model`] first, so that the plugin and configuration are
+/// the file's. Returns what it started from, for the log.
+pub fn start_from_model_file(
+    learner: &mut Learner,
+    params: &NodeParams,
+    host: &ModelHost,
+) -> Result<Option<String>, String> {
+    let path = &params.model.file;
+    if path.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let file = ModelFile::read(path).map_err(|e| format!("model.file: {e}"))?;
+    let process = match host {
+        ModelHost::InProcess => None,
+        ModelHost::Process(options) => Some(options),
+    };
+    let inputs = params.learn.input_layout(learner.nv());
+    let ready = file
+        .build_in(&plugin_search(params), inputs, path, process)
+        .map_err(|e| format!("model.file: {e}"))?;
+    learner
+        .start_from(Box::new(ready))
+        .map_err(|why| format!("model.file: {}", why.message()))?;
+    let h = &file.header;
+    Ok(Some(format!(
+        "{} {} ({} samples learned) from {}",
+        h.plugin,
+        h.plugin_version,
+        h.samples_seen,
+        path.display()
+    )))
 }
 
 /// Loads the robot of a parameter set: the built-in Panda when `robot.urdf` is empty (`gp-node

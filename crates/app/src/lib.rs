@@ -17,7 +17,7 @@ pub mod ros_params;
 
 pub use factory::{
     ModelHost, check_model_configs, effective_model_config, hosted_model_factory, load_robot,
-    load_robot_description, model_factory, plugin_search,
+    load_robot_description, model_factory, plugin_search, read_start_model, start_from_model_file,
 };
 pub use params::{
     Isolation, ModelParams, NodeParams, ParamsError, RobotParams, RunParams, SwapTarget,

@@ -183,6 +183,7 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("robot.urdf", K::String, "", "URDF file of the robot (empty: gp-node run reads the robot_description topic, gp-node sim uses the built-in Panda)", C::None, A::ReadOnly),
     spec("model.plugin", K::String, "", "model plugin name, found on the plugin search path (a path is refused)", C::PluginName, A::Model),
     spec("model.config", K::String, "", "plugin configuration as JSON: the keys its schema declares (gp-node plugins NAME, docs/plugins/)", C::JsonObject, A::Model),
+    spec("model.file", K::String, "", "model file to start from (gp-node learn, ~/save_model): its plugin, configuration and learned state, adopted before the first fit (empty: learn from scratch)", C::None, A::ReadOnly),
     spec("model.isolation", K::String, "", "where the model runs: in_process, or process (a process of its own: a plugin that crashes ends in the nominal law, not the node; each call crosses processes)", C::OneOf(&["in_process", "process"]), A::ReadOnly),
     spec("control.kp_per_s2", K::JointDoubles, "1/s²", "proportional gain K_p (empty: derived from the robot at start)", C::PositiveOrEmpty, A::Law),
     spec("control.kd_per_s", K::JointDoubles, "1/s", "derivative gain K_d (empty: derived from the robot at start)", C::PositiveOrEmpty, A::Law),

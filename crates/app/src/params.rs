@@ -78,6 +78,10 @@ pub struct ModelParams {
     pub plugin_path: Vec<PathBuf>,
     /// Where the plugin's model runs.
     pub isolation: Isolation,
+    /// A model file to start from (`gp-node learn`, `~/save_model`): adopted before the
+    /// first fit, its plugin and configuration replacing `plugin` and `config`. Empty: learn
+    /// from scratch. A relative path is taken from the parameter file's folder.
+    pub file: PathBuf,
 }
 
 /// Where a plugin's model runs (`model.isolation`).
@@ -100,6 +104,7 @@ impl Default for ModelParams {
             config: serde_json::json!({"variant": "dense"}),
             plugin_path: Vec::new(),
             isolation: Isolation::InProcess,
+            file: PathBuf::new(),
         }
     }
 }
@@ -283,6 +288,12 @@ impl NodeParams {
             && let Some(dir) = path.parent()
         {
             params.robot.urdf = dir.join(&params.robot.urdf);
+        }
+        if params.model.file.is_relative()
+            && !params.model.file.as_os_str().is_empty()
+            && let Some(dir) = path.parent()
+        {
+            params.model.file = dir.join(&params.model.file);
         }
         if let Some(dir) = path.parent() {
             for plugin_dir in &mut params.model.plugin_path {

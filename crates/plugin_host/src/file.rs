@@ -52,6 +52,11 @@ pub struct ModelFileHeader {
     pub output_dim: usize,
     /// Samples the model had learned when saved.
     pub samples_seen: u64,
+    /// Range [lo, hi] of each joint's q̈ among the samples learned, rad/s²: a run that starts
+    /// from the file clamps its queries into it, as the learner that saved it did (empty in
+    /// files written before it: the new run's samples set the range).
+    #[serde(default)]
+    pub accel_range: Vec<(f64, f64)>,
 }
 
 /// A model file's content.
@@ -318,6 +323,7 @@ impl ModelFile {
                 friction_feature_velocity: snapshot.friction_feature_velocity,
                 output_dim: snapshot.output_dim,
                 samples_seen: snapshot.stats.samples_seen,
+                accel_range: snapshot.accel_range,
             },
             state: snapshot.state,
         }
@@ -513,6 +519,11 @@ impl ModelFile {
             model,
             standardizer,
             hyper: h.hyper.clone(),
+            accel_range: if h.accel_range.len() == p {
+                h.accel_range.clone()
+            } else {
+                Vec::new()
+            },
         })
     }
 }
@@ -541,6 +552,7 @@ mod tests {
                 friction_feature_velocity: 0.0,
                 output_dim: 1,
                 samples_seen: 42,
+                accel_range: vec![(-1.0, 2.0)],
             },
             state: vec![1, 2, 3, 4],
         }

@@ -250,6 +250,8 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     let (node_name, namespace) = transport.names();
     (params.ros.node_name, params.ros.namespace) = (node_name, namespace);
     params.check_ranges().map_err(RosError::Param)?;
+    // `model.file`: its plugin and configuration are the run's.
+    gpn_app::read_start_model(&mut params).map_err(RosError::Param)?;
     check_model_configs(&params).map_err(RosError::Param)?;
     let rerun_target = rerun_log::target(&params.ros.rerun)?;
     if params.use_sim_time {
@@ -311,6 +313,9 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
     ));
 
     let mut parts = LoopParts::build(&robot, &params)?;
+    if let Some(start) = &parts.started_from {
+        log.info(&format!("starting from the model file: {start}"));
+    }
     let endpoints = Endpoints::open(&mut transport, &params.ros, parts.probe_offers.take())?;
 
     let node_fqn = transport.fully_qualified_name();
@@ -372,6 +377,8 @@ struct LoopParts {
     control: ControlParts,
     /// Side query (b), `learn.probe.enabled`: the worker plans, the node only offers.
     probe_offers: Option<Receiver<ProbeOffer>>,
+    /// The model file the learner starts from (`model.file`), said for the log.
+    started_from: Option<String>,
 }
 
 /// What the control loop is made of.
@@ -393,6 +400,8 @@ impl LoopParts {
             .map_err(|e| RosError::Param(e.to_string()))?;
         let mut learner = Learner::new(robot, params.learn.clone(), hyper, factory)
             .map_err(|e| RosError::Param(e.to_string()))?;
+        let started_from =
+            gpn_app::start_from_model_file(&mut learner, params, &host).map_err(RosError::Param)?;
         let probe_offers = learner.offer_probes();
         let ros = &params.ros;
         let timeout = Duration::try_from_secs_f64(ros.watchdog_timeout_s)
@@ -414,6 +423,7 @@ impl LoopParts {
                 decision,
             },
             probe_offers,
+            started_from,
         })
     }
 }

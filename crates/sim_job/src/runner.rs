@@ -391,7 +391,11 @@ fn assemble_loop<'p>(
     // samples, so that a long run's memory does not grow with it.
     learn_params.calibration_samples = (ticks / 2).clamp(1, CALIBRATION_SAMPLES_MAX);
     let hyper = params.model.config.get("hyper").cloned();
-    let learner = Learner::new(robot, learn_params, hyper, factory)?;
+    let mut learner = Learner::new(robot, learn_params, hyper, factory)?;
+    if learning {
+        gpn_app::start_from_model_file(&mut learner, params, &sim_model_host(params)?)
+            .map_err(SimulateError::Param)?;
+    }
     let ops = sim_operations(params, learning, ticks);
     let probing = ProbingReference::new(robot, &params.run.reference, &params.learn.probe);
     // The simulated robot is never silent (no watchdog) and is commanded from the start.

@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// (repeatable; each value may be a ':'-separated list).
     #[arg(long = "plugin-path", value_name = "DIR")]
     plugin_path: Vec<std::path::PathBuf>,
+    /// Start from this model file (`gp-node learn`, `~/save_model`; sets `model.file`): its
+    /// plugin, configuration and learned state, adopted at the first ticks.
+    #[arg(long, value_name = "FILE.gpn", conflicts_with = "plugin")]
+    model: Option<std::path::PathBuf>,
     /// Command the robot from the start (sets `ros.active`; without it the node starts
     /// inactive and commands nothing until `ros.active` is set true).
     #[arg(long)]
@@ -104,6 +108,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         params.model.select_plugin(&plugin);
     }
     params.model.search_first(args.plugin_path);
+    if let Some(file) = args.model {
+        params.model.file = file;
+    }
     if args.nominal {
         params.control.use_model = false;
     }

@@ -39,6 +39,10 @@ pub struct SimArgs {
     /// on --plugin-path and pass the name).
     #[arg(long)]
     plugin: Option<String>,
+    /// Start the learned run from this model file (`gp-node learn`, `~/save_model`; overrides
+    /// `model.file`): its plugin, configuration and learned state.
+    #[arg(long, value_name = "FILE.gpn", conflicts_with = "plugin")]
+    model: Option<PathBuf>,
     /// Directory searched for plugins before `model.plugin_path` and the others
     /// (repeatable; each value may be a ':'-separated list).
     #[arg(long = "plugin-path", value_name = "DIR")]
@@ -264,6 +268,10 @@ fn params_from_args(args: &SimArgs) -> anyhow::Result<NodeParams> {
         params.model.select_plugin(plugin);
     }
     params.model.search_first(args.plugin_path.clone());
+    if let Some(file) = &args.model {
+        params.model.file = file.clone();
+    }
+    app::read_start_model(&mut params).map_err(anyhow::Error::msg)?;
     if let Some(duration) = args.duration {
         check_value("run.duration_s", duration).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
         params.run.duration_s = duration;

@@ -118,6 +118,8 @@ pub struct FitOutcome {
     pub hyper: serde_json::Value,
     /// Wall time of fit + create + warm, s.
     pub fit_secs: f64,
+    /// A loaded model's q̈ range per joint (empty: the samples the learner formed say it).
+    pub accel_range: Vec<(f64, f64)>,
 }
 
 /// What a reply answers.
@@ -285,6 +287,8 @@ pub struct ReadyModel {
     pub standardizer: Standardizer,
     /// Its hyperparameters.
     pub hyper: serde_json::Value,
+    /// The q̈ range per joint of what it learned (empty: unknown).
+    pub accel_range: Vec<(f64, f64)>,
 }
 
 pub(super) enum Job {
@@ -465,6 +469,7 @@ impl WorkerState {
                         standardizer,
                         hyper,
                         fit_secs: secs,
+                        accel_range: Vec::new(),
                     },
                     Some(samples),
                     ReplyMeta {
@@ -520,6 +525,7 @@ impl WorkerState {
             model,
             standardizer,
             hyper,
+            accel_range,
         } = ready;
         self.remember(id, None);
         self.current = Some((hyper.clone(), standardizer.clone()));
@@ -529,6 +535,7 @@ impl WorkerState {
                 standardizer,
                 hyper,
                 fit_secs: 0.0,
+                accel_range,
             },
             None,
             meta(ModelChange::Load, id),
@@ -841,6 +848,7 @@ fn run_fit(
         standardizer,
         hyper,
         fit_secs: start.elapsed().as_secs_f64(),
+        accel_range: Vec::new(),
     }))
 }
 

@@ -40,5 +40,6 @@ pub use replay::{ReplayBuffer, SampleRef};
 pub use sample_noise::{base_noise_var, read_sigma_n};
 pub use standardize::Standardizer;
 pub use swap::{
-    CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+    CancelOutcome, Finished, START_MODEL_ID, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest,
+    SwapSource,
 };

@@ -8,6 +8,10 @@ use std::time::Instant;
 use super::fit_worker::ModelFactory;
 pub use super::fit_worker::{ModelChange, ReadyModel};
 
+/// The id of the change to the model a run starts from (`model.file`,
+/// `Learner::start_from`), distinct from the operations' ids.
+pub const START_MODEL_ID: u64 = u64::MAX;
+
 /// Where the new model comes from.
 pub enum SwapSource {
     /// Create it with this factory and the current hyperparameters, and warm it on the

@@ -177,6 +177,9 @@ pub struct ModelSnapshot {
     pub output_dim: usize,
     /// Counters at the time.
     pub stats: ModelStats,
+    /// Range of each joint's q̈ among the samples learned, rad/s² (queries are clamped into
+    /// it: the model knows nothing beyond).
+    pub accel_range: Vec<(f64, f64)>,
     /// The plugin's opaque state.
     pub state: Vec<u8>,
 }
@@ -894,6 +897,11 @@ impl Learner {
     /// N·m per standardised unit, per output (1 without standardisation).
     pub fn output_scale(&self) -> &[f64] {
         self.standardizer.std()
+    }
+
+    /// Joints (outputs of the model).
+    pub fn nv(&self) -> usize {
+        self.nv
     }
 
     /// Input dimension of the model: 3·nv, or 4·nv with the friction features.

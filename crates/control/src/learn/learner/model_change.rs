@@ -7,9 +7,12 @@ use std::time::Instant;
 
 use gpn_gp_core::bound::CalibratedBound;
 
-use super::super::fit_worker::{FitJob, FitWorker, Job, ModelChange, Reply, ReplyMeta, Retired};
+use super::super::fit_worker::{
+    FitJob, FitWorker, Job, ModelChange, ReadyModel, Reply, ReplyMeta, Retired,
+};
 use super::super::swap::{
-    CancelOutcome, Finished, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
+    CancelOutcome, Finished, START_MODEL_ID, SwapEvent, SwapOutcome, SwapRefusal, SwapRequest,
+    SwapSource,
 };
 
 use super::*;
@@ -161,6 +164,21 @@ impl Learner {
             || self.pending_adopt
             || self.cancelled.is_some()
             || self.undo_pending.is_some()
+    }
+
+    /// Starts from `ready` (a model file, `model.file`): adopted at the first ticks, before
+    /// any fit; its change is reported with id [`START_MODEL_ID`]. Its hyperparameters were
+    /// fitted on what it learned, so no refit follows (a refit would warm a new model on the
+    /// replay buffer alone and drop what the file holds); a reset restores them. Refused only
+    /// while another change is in progress (call it before the loop runs).
+    pub fn start_from(&mut self, ready: Box<ReadyModel>) -> Result<(), SwapRefusal> {
+        self.request_swap(SwapRequest {
+            id: START_MODEL_ID,
+            source: SwapSource::Ready(ready),
+        })
+        .map_err(|(_, why)| why)?;
+        self.refits_done = self.params.max_refits;
+        Ok(())
     }
 
     /// Asks for a model change (a swap warmed on the replay buffer, or a ready model).
@@ -323,6 +341,7 @@ impl Learner {
             friction_feature_velocity: self.layout.friction_velocity(),
             output_dim: model.output_dim(),
             stats: model.stats(),
+            accel_range: self.accel_seen.clone(),
             state: model.state_bytes().map_err(|e| e.to_string())?,
         })
     }
@@ -372,6 +391,10 @@ impl Learner {
                     self.pending_adopt = false;
                 }
                 self.learned_by_model = 0;
+                // A loaded model knows the q̈ of what it learned: queries may reach as far.
+                for (seen, &(lo, hi)) in self.accel_seen.iter_mut().zip(&outcome.accel_range) {
+                    *seen = (seen.0.min(lo), seen.1.max(hi));
+                }
                 let old_standardizer =
                     std::mem::replace(&mut self.standardizer, outcome.standardizer);
                 let old_hyper = self.hyper.replace(outcome.hyper);
