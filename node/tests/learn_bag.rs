@@ -5,66 +5,15 @@
 //! damaged or foreign recording gets a clear error or a counted skip.
 #![allow(clippy::unwrap_used)] // Tests: a panic is the failure report.
 
-use std::path::{Path, PathBuf};
+mod bag_support;
+
+use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
+use bag_support::recordings;
 use gp_node::plugin_host::ModelFile;
-use gpn_test_support::{json_output, python, repo_root};
+use gpn_test_support::{json_output, repo_root};
 use serde_json::Value;
-
-/// Seconds of the recorded stream.
-const STREAM_S: &str = "3";
-
-/// The recordings, written once for this binary's tests (None: no Python, outside CI).
-fn recordings() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let python = python("learn_bag")?;
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("learn_bag");
-        std::fs::create_dir_all(&dir).unwrap();
-        let csv = dir.join("stream.csv");
-        let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-            .args([
-                "sim",
-                "--learned-only",
-                "--no-viz",
-                "--seed",
-                "5",
-                "--duration",
-            ])
-            .arg(STREAM_S)
-            .arg("--record")
-            .arg(&csv)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let joints = gp_node::robot::Model::from_urdf_str(gp_node::app::DEFAULT_URDF, "panda")
-            .unwrap()
-            .joint_names()
-            .join(",");
-        let bags = dir.join("bags");
-        let out = Command::new(python)
-            .arg(repo_root().join("node/tests/learn_bag_writer.py"))
-            .arg(&csv)
-            .arg(repo_root().join("urdf/panda.urdf"))
-            .arg(joints)
-            .arg(&bags)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(bags)
-    })
-    .as_deref()
-}
 
 fn learn(bag: &Path, extra: &[&str]) -> Output {
     let model = bag.with_extension("gpn");
@@ -95,7 +44,9 @@ fn smse(report: &Value) -> Vec<f64> {
 
 #[test]
 fn every_storage_compression_and_torque_form_learns_the_same_model() {
-    let Some(dir) = recordings() else { return };
+    let Some(dir) = recordings("learn_bag") else {
+        return;
+    };
     let expected = written(dir);
     let states = expected["joint_states"].as_u64().unwrap();
     let urdf = repo_root().join("urdf/panda.urdf");
@@ -185,7 +136,9 @@ fn failure(out: &Output) -> String {
 
 #[test]
 fn a_damaged_or_foreign_recording_gets_a_clear_error_or_a_counted_skip() {
-    let Some(dir) = recordings() else { return };
+    let Some(dir) = recordings("learn_bag") else {
+        return;
+    };
     let states = written(dir)["joint_states"].as_u64().unwrap();
 
     // Cut at 60 %: what came before is learned, and the report says the file ends early.
@@ -239,7 +192,9 @@ fn a_damaged_or_foreign_recording_gets_a_clear_error_or_a_counted_skip() {
 
 #[test]
 fn a_model_learned_from_a_recording_starts_a_run_without_a_fit() {
-    let Some(dir) = recordings() else { return };
+    let Some(dir) = recordings("learn_bag") else {
+        return;
+    };
     let model = dir.join("warm_start.gpn");
     let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
         .args(["learn", "--json", "--bag"])
