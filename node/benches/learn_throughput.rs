@@ -107,7 +107,10 @@ fn throughput(c: &mut Criterion) {
     let mut group = c.benchmark_group("learn");
     group.sample_size(10);
     group.throughput(Throughput::Elements(states));
-    for (name, params) in [("skygp_20s_first_fit", params), ("skygp_20s_fixed_hyper", fixed)] {
+    for (name, params) in [
+        ("skygp_20s_first_fit", params),
+        ("skygp_20s_fixed_hyper", fixed),
+    ] {
         let options = LearnOptions {
             topics: ReplayTopics::of(&params.ros.topics),
             params,

@@ -10,7 +10,7 @@ mod bag_support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use bag_support::recordings;
+use bag_support::{learn_model, recordings};
 use gp_node::plugin_host::ModelFile;
 use gpn_test_support::{json_output, repo_root};
 use serde_json::Value;
@@ -196,14 +196,7 @@ fn a_model_learned_from_a_recording_starts_a_run_without_a_fit() {
         return;
     };
     let model = dir.join("warm_start.gpn");
-    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-        .args(["learn", "--json", "--bag"])
-        .arg(dir.join("mcap_chunk_zstd"))
-        .arg("--out")
-        .arg(&model)
-        .output()
-        .unwrap();
-    json_output(&out, "learn");
+    learn_model(&dir.join("mcap_chunk_zstd"), &model);
     let file = ModelFile::read(&model).unwrap();
     // The q̈ the model learned, which the run clamps its queries into.
     assert_eq!(file.header.accel_range.len(), 7);

@@ -10,7 +10,7 @@ mod ros_support;
 
 use std::process::Command;
 
-use bag_support::recordings;
+use bag_support::{learn_model, recordings};
 use ros_support::{domain_id, params_file, scratch, start_node, stop_node_with_log};
 
 #[test]
@@ -20,18 +20,7 @@ fn the_node_starts_from_a_model_learned_from_a_recording() {
     };
     let dir = scratch("ros_model_file");
     let model = dir.join("arm.gpn");
-    let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
-        .args(["learn", "--json", "--bag"])
-        .arg(bags.join("mcap_effort"))
-        .arg("--out")
-        .arg(&model)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    learn_model(&bags.join("mcap_effort"), &model);
 
     // Another plugin configured: the file's plugin and configuration are the run's.
     let params = params_file(&dir, &[("variant: dense", "variant: fast")]);

@@ -63,3 +63,20 @@ pub fn recordings(test: &str) -> Option<&'static Path> {
     })
     .as_deref()
 }
+
+/// `gp-node learn` of the recording `bag` into the model file `out`; panics with its log if
+/// it fails.
+pub fn learn_model(bag: &Path, out: &Path) {
+    let run = Command::new(env!("CARGO_BIN_EXE_gp-node"))
+        .args(["learn", "--json", "--bag"])
+        .arg(bag)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "gp-node learn failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
