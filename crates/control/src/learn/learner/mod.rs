@@ -630,8 +630,11 @@ impl Learner {
         self.x[nv..2 * nv].copy_from_slice(&self.previous.v);
         self.x[2 * nv..3 * nv].copy_from_slice(a);
         self.layout.fill_features(&mut self.x);
-        for (seen, &qdd) in self.accel_seen.iter_mut().zip(a) {
-            *seen = (seen.0.min(qdd), seen.1.max(qdd));
+        // Held-out samples are not learned: the query box stays what the model knows.
+        if !self.holding_out {
+            for (seen, &qdd) in self.accel_seen.iter_mut().zip(a) {
+                *seen = (seen.0.min(qdd), seen.1.max(qdd));
+            }
         }
         let Ok(tau_rbd) = rnea(
             &self.robot,
