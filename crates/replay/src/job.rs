@@ -181,18 +181,10 @@ pub fn learn(
         .collect();
     let gate = counters.learn.gate;
     refused.extend(
-        [
-            ("non_finite", gate.non_finite),
-            ("position_limit", gate.position_limit),
-            ("velocity_limit", gate.velocity_limit),
-            ("effort_limit", gate.effort_limit),
-            ("jump", gate.jump),
-            ("acceleration", gate.acceleration),
-            ("innovation", gate.innovation),
-        ]
-        .into_iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(reason, count)| Refusal::new("sample", reason, count)),
+        gate.refusals()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(reason, count)| Refusal::new("sample", reason, count)),
     );
     Ok(LearnReport {
         recording: recording.path().display().to_string(),

@@ -101,6 +101,21 @@ pub struct GateCounts {
     pub innovation: u64,
 }
 
+impl GateCounts {
+    /// The refusals by reason, named as in reports.
+    pub fn refusals(&self) -> [(&'static str, u64); 7] {
+        [
+            ("non_finite", self.non_finite),
+            ("position_limit", self.position_limit),
+            ("velocity_limit", self.velocity_limit),
+            ("effort_limit", self.effort_limit),
+            ("jump", self.jump),
+            ("acceleration", self.acceleration),
+            ("innovation", self.innovation),
+        ]
+    }
+}
+
 /// The gate: limits from the URDF, settings, and counters.
 #[derive(Debug, Clone)]
 pub struct Gate {
