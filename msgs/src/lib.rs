@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod builtin_interfaces;
+pub mod definition;
 pub mod diagnostic_msgs;
 pub mod gp_learning_node_msgs;
 pub mod sensor_msgs;

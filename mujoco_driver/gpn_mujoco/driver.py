@@ -204,6 +204,9 @@ class Driver:
         self._err_sq = np.zeros(nv)
         self._err_max = np.zeros(nv)
         self._err_count = 0
+        # Over the first simulated second: how a warm-started model does before it learns.
+        self._first_sq = np.zeros(nv)
+        self._first_count = 0
         self.true_q: list[np.ndarray] = []
         self.true_v: list[np.ndarray] = []
         self.applied: list[np.ndarray] = []
@@ -276,12 +279,16 @@ class Driver:
             if self.options.realtime:
                 next_state_at = self._pace(next_state_at)
             q_true, v_true = self.plant.q(), self.plant.v()
-            if self.options.publish_reference and k >= half:
+            if self.options.publish_reference and (k >= half or k < self.rate_hz):
                 q_d, _, _ = self.reference.sample(k / self.rate_hz)
                 err = q_true - q_d
-                self._err_sq += err * err
-                self._err_max = np.maximum(self._err_max, np.abs(err))
-                self._err_count += 1
+                if k < self.rate_hz:
+                    self._first_sq += err * err
+                    self._first_count += 1
+                if k >= half:
+                    self._err_sq += err * err
+                    self._err_max = np.maximum(self._err_max, np.abs(err))
+                    self._err_count += 1
             measured = self.sensors.measure(q_true, v_true, tau_prev)
             self.counters.glitches += measured.glitches
             msg = JointState_(
@@ -451,6 +458,12 @@ class Driver:
         )
 
     # -- results ----------------------------------------------------------------------
+
+    def tracking_error_first_second(self) -> list[float] | None:
+        """RMS of the true q − q_d per joint over the first simulated second, if known."""
+        if not self.options.publish_reference or self._first_count == 0:
+            return None
+        return np.sqrt(self._first_sq / self._first_count).tolist()
 
     def tracking_error(self) -> tuple[list[float], list[float]] | None:
         """(RMS, max) of the true q − q_d per joint over the second half, if known."""

@@ -4,7 +4,8 @@ in joint order) and the short human summary printed to stderr.
 Keys: ``completed`` (bool), ``error`` (message or null), ``joints``, ``duration_s``,
 ``rate_hz``, ``steps`` (done), ``steps_planned``, ``rms_tracking_error_rad`` and
 ``max_tracking_error_rad`` (true q − q_d per joint over the second half; null without
-``--publish-reference``), ``republished_states``, ``on_command_timeout`` (``stop`` or
+``--publish-reference``), ``rms_tracking_error_first_s_rad`` (the same RMS over the first
+simulated second: how a warm-started model does before it has learned), ``republished_states``, ``on_command_timeout`` (``stop`` or
 ``hold``), ``command_timeouts`` (times a state stayed unanswered after its republications:
 with ``hold``, episodes of holding; > 0 says the commands timed out), ``safe_steps`` (steps
 driven by the hold's gravity compensation with damping), ``clamped_safe_steps``,
@@ -36,6 +37,7 @@ RESULT_KEYS = (
     "steps_planned",
     "rms_tracking_error_rad",
     "max_tracking_error_rad",
+    "rms_tracking_error_first_s_rad",
     "republished_states",
     "on_command_timeout",
     "command_timeouts",
@@ -87,6 +89,7 @@ def result(driver: Driver, domain_id: int, error: str | None = None) -> dict[str
         "steps_planned": driver.ticks,
         "rms_tracking_error_rad": tracking[0] if tracking else None,
         "max_tracking_error_rad": tracking[1] if tracking else None,
+        "rms_tracking_error_first_s_rad": driver.tracking_error_first_second(),
         "republished_states": c.republished_states,
         "on_command_timeout": driver.options.on_command_timeout,
         "command_timeouts": c.command_timeouts,

@@ -282,6 +282,9 @@ def test_result_numbers_recompute_from_the_recorded_states():
     errors = np.array([driver.true_q[k] - ref.sample(k / 1000.0)[0] for k in range(50, 100)])
     np.testing.assert_allclose(res["rms_tracking_error_rad"], np.sqrt((errors**2).mean(axis=0)), rtol=1e-12)
     np.testing.assert_allclose(res["max_tracking_error_rad"], np.abs(errors).max(axis=0), rtol=1e-12)
+    # A 0.1 s run: its "first second" is all of it.
+    first = np.array([driver.true_q[k] - ref.sample(k / 1000.0)[0] for k in range(100)])
+    np.testing.assert_allclose(res["rms_tracking_error_first_s_rad"], np.sqrt((first**2).mean(axis=0)), rtol=1e-12)
     assert res["completed"] and res["error"] is None and res["steps"] == res["steps_planned"] == 100
     assert res["joints"] == ROBOT.joint_names and res["duration_s"] == 0.1 and res["rate_hz"] == 1000.0
     rt = res["round_trip_us"]

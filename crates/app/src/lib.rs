@@ -11,6 +11,7 @@ pub mod param_ranges;
 pub mod param_schema;
 mod params;
 pub mod realtime;
+pub mod record;
 mod reference;
 pub mod robot_defaults;
 pub mod ros_params;

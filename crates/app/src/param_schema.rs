@@ -242,6 +242,7 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.allow_partial_joints_goal", K::Bool, "", "FollowJointTrajectory goals may name a subset of the joints (the others hold)", C::None, A::ReadOnly),
     spec("ros.action_monitor_rate", K::Double, "Hz", "FollowJointTrajectory feedback rate", C::Positive, A::ReadOnly),
     spec("ros.model_dir", K::String, "", "the only directory ~/save_model and ~/load_model use (empty: $ROS_HOME/gp_learning_node/models)", C::None, A::ReadOnly),
+    spec("ros.record", K::String, "", "record the run to this rosbag2 folder (MCAP, Jazzy metadata.yaml; must not exist): joint states, references, command, residual, diagnostics, events (same as --record; \"\": off)", C::None, A::ReadOnly),
     spec("ros.rerun", K::String, "", "log to rerun: \"\" (off), spawn, connect [HOST:PORT] or save FILE.rrd (same as --rerun)", C::None, A::ReadOnly),
     spec("realtime.thread_priority", K::Integer, "", "SCHED_FIFO priority of the control thread, 1–99 (0: normal scheduling; without the right: a warning, normal priority)", C::AtLeast(0.0), A::ReadOnly),
     spec("realtime.lock_memory", K::Bool, "", "lock the process's memory (mlockall; without the right: a warning)", C::None, A::ReadOnly),

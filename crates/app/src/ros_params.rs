@@ -109,6 +109,12 @@ pub struct RosParams {
     /// default 127.0.0.1:9876), `save FILE.rrd` (a file). From a thread the control loop
     /// never waits on; ticks it cannot take are dropped and counted.
     pub rerun: String,
+    /// Record the run to this rosbag2 folder (set at start; "" off, the default): MCAP and a
+    /// Jazzy `metadata.yaml`, with the joint states and references received, and the
+    /// command, residual estimates, diagnostics and events sent. The folder must not exist.
+    /// Written from a thread the control loop never waits on; messages it cannot take are
+    /// dropped and counted.
+    pub record: String,
     /// Default tolerances of `FollowJointTrajectory` goals (a goal's own tolerances
     /// override them), as ros2_control's joint trajectory controller names them.
     pub constraints: TrajectoryConstraints,
@@ -229,6 +235,7 @@ impl Default for RosParams {
             diagnostics_period_s: 1.0,
             model_dir: String::new(),
             rerun: String::new(),
+            record: String::new(),
             constraints: TrajectoryConstraints::default(),
             allow_partial_joints_goal: false,
             action_monitor_rate: 20.0,

@@ -10,18 +10,26 @@
 //!   not in CDR, is an error. What else the recording holds is listed
 //!   ([`Messages::topics_seen`]) so that a missing topic's error can say what is there.
 //!
+//! - Writing: [`BagWriter`] writes what Jazzy's `ros2 bag record -s mcap` writes (a folder,
+//!   one zstd-chunked MCAP file, `metadata.yaml` version 9); [`Recorder`] writes one on a
+//!   thread of its own that senders never wait for.
+//!
 //! Boundary: formats only — no robot, no learning.
 
 mod cdr;
 mod error;
 mod mcap_storage;
 mod metadata;
+mod recorder;
 mod recording;
 mod selection;
 mod sqlite_storage;
+mod writer;
 
 pub use cdr::decode;
 pub use error::BagError;
 pub use metadata::{Metadata, TopicMetadata, TopicWithCount};
+pub use recorder::{RECORD_QUEUE, RecordHandle, RecordSummary, Recorder};
 pub use recording::{Message, Messages, Recording, Storage};
 pub use selection::{TopicSeen, Wanted};
+pub use writer::{BagSummary, BagWriter, METADATA_VERSION, Qos, TopicId, encode};

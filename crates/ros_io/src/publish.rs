@@ -23,6 +23,7 @@ use super::plant::{Outgoing, PublishEnd};
 use super::rcl_msgs::node_time;
 use super::trajectory::Trajectory;
 use super::transport::{NodeClock, Publisher};
+use gpn_app::record::{NodeRecording, wall_clock_ns};
 use gpn_control::latency::LatencyHistogram;
 
 /// Probe offers published and refusals logged.
@@ -125,6 +126,8 @@ pub(super) struct Publisher_ {
     pub(super) clock: NodeClock,
     /// Changes of the dynamics are logged (console, log file, /rosout).
     pub(super) log: NodeLog,
+    /// `ros.record`: what is sent is recorded.
+    pub(super) recording: Option<NodeRecording>,
 }
 
 impl Publisher_ {
@@ -194,6 +197,9 @@ impl Publisher_ {
                         operations_refused: &operations_refused,
                     });
                     let _ = self.diagnostics.publish(&msg);
+                    if let Some(r) = &self.recording {
+                        r.diagnostics(wall_clock_ns(), &msg);
+                    }
                     previous = latest;
                     ingest_previous = ingest;
                 });
@@ -217,6 +223,9 @@ impl Publisher_ {
 
     fn publish_command(&self, u: &[f64], answers: Option<Instant>, published: &mut Published) {
         let Some(command) = &self.command else { return };
+        if let Some(r) = &self.recording {
+            r.command(wall_clock_ns(), u);
+        }
         // Straight to the rosidl type: the command is the message whose latency counts.
         let msg = r2r::std_msgs::msg::Float64MultiArray {
             layout: Default::default(),
@@ -256,7 +265,11 @@ impl Publisher_ {
             // This thread, not the tick, writes the log: a change rebuilds the model and may
             // discard data, which an operator should see without subscribing to ~/events.
             self.log.warn(&gpn_control::learn::describe_change(&change));
-            let _ = self.events.publish(&change_event(&change, &self.joints));
+            let event = change_event(&change, &self.joints);
+            let _ = self.events.publish(&event);
+            if let Some(r) = &self.recording {
+                r.event(wall_clock_ns(), &event);
+            }
         }
         self.log_law_change(frame);
         if frame.kind != OutKind::Tick {
@@ -300,6 +313,9 @@ impl Publisher_ {
                 .record(frame.received.elapsed().as_secs_f64() * 1e6);
         }
         let _ = self.residual.publish(&msg);
+        if let Some(r) = &self.recording {
+            r.residual(wall_clock_ns(), &msg);
+        }
     }
 }
 

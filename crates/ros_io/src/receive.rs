@@ -18,6 +18,7 @@ use super::ingest::IngestCounters;
 use super::joint_state::{JointStateReader, StateFrame};
 use super::trajectory::{ReferenceInput, Trajectory};
 use super::transport::Subscription;
+use gpn_app::record::{NodeRecording, wall_clock_ns};
 
 /// Two deliveries of one reference message (one per reader) arrive within this; the same
 /// message again later is a new reference (restarted when its stamp is zero).
@@ -87,6 +88,8 @@ pub(super) struct Receiver_ {
     pub(super) full: SyncSender<StateFrame>,
     pub(super) trajectories: SyncSender<ReferenceInput>,
     pub(super) commands: SyncSender<ControlCommand>,
+    /// `ros.record`: what arrives is recorded.
+    pub(super) recording: Option<NodeRecording>,
 }
 
 impl Receiver_ {
@@ -100,6 +103,7 @@ impl Receiver_ {
     ) {
         let commanded = RefCell::new(None::<Vec<f64>>);
         let commands = self.commands.clone();
+        let recording = self.recording.clone();
         let nv = self.joints.len();
         let ingest = self.ingest.clone();
         let last_rejection = self.last_rejection.clone();
@@ -124,12 +128,18 @@ impl Receiver_ {
                 while let Some(msg) = stream.next().await {
                     let received = Instant::now();
                     ingest.count(&ingest.joint_states);
+                    if let Some(r) = &recording {
+                        r.joint_state(wall_clock_ns(), &msg);
+                    }
                     self.on_joint_state(&msg, commanded.borrow().as_deref(), received);
                 }
             };
             let refs = async {
                 let mut stream = futures::stream::select(reference.0, reference.1);
                 while let Some(msg) = stream.next().await {
+                    if let Some(r) = &recording {
+                        r.reference(wall_clock_ns(), &msg);
+                    }
                     if let Err(TrySendError::Full(_)) = to_check.try_send(msg) {
                         ingest.count(&ingest.trajectories_refused_busy);
                         set_last(
@@ -145,6 +155,9 @@ impl Receiver_ {
                     return std::future::pending::<()>().await;
                 };
                 while let Some(msg) = stream.next().await {
+                    if let Some(r) = &recording {
+                        r.command(wall_clock_ns(), &msg.data);
+                    }
                     if msg.data.len() != nv {
                         ingest.count(&ingest.commands_refused_length);
                         set_last(

@@ -64,6 +64,7 @@ use super::robot_description;
 use super::services::{OpsInput, Services, ops_thread, send_to_ops};
 use super::trajectory::{ReferenceInput, TopicReference, Trajectory};
 use super::transport::{NodeClock, Publisher, RosError, Subscription, TopicQos, Transport};
+use gpn_app::record::{NodeRecording, RecordReport, RecordedTopics, Recorder, wall_clock_ns};
 use gpn_control::latency::LatencyHistogram;
 
 /// Frames in each pool: enough for a burst of this many states queued at the control thread.
@@ -137,6 +138,8 @@ pub struct RunSummary {
     pub law: LawCounts,
     /// rerun logging (`ros.rerun`), when on.
     pub rerun: Option<RerunReport>,
+    /// The recording (`ros.record`), when on.
+    pub record: Option<RecordReport>,
     /// The control thread's scheduling and memory locking (`realtime.*`).
     pub realtime: RealtimeSetup,
 }
@@ -277,10 +280,11 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
         )
     } else {
         let robot = load_robot(&params).map_err(|e| RosError::Param(e.to_string()))?;
-        // Only the 3-D view needs the XML; unreadable now, it shows the skeleton alone.
-        let urdf = rerun_target
-            .as_ref()
-            .and_then(|_| std::fs::read_to_string(&params.robot.urdf).ok());
+        // Only the 3-D view and the recording need the XML; unreadable now, the view shows
+        // the skeleton alone and the recording has no robot description.
+        let urdf = (rerun_target.is_some() || !params.ros.record.is_empty())
+            .then(|| std::fs::read_to_string(&params.robot.urdf).ok())
+            .flatten();
         (robot, urdf, params.robot.urdf.display().to_string())
     };
     let derived = gpn_app::derive_node_defaults(&robot, &mut params)
@@ -328,12 +332,44 @@ pub fn run(params: &NodeParams, options: &RunOptions) -> Result<RunSummary, RosE
         }
         None => None,
     };
+    let recording = start_recording(&params, &node_fqn, urdf.as_deref(), &log)?;
     let running = start_threads(
-        &robot, &params, parts, endpoints, transport, &log, &stop, rerun,
+        &robot, &params, parts, endpoints, transport, &log, &stop, rerun, recording,
     )?;
     wait_for_stop(deadline, &stop, &running.control);
     let ended = running.join(&log)?;
     Ok(ended.summary(node_fqn, domain_id, robot_source, &params, start))
+}
+
+/// `ros.record`: the recording folder created and its thread started (None: off).
+fn start_recording(
+    params: &NodeParams,
+    node_fqn: &str,
+    urdf: Option<&str>,
+    log: &NodeLog,
+) -> Result<Option<(std::path::PathBuf, Recorder, NodeRecording)>, RosError> {
+    if params.ros.record.is_empty() {
+        return Ok(None);
+    }
+    let path = std::path::PathBuf::from(&params.ros.record);
+    let topics = RecordedTopics::resolve(
+        &params.ros.topics,
+        EVENTS_TOPIC,
+        node_fqn,
+        &params.ros.namespace,
+    );
+    let (recorder, recording) = NodeRecording::start(&path, &topics, urdf, wall_clock_ns())
+        .map_err(|e| RosError::Param(format!("ros.record: {e}")))?;
+    log.info(&format!(
+        "recording to {} (rosbag2, MCAP){}",
+        path.display(),
+        if urdf.is_none() {
+            "; the robot description is not in it (unreadable)"
+        } else {
+            ""
+        }
+    ));
+    Ok(Some((path, recorder, recording)))
 }
 
 /// When `--duration` ends the run (from `start`, the robot description's wait included).
@@ -580,6 +616,8 @@ struct Running {
     op_refusals: Arc<OpRefusals>,
     /// Learn mode: the unused reference channel (see [`start_threads`]).
     idle_reference: Option<IdleReference>,
+    /// `ros.record`: the recording's folder and thread, finished once the others end.
+    recorder: Option<(std::path::PathBuf, Recorder)>,
 }
 
 /// Both ends of the reference channel the receive thread feeds and the loop drains.
@@ -598,7 +636,12 @@ fn start_threads(
     log: &NodeLog,
     stop: &Arc<AtomicBool>,
     rerun: Option<(VizTarget, Viz)>,
+    recording: Option<(std::path::PathBuf, Recorder, NodeRecording)>,
 ) -> Result<Running, RosError> {
+    let (recorder, recording) = match recording {
+        Some((path, recorder, recording)) => (Some((path, recorder)), Some(recording)),
+        None => (None, None),
+    };
     let ros = &params.ros;
     let nv = robot.nv();
     let joints = robot.joint_names().to_vec();
@@ -630,6 +673,7 @@ fn start_threads(
         full: receive_end.states,
         trajectories: traj_tx.clone(),
         commands: command_tx.clone(),
+        recording: recording.clone(),
     };
     // Control mode: the action server, which feeds the same reference as the topic.
     let action = match endpoints.follow_joint_trajectory {
@@ -742,6 +786,7 @@ fn start_threads(
         last_rejection,
         clock: endpoints.clock,
         log: log.clone(),
+        recording,
     };
     let publish = spawn_publisher(publisher, publish_end, trash_rx)?;
     Ok(Running {
@@ -755,6 +800,7 @@ fn start_threads(
         probes,
         op_refusals,
         idle_reference,
+        recorder,
     })
 }
 
@@ -943,6 +989,7 @@ struct Ended {
     ingest: IngestSnapshot,
     probes: Arc<ProbeCounts>,
     op_refusals: Arc<OpRefusals>,
+    record: Option<RecordReport>,
     /// Kept until the run ends (see [`Running::idle_reference`]).
     _idle_reference: Option<IdleReference>,
 }
@@ -968,6 +1015,10 @@ impl Running {
         self.spin
             .join()
             .map_err(|_| RosError::Param("the spin thread panicked".into()))?;
+        // Every thread that records has ended: the recording is complete.
+        let record = self
+            .recorder
+            .map(|(path, recorder)| RecordReport::of(&path, recorder.finish()));
         Ok(Ended {
             counters,
             realtime,
@@ -976,6 +1027,7 @@ impl Running {
             ingest: self.ingest.snapshot(),
             probes: self.probes,
             op_refusals: self.op_refusals,
+            record,
             _idle_reference: self.idle_reference,
         })
     }
@@ -1021,6 +1073,7 @@ impl Ended {
             tick_us: LatencySummary::of(&self.published.tick_time),
             law: LawCounts::of(counters),
             rerun: self.rerun.clone(),
+            record: self.record.clone(),
             realtime: self.realtime.clone(),
         }
     }

@@ -63,6 +63,13 @@ pub struct RunArgs {
     /// ticks it cannot take are dropped and counted in the summary.
     #[arg(long, num_args = 1..=2, value_names = ["spawn|connect|save", "ADDR|FILE"])]
     rerun: Vec<String>,
+    /// Record the run to this rosbag2 folder, which must not exist (sets `ros.record`): MCAP
+    /// and a Jazzy `metadata.yaml` with the joint states and references received, and the
+    /// command, residual estimates, diagnostics and events sent, and the robot description
+    /// (`gp-node learn --bag` reads it back). From a thread the control loop never waits
+    /// on; messages it cannot take are dropped and counted in the summary.
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -122,6 +129,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         crate::viz::VizTarget::from_setting(&params.ros.rerun)
             .map_err(|e| anyhow::anyhow!("--rerun {e}"))?;
     }
+    if let Some(dir) = args.record {
+        params.ros.record = dir.to_string_lossy().into_owned();
+    }
     if let Some(d) = args.duration {
         crate::app::param_ranges::check_value("run.duration_s", d)
             .map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
@@ -167,7 +177,7 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
          state in -> command out: p50 {:.0} us, p99 {:.0} us, max {:.0} us ({} commands)\n\
          tick: p50 {:.1} us, p99 {:.1} us, max {:.1} us\n\
          law: {}; states on the learned law {}, nominal {}, safe output {}, inactive {}; \
-         {} fallbacks, {} re-adoptions\n{}",
+         {} fallbacks, {} re-adoptions\n{}{}",
         s.node,
         s.domain_id,
         s.wall_s,
@@ -207,6 +217,19 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
                 "rerun: {}: {} ticks logged, {} dropped{}\n",
                 r.target,
                 r.logged,
+                r.dropped,
+                r.error
+                    .as_ref()
+                    .map(|e| format!(" (incomplete: {e})"))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        },
+        match &s.record {
+            Some(r) => format!(
+                "recorded: {}: {} messages, {} dropped{}\n",
+                r.path,
+                r.written,
                 r.dropped,
                 r.error
                     .as_ref()
