@@ -18,7 +18,10 @@ use gpn_bag::{BagError, BagWriter, Qos, RecordHandle, RecordSummary, TopicId};
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
 use gpn_msgs::sensor_msgs::JointState;
-use gpn_msgs::std_msgs::{Float64MultiArray, StringMessage};
+use gpn_control::control::TickStatus;
+use gpn_control::control_loop::{LoopOutput, StateFrame, TorqueOrigin};
+use gpn_msgs::builtin_interfaces::Time;
+use gpn_msgs::std_msgs::{Float64MultiArray, Header, StringMessage};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 /// The topics of a recording, as names resolved in the node's namespace.
@@ -132,6 +135,25 @@ impl NodeRecording {
         self.handle.record(self.ids.joint_states, log_ns, msg);
     }
 
+    /// A state the loop read from a plant (`gp-node sim`): stamped with its sender's time,
+    /// the effort the measured torque when the plant gave one.
+    pub fn state_frame(&self, log_ns: u64, frame: &StateFrame, joints: &[String]) {
+        let msg = JointState {
+            header: Header {
+                stamp: Time::from_secs_f64(frame.stamp_secs),
+                frame_id: String::new(),
+            },
+            name: joints.to_vec(),
+            position: frame.q.clone(),
+            velocity: frame.v.clone(),
+            effort: match frame.tau_origin {
+                TorqueOrigin::Given => frame.tau.clone(),
+                TorqueOrigin::OwnCommand => Vec::new(),
+            },
+        };
+        self.joint_state(log_ns, &msg);
+    }
+
     /// A reference as received.
     pub fn reference(&self, log_ns: u64, msg: &JointTrajectory) {
         self.handle.record(self.ids.reference, log_ns, msg);
@@ -200,9 +222,69 @@ impl RecordReport {
     }
 }
 
+/// The events-topic message of a change; `joints` name the detector's joint index.
+pub fn change_event(c: &gpn_control::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
+    use gpn_control::learn::{ChangeAction, ChangeSource};
+    ChangeEvent {
+        header: Header {
+            stamp: Time::from_secs_f64(c.t_secs),
+            frame_id: String::new(),
+        },
+        onset: Time::from_secs_f64(c.onset_secs),
+        source: match c.source {
+            ChangeSource::Detected => "detected".into(),
+            ChangeSource::Announced => "announced".into(),
+        },
+        joint: c
+            .joint
+            .and_then(|j| joints.get(j))
+            .cloned()
+            .unwrap_or_default(),
+        action: match c.action {
+            ChangeAction::Report => "report",
+            ChangeAction::Inject => "inject",
+            ChangeAction::Drop => "drop",
+            ChangeAction::Reidentify => "reidentify",
+        }
+        .into(),
+        description: gpn_control::learn::describe_change(c),
+    }
+}
+
+/// The residual-topic message of a tick's output (`status` its tick status), for a model
+/// labelled `model` ("" while none is active) on `joints`.
+pub fn residual_estimate(
+    out: &LoopOutput,
+    status: &TickStatus,
+    model: String,
+    joints: &[String],
+) -> ResidualEstimate {
+    let stats = out.stats.unwrap_or_default();
+    ResidualEstimate {
+        header: Header {
+            stamp: Time::from_secs_f64(out.stamp_secs),
+            frame_id: String::new(),
+        },
+        model,
+        joint_names: joints.to_vec(),
+        mu: out.mu.clone(),
+        sigma: out.sigma.clone(),
+        eta: out.eta.clone(),
+        eta_thm: out.eta_thm.clone(),
+        fallback: out.fallback.clone(),
+        samples_seen: stats.samples_seen,
+        samples_stored: stats.samples_stored,
+        experts: stats.experts,
+        model_us: status.model_micros,
+        tick_us: status.exec_micros,
+        tracking_bound: out.tracking_bound,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpn_control::learn::{ChangeAction, ChangeNotice, ChangeSource};
 
     #[test]
     fn names_resolve_as_rcl_resolves_them() {
@@ -249,5 +331,34 @@ mod tests {
         assert_eq!(commands.len(), 1);
         assert_eq!(commands[0].data, [1.0, 2.0]);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_change_event_names_the_joint_whose_detector_fired() {
+        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+        let detected = ChangeNotice {
+            source: ChangeSource::Detected,
+            t_secs: 15.04,
+            onset_secs: 15.01,
+            joint: Some(3),
+            action: ChangeAction::Drop,
+        };
+        let e = change_event(&detected, &joints);
+        assert_eq!(
+            (e.source.as_str(), e.joint.as_str(), e.action.as_str()),
+            ("detected", "panda_joint4", "drop")
+        );
+        assert!(
+            (e.onset.sec, e.onset.nanosec) == (15, 10_000_000),
+            "{:?}",
+            e.onset
+        );
+        let announced = ChangeNotice {
+            source: ChangeSource::Announced,
+            joint: None,
+            ..detected
+        };
+        let e = change_event(&announced, &joints);
+        assert_eq!((e.source.as_str(), e.joint.as_str()), ("announced", ""));
     }
 }

@@ -12,7 +12,7 @@ use gpn_control::control_loop::{LoopCounters, LoopOutput, OutKind, Verdict};
 use gpn_msgs::builtin_interfaces::Time;
 use gpn_msgs::diagnostic_msgs::DiagnosticArray;
 use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
-use gpn_msgs::std_msgs::{Float64MultiArray, Header};
+use gpn_msgs::std_msgs::Float64MultiArray;
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 
 use super::diagnostics::{DiagnosticsInput, diagnostics};
@@ -23,7 +23,7 @@ use super::plant::{Outgoing, PublishEnd};
 use super::rcl_msgs::node_time;
 use super::trajectory::Trajectory;
 use super::transport::{NodeClock, Publisher};
-use gpn_app::record::{NodeRecording, wall_clock_ns};
+use gpn_app::record::{NodeRecording, change_event, residual_estimate, wall_clock_ns};
 use gpn_control::latency::LatencyHistogram;
 
 /// Probe offers published and refusals logged.
@@ -62,35 +62,6 @@ pub(super) fn offer_probes(
                 counts.refused.fetch_add(1, Ordering::Relaxed);
             }
         }
-    }
-}
-
-/// The events-topic message of a change; `joints` name the detector's joint index.
-pub(super) fn change_event(c: &gpn_control::learn::ChangeNotice, joints: &[String]) -> ChangeEvent {
-    use gpn_control::learn::{ChangeAction, ChangeSource};
-    ChangeEvent {
-        header: Header {
-            stamp: Time::from_secs_f64(c.t_secs),
-            frame_id: String::new(),
-        },
-        onset: Time::from_secs_f64(c.onset_secs),
-        source: match c.source {
-            ChangeSource::Detected => "detected".into(),
-            ChangeSource::Announced => "announced".into(),
-        },
-        joint: c
-            .joint
-            .and_then(|j| joints.get(j))
-            .cloned()
-            .unwrap_or_default(),
-        action: match c.action {
-            ChangeAction::Report => "report",
-            ChangeAction::Inject => "inject",
-            ChangeAction::Drop => "drop",
-            ChangeAction::Reidentify => "reidentify",
-        }
-        .into(),
-        description: gpn_control::learn::describe_change(c),
     }
 }
 
@@ -282,30 +253,12 @@ impl Publisher_ {
         if every == 0 || !(*ticks - 1).is_multiple_of(every) {
             return;
         }
-        let stats = frame.stats.unwrap_or_default();
-        let msg = ResidualEstimate {
-            header: Header {
-                stamp: Time::from_secs_f64(frame.stamp_secs),
-                frame_id: String::new(),
-            },
-            model: if frame.stats.is_some() {
-                self.model_label()
-            } else {
-                String::new()
-            },
-            joint_names: self.joints.clone(),
-            mu: frame.mu.clone(),
-            sigma: frame.sigma.clone(),
-            eta: frame.eta.clone(),
-            eta_thm: frame.eta_thm.clone(),
-            fallback: frame.fallback.clone(),
-            samples_seen: stats.samples_seen,
-            samples_stored: stats.samples_stored,
-            experts: stats.experts,
-            model_us: status.model_micros,
-            tick_us: status.exec_micros,
-            tracking_bound: frame.tracking_bound,
+        let model = if frame.stats.is_some() {
+            self.model_label()
+        } else {
+            String::new()
         };
+        let msg = residual_estimate(frame, &status, model, &self.joints);
         if self.command.is_none() {
             // Learn mode: the estimate is the output whose latency counts.
             published
@@ -316,40 +269,5 @@ impl Publisher_ {
         if let Some(r) = &self.recording {
             r.residual(wall_clock_ns(), &msg);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gpn_control::learn::{ChangeAction, ChangeNotice, ChangeSource};
-
-    #[test]
-    fn a_change_event_names_the_joint_whose_detector_fired() {
-        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
-        let detected = ChangeNotice {
-            source: ChangeSource::Detected,
-            t_secs: 15.04,
-            onset_secs: 15.01,
-            joint: Some(3),
-            action: ChangeAction::Drop,
-        };
-        let e = change_event(&detected, &joints);
-        assert_eq!(
-            (e.source.as_str(), e.joint.as_str(), e.action.as_str()),
-            ("detected", "panda_joint4", "drop")
-        );
-        assert!(
-            (e.onset.sec, e.onset.nanosec) == (15, 10_000_000),
-            "{:?}",
-            e.onset
-        );
-        let announced = ChangeNotice {
-            source: ChangeSource::Announced,
-            joint: None,
-            ..detected
-        };
-        let e = change_event(&announced, &joints);
-        assert_eq!((e.source.as_str(), e.joint.as_str()), ("announced", ""));
     }
 }

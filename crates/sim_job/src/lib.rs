@@ -5,11 +5,13 @@
 //! Boundary: the simulated plant (`gpn_embedded_sim`, the true robot) and the run's seams
 //! for the one control loop (`gpn_control::control_loop`), on the application layer
 //! (`gpn_app`: parameters, robot, model factory); it never imports the ROS layer
-//! (`gpn_ros_io`). No I/O except the optional `--record` CSV. The node re-exports this crate
+//! (`gpn_ros_io`). No I/O except the optional `--record` (a CSV, or a rosbag2 recording as the
+//! node writes one). The node re-exports this crate
 //! as `gp_node::simulate`.
 
 #![warn(missing_docs)]
 
+mod bag_record;
 mod plant;
 mod probing;
 mod record;
@@ -19,6 +21,7 @@ mod scenario;
 mod stats;
 mod swaps;
 
+pub use bag_record::SimBag;
 pub use probing::ProbeRecord;
 pub use record::Recorder;
 pub use report::{AfterStep, SimReport, SwapSummary, quantile};
@@ -33,6 +36,14 @@ use gpn_control::control::ControlError;
 use gpn_control::learn::LearnError;
 use gpn_dynamics::RobotError;
 use gpn_embedded_sim::SimError;
+
+/// Where `gp-node sim --record` writes the learned run.
+pub enum RunRecord {
+    /// One CSV row per tick with the simulator's truth (the stream `gp-node eval` reads).
+    Csv(Recorder),
+    /// A rosbag2 recording with the topics the ROS node records (`gp-node learn` reads it).
+    Bag(SimBag),
+}
 
 /// Why a simulated run failed.
 #[derive(Debug, thiserror::Error)]

@@ -35,6 +35,8 @@ use gpn_viz::{Viz, VizListener, VizRun};
 use super::SimulateError;
 use super::plant::SimPlant;
 use super::probing::ProbingReference;
+use super::RunRecord;
+use super::bag_record::{BagListener, RecordingPlant};
 use super::record::Recorder;
 use super::stats::{RunStats, TickValues};
 use super::swaps::{SimOperations, SwapSchedule};
@@ -203,7 +205,7 @@ pub fn run(
     robot: &Model,
     params: &NodeParams,
     learning: bool,
-    recorder: Option<&mut Recorder>,
+    recorder: Option<&mut RunRecord>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     run_with_viz(
@@ -224,7 +226,7 @@ pub fn run_with_viz(
     params: &NodeParams,
     learning: bool,
     series: Series,
-    recorder: Option<&mut Recorder>,
+    recorder: Option<&mut RunRecord>,
     viz: Option<&mut Viz>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
@@ -250,7 +252,7 @@ pub fn run_with_factory(
     params: &NodeParams,
     learning: bool,
     factory: ModelFactory,
-    recorder: Option<&mut Recorder>,
+    recorder: Option<&mut RunRecord>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunLog, SimulateError> {
     let outputs = Outputs {
@@ -264,7 +266,7 @@ pub fn run_with_factory(
 /// Where a run's ticks go besides its summaries.
 struct Outputs<'a> {
     series: Series,
-    recorder: Option<&'a mut Recorder>,
+    recorder: Option<&'a mut RunRecord>,
     viz: Option<&'a mut Viz>,
 }
 
@@ -297,7 +299,7 @@ fn run_inner(
         params.control.command_convention,
         params.control.effort_convention,
     );
-    let mut plant = SimPlant::new(robot, &params.sim, conventions, &q0, &v0, ticks)?;
+    let plant = SimPlant::new(robot, &params.sim, conventions, &q0, &v0, ticks)?;
     let mut clock: Box<dyn Clock> = if params.run.realtime {
         Box::new(PacedClock::new(Duration::from_secs_f64(dt)))
     } else {
@@ -316,7 +318,17 @@ fn run_inner(
         series,
     );
     let mut progress = Progress::new(ticks, progress);
-    let mut record = match recorder {
+    let (csv, bag) = match recorder {
+        Some(RunRecord::Csv(rec)) => (Some(rec), None),
+        Some(RunRecord::Bag(bag)) => (None, Some(&*bag)),
+        None => (None, None),
+    };
+    let mut plant = RecordingPlant::new(plant, bag);
+    let mut bag_listener = bag.map(|bag| BagListener {
+        bag,
+        model: params.model.plugin.clone(),
+    });
+    let mut record = match csv {
         Some(rec) => Some(RecordListener {
             rec,
             truth: Simulator::new(robot, &params.sim)?,
@@ -335,6 +347,9 @@ fn run_inner(
     let mut listeners: Vec<&mut dyn OutputListener> = vec![&mut log, &mut progress];
     if let Some(record) = record.as_mut() {
         listeners.push(record);
+    }
+    if let Some(bag) = bag_listener.as_mut() {
+        listeners.push(bag);
     }
     if let Some(viz) = viz.as_mut() {
         listeners.push(viz);

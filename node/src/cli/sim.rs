@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::app;
 use crate::app::param_ranges::check_value;
 use crate::app::{DEFAULT_URDF, NodeParams};
-use crate::simulate::{self, Recorder, RunLog, Scenario, Series, SimReport};
+use crate::simulate::{self, Recorder, RunLog, RunRecord, Scenario, Series, SimBag, SimReport};
 use crate::viz::{self, Viz, VizTarget};
 use anyhow::Context;
 
@@ -69,8 +69,12 @@ pub struct SimArgs {
     /// `run.announce_changes`).
     #[arg(long)]
     announce_changes: bool,
-    /// Write one CSV row per tick of the learned run (the stream `gp-node eval` reads).
-    #[arg(long, value_name = "FILE.csv")]
+    /// Record the learned run: `FILE.csv`, one row per tick with the simulator's truth (the
+    /// stream `gp-node eval` reads); any other path, a rosbag2 folder (MCAP, Jazzy
+    /// `metadata.yaml`; it must not exist) with the topics the ROS node records — the
+    /// measured joint states, the command, the residual estimates, change events and the
+    /// robot description — which `gp-node learn --bag` reads.
+    #[arg(long, value_name = "FILE.csv|DIR")]
     record: Option<PathBuf>,
     /// Write the rerun recording of both runs here, the nominal one under `nominal/`
     /// (default: gp-node-sim.rrd in the current directory unless --spawn, --connect or --no-viz).
@@ -158,6 +162,22 @@ fn parse_swap_target(spec: &str) -> anyhow::Result<app::SwapTarget> {
     })
 }
 
+/// `--record` writes a CSV (else a rosbag2 folder).
+fn is_csv(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+/// The robot's URDF text, for the recording's robot description.
+fn robot_urdf(params: &NodeParams) -> anyhow::Result<String> {
+    if params.robot.urdf.as_os_str().is_empty() {
+        Ok(DEFAULT_URDF.to_owned())
+    } else {
+        std::fs::read_to_string(&params.robot.urdf)
+            .with_context(|| format!("reading {}", params.robot.urdf.display()))
+    }
+}
+
 /// Exit status of a run whose learned law tracked worse than the nominal law.
 const LEARNED_WORSE: u8 = 3;
 
@@ -202,11 +222,20 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         )
     };
     let mut recorder = match &args.record {
-        Some(path) => Some(Recorder::create(
+        Some(path) if is_csv(path) => Some(RunRecord::Csv(Recorder::create(
             path,
             robot.nv(),
             params.learn.accel.clone(),
-        )?),
+        )?)),
+        Some(path) => {
+            let urdf = robot_urdf(&params)?;
+            Some(RunRecord::Bag(SimBag::create(
+                path,
+                &robot,
+                Some(&urdf),
+                &params,
+            )?))
+        }
         None => None,
     };
     let learned = simulate::run_with_viz(
@@ -221,6 +250,19 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     .context("learned run")?;
     if let Some(viz) = viz.take() {
         finish_viz(viz, viz_target.as_ref())?;
+    }
+    if let Some(RunRecord::Bag(bag)) = recorder {
+        let report = bag.finish();
+        if let Some(error) = &report.error {
+            anyhow::bail!("--record {}: {error}", report.path);
+        }
+        if report.dropped > 0 {
+            eprintln!(
+                "gp-node sim: warning: the recording dropped {} of {} messages (the disk was behind)",
+                report.dropped,
+                report.written + report.dropped
+            );
+        }
     }
     for warning in learned.realtime.iter().flat_map(|r| &r.warnings) {
         eprintln!("gp-node sim: warning: {warning}");
