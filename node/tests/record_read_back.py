@@ -13,6 +13,7 @@ Usage: record_read_back.py BAG_FOLDER
 """
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -34,10 +35,13 @@ FIELDS = {
 
 
 def plain(value):
+    """JSON-ready: arrays as lists, NaN and infinities as null (strict JSON has neither)."""
     if hasattr(value, "tolist"):
-        return value.tolist()
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 
