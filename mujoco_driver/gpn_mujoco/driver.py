@@ -33,7 +33,11 @@ discovered). The reference, if published, is written before the first state; a v
 reference writer reaches only readers matched at write time, so then a reader of the
 reference must be matched too (within the same startup timeout) and the first state waits
 until the matched readers acknowledged the reference (at most what is left of the startup
-timeout, or the command timeout if longer; a warning, not a stop, if they did not). It stops
+timeout, or the command timeout if longer; a warning, not a stop, if they did not). A
+transient-local reference waits up to ``TRANSIENT_REFERENCE_WAIT_S`` for a reader and its
+acknowledgement (none is not an error: a late joiner still gets it). Either way the first
+state follows ``settle_s`` later, so that the controller has the reference in force from the
+start (without it, it holds the first pose and brakes the arm the reference moves). It stops
 after ``duration_s`` of simulated time (round(duration·rate) steps).
 
 Real time (``realtime=True``): still lock-step, but state k is not published before
@@ -88,6 +92,12 @@ ON_COMMAND_TIMEOUT = ("stop", "hold")
 """What the driver does when the commands timed out (:attr:`DriverOptions.on_command_timeout`)."""
 
 HOLD_MESSAGE = "command timeout: holding gravity with damping"
+
+
+# How long a transient-local reference waits for a reader (and its acknowledgement) before the
+# run: a controller matched for the joint states matches the reference within milliseconds;
+# one that does not read it (or joins late, as transient local allows) costs this once.
+TRANSIENT_REFERENCE_WAIT_S = 2.0
 
 
 class DriverError(Exception):
@@ -231,6 +241,12 @@ class Driver:
                         self.transport.topics.reference,
                         wait_s,
                     )
+            elif self.transport.wait_for_reference_reader(TRANSIENT_REFERENCE_WAIT_S) > 0:
+                # A controller that reads the reference gets it before the first state: started
+                # without it, it holds the first pose and brakes the arm the reference moves.
+                self.transport.wait_for_reference_acks(TRANSIENT_REFERENCE_WAIT_S)
+            # Time for the controller to check the reference and put it in force.
+            time.sleep(self.options.settle_s)
         wall = time.perf_counter()
         try:
             self._loop()

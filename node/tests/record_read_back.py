@@ -26,7 +26,7 @@ from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 FIELDS = {
     "sensor_msgs/msg/JointState": ["name", "position", "velocity", "effort"],
     "std_msgs/msg/Float64MultiArray": ["data"],
-    "gp_learning_node_msgs/msg/ResidualEstimate": ["joint_names", "mu", "sigma", "eta", "samples_seen"],
+    "gp_learning_node_msgs/msg/ResidualEstimate": ["model", "joint_names", "mu", "sigma", "eta", "samples_seen"],
     "gp_learning_node_msgs/msg/ChangeEvent": ["source", "action"],
     "diagnostic_msgs/msg/DiagnosticArray": [],
     "trajectory_msgs/msg/JointTrajectory": ["joint_names"],

@@ -55,7 +55,10 @@ fn floats(v: &Value) -> Vec<f64> {
 fn same(a: &[f64], b: &[f64]) {
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(b) {
-        assert!((x - y).abs() <= 4.0 * f64::EPSILON * y.abs(), "{a:?}\n{b:?}");
+        assert!(
+            (x - y).abs() <= 4.0 * f64::EPSILON * y.abs(),
+            "{a:?}\n{b:?}"
+        );
     }
 }
 
@@ -92,10 +95,19 @@ fn the_simulator_records_what_the_node_would_and_both_readers_agree() {
     assert_eq!(meta["version"], 9, "{meta}");
     assert_eq!(meta["storage_identifier"], "mcap");
     assert_eq!(meta["ros_distro"], "jazzy");
-    assert_eq!(meta["relative_file_paths"], serde_json::json!(["run_0.mcap"]));
+    assert_eq!(
+        meta["relative_file_paths"],
+        serde_json::json!(["run_0.mcap"])
+    );
     assert_eq!(read["mcap_profile"], "ros2");
-    assert_eq!(read["mcap_metadata_records"], serde_json::json!(["rosbag2"]));
-    assert_eq!(read["qos"]["/joint_states"], serde_json::json!(["best_effort"]));
+    assert_eq!(
+        read["mcap_metadata_records"],
+        serde_json::json!(["rosbag2"])
+    );
+    assert_eq!(
+        read["qos"]["/joint_states"],
+        serde_json::json!(["best_effort"])
+    );
 
     // Both readers see every message the metadata counts, with the same types and values.
     let counts = meta["counts"].as_object().unwrap();
@@ -127,7 +139,11 @@ fn the_simulator_records_what_the_node_would_and_both_readers_agree() {
     let state = &topic("/joint_states")["last"];
     let robot = gp_node::robot::Model::from_urdf_str(gp_node::app::DEFAULT_URDF, "panda").unwrap();
     assert_eq!(state["name"], serde_json::json!(robot.joint_names()));
-    assert_eq!(floats(&state["effort"]).len(), NV, "the torque sensor's effort");
+    assert_eq!(
+        floats(&state["effort"]).len(),
+        NV,
+        "the torque sensor's effort"
+    );
     // The stamps are simulated time: the last state is stamped (TICKS − 1) ms.
     assert_eq!(state["stamp_ns"], (TICKS - 1) * 1_000_000, "{state}");
 
@@ -145,7 +161,10 @@ fn the_simulator_records_what_the_node_would_and_both_readers_agree() {
     // A recording is never written over.
     let again = sim(&bag);
     let err = String::from_utf8_lossy(&again.stderr);
-    assert!(!again.status.success() && err.contains("already exists"), "{err}");
+    assert!(
+        !again.status.success() && err.contains("already exists"),
+        "{err}"
+    );
 
     // gp-node learn reads it, robot description included.
     let learned = Command::new(env!("CARGO_BIN_EXE_gp-node"))
@@ -161,8 +180,14 @@ fn the_simulator_records_what_the_node_would_and_both_readers_agree() {
         String::from_utf8_lossy(&learned.stderr)
     );
     let report: Value = serde_json::from_slice(&learned.stdout).unwrap();
-    assert_eq!(report["robot"], "/robot_description in the recording", "{report}");
+    assert_eq!(
+        report["robot"], "/robot_description in the recording",
+        "{report}"
+    );
     assert_eq!(report["joint_states"], TICKS);
     assert_eq!(report["with_effort"], TICKS);
-    assert!(report["samples_in_model"].as_u64().unwrap() > 2000, "{report}");
+    assert!(
+        report["samples_in_model"].as_u64().unwrap() > 2000,
+        "{report}"
+    );
 }

@@ -15,12 +15,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::ros_params::TopicNames;
 pub use gpn_bag::Recorder;
 use gpn_bag::{BagError, BagWriter, Qos, RecordHandle, RecordSummary, TopicId};
-use gpn_msgs::diagnostic_msgs::DiagnosticArray;
-use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
-use gpn_msgs::sensor_msgs::JointState;
 use gpn_control::control::TickStatus;
 use gpn_control::control_loop::{LoopOutput, StateFrame, TorqueOrigin};
 use gpn_msgs::builtin_interfaces::Time;
+use gpn_msgs::diagnostic_msgs::DiagnosticArray;
+use gpn_msgs::gp_learning_node_msgs::{ChangeEvent, ResidualEstimate};
+use gpn_msgs::sensor_msgs::JointState;
 use gpn_msgs::std_msgs::{Float64MultiArray, Header, StringMessage};
 use gpn_msgs::trajectory_msgs::JointTrajectory;
 

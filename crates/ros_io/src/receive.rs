@@ -136,9 +136,14 @@ impl Receiver_ {
             };
             let refs = async {
                 let mut stream = futures::stream::select(reference.0, reference.1);
+                // Both readers get a writer's message when durabilities allow: recorded once.
+                let mut last_recorded: Option<JointTrajectory> = None;
                 while let Some(msg) = stream.next().await {
-                    if let Some(r) = &recording {
+                    if let Some(r) = &recording
+                        && last_recorded.as_ref() != Some(&msg)
+                    {
                         r.reference(wall_clock_ns(), &msg);
+                        last_recorded = Some(msg.clone());
                     }
                     if let Err(TrySendError::Full(_)) = to_check.try_send(msg) {
                         ingest.count(&ingest.trajectories_refused_busy);

@@ -32,11 +32,11 @@ use gpn_dynamics::Model;
 use gpn_embedded_sim::Simulator;
 use gpn_viz::{Viz, VizListener, VizRun};
 
+use super::RunRecord;
 use super::SimulateError;
+use super::bag_record::{BagListener, RecordingPlant};
 use super::plant::SimPlant;
 use super::probing::ProbingReference;
-use super::RunRecord;
-use super::bag_record::{BagListener, RecordingPlant};
 use super::record::Recorder;
 use super::stats::{RunStats, TickValues};
 use super::swaps::{SimOperations, SwapSchedule};
