@@ -11,11 +11,15 @@ on the benchmark streams and in the control loop (issue 25 item 6).
 * the robot stream again with a robot's faults in what the model learns from
   (`--contaminate torque-spike|encoder-spike|drop|duplicate:0.1`): residual RMSE against
   the noise-free residual, and each plugin's ratio to SkyGP's.
+* with `--bag PATH` (repeatable), each rosbag2 recording as one more stream (`gp-node eval
+  --bag`: the learning samples the node forms from it, the robot stream's hyperparameters;
+  a recording has no noise-free truth, so its coverage cell is empty).
 * `gp-node sim --plugin P --scenario S --seed K` for the default, payload-step and glitches
   scenarios: pooled RMS tracking error of the learned run, η_cal coverage, control tick p99.
 
 Usage: models_table.py [--bin PATH] [--data DIR] [--seeds 1,2,3] [--jobs 2] [--work DIR]
                        [--out FILE] [--quick] [--plugins a,b] [--realtime] [--refit-robot-hyper]
+                       [--bag PATH]...
 
 Every run's JSON is kept in --work (default target/models-table), and a run whose JSON is
 there is not run again: delete the folder to start over. --quick (what CI runs): the first
@@ -149,7 +153,8 @@ def eval_cells(r):
     return {
         "smse": mean(r["smse_final"]),
         "msll": mean(r["msll_final"]),
-        "coverage": min(r["bound_coverage"]),
+        # A recording (--bag) has no noise-free truth to cover.
+        "coverage": min(r["bound_coverage"]) if "bound_coverage" in r else None,
         "predict": (r["predict_us_mean"], r["predict_us_p99"]),
         "update": (r["update_us_mean"], r["update_us_p99"]),
     }
@@ -212,6 +217,9 @@ def main():
     ap.add_argument("--realtime", action="store_true",
                     help="pace the simulations to the wall clock (gp-node sim --realtime): what a robot gives a "
                          "plugin's background threads; about 1 minute per run, best with --jobs 1")
+    ap.add_argument("--bag", action="append", default=[], metavar="PATH",
+                    help="also score every plugin on this rosbag2 recording (gp-node eval --bag: the node's "
+                         "learning samples of it, the robot stream's hyperparameters); repeatable")
     ap.add_argument("--refit-robot-hyper", action="store_true",
                     help="fit the robot stream's hyperparameters again (testing/measure/robot_stream_hyper.json)")
     a = ap.parse_args()
@@ -257,6 +265,10 @@ def main():
     streams.append((ROBOT[0], ["--data", robot_csv, "--inputs", inputs, "--targets", targets,
                                "--truth", truth, "--hyper", robot_hyper, "--dt-secs", "0.001",
                                "--var-floor", "rel:1e-3"]))
+    for bag in a.bag:
+        streams.append((f"recording {pathlib.Path(bag).name}",
+                        ["--bag", pathlib.Path(bag).resolve(), "--hyper", robot_hyper, "--var-floor", "rel:1e-3"]))
+    robot_stream = next(args for name, args in streams if name == ROBOT[0])
     for plugin in plugins:
         for name, args in streams:
             for cont in ["", CONTAMINATION]:
@@ -267,7 +279,7 @@ def main():
                 jobs.append(((plugin, name, bool(cont)), cmd, work / f"{tag}.json"))
         for fault in ROBOT_FAULTS:
             kind = fault.split(":")[0]
-            cmd = [binary, "eval", "--plugin", plugin, *streams[-1][1], "--json", "--contaminate", fault,
+            cmd = [binary, "eval", "--plugin", plugin, *robot_stream, "--json", "--contaminate", fault,
                    "--urdf", ROOT / "urdf/panda.urdf"]
             jobs.append(((plugin, ROBOT[0], fault), cmd, work / f"eval_{plugin}_robot_stream_{kind}.json"))
         for scenario in SCENARIOS:
@@ -310,7 +322,7 @@ def main():
                 continue
             c, k = eval_cells(clean), eval_cells(cont)
             for v in [c["smse"], c["msll"], c["coverage"], k["smse"], k["msll"], k["coverage"]]:
-                ok &= math.isfinite(v)
+                ok &= v is None or math.isfinite(v)
             lines.append(
                 f"| {name} | {plugin} | {fmt(c['smse'], 4)} | {fmt(c['msll'])} | {fmt(c['coverage'])} | "
                 f"{fmt(k['smse'], 4)} | {fmt(k['msll'])} | {fmt(k['coverage'])} | "

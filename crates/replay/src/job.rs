@@ -36,7 +36,7 @@ pub enum ReplayError {
     Failed(String),
 }
 
-fn failed(message: impl Into<String>) -> ReplayError {
+pub(crate) fn failed(message: impl Into<String>) -> ReplayError {
     ReplayError::Failed(message.into())
 }
 
@@ -61,45 +61,21 @@ pub fn learn(
     progress: &Arc<Progress>,
 ) -> Result<LearnReport, ReplayError> {
     let start = Instant::now();
-    let mut params = options.params.clone();
-    params.check_ranges().map_err(failed)?;
     if !(0.0..=0.5).contains(&options.hold_out) {
         return Err(failed(format!(
             "--hold-out {}: give a fraction from 0 to 0.5",
             options.hold_out
         )));
     }
-    let found = scan(recording, &options.topics, &mut |n| {
-        progress.scanned.store(n, Ordering::Relaxed);
-    })?;
-    if found.joint_states == 0 {
-        return Err(failed(format!(
-            "no sensor_msgs/msg/JointState on {} in {}; it has: {} (--joint-states-topic names another)",
-            options.topics.joint_states,
-            recording.path().display(),
-            found.topic_list()
-        )));
-    }
-    progress.total.store(
-        found.joint_states + found.commands + u64::from(found.robot_description.is_some()),
-        Ordering::Relaxed,
-    );
-    let (robot, robot_source) = robot(&params, &found, &options.topics)?;
-    gpn_app::derive_node_defaults(&robot, &mut params)
-        .map_err(|e| failed(format!("defaults from the robot: {e}")))?;
+    let Prepared {
+        found,
+        robot,
+        robot_source,
+        params,
+    } = prepare(recording, &options.params, &options.topics, progress)?;
     let params = &params;
     let nv = robot.nv();
-
-    let search = plugin_search(params);
-    let factory = model_factory(&search, &params.model.plugin, &params.model.config);
-    let hyper = params.model.config.get("hyper").cloned();
-    let tick = Tick::new(&robot, &params.control, SimulatedClock.budget())
-        .map_err(|e| failed(e.to_string()))?;
-    let learner = Learner::new(&robot, params.learn.clone(), hyper, factory)
-        .map_err(|e| failed(e.to_string()))?;
-    let decision =
-        CommandDecision::new(&robot, &params.control).map_err(|e| failed(e.to_string()))?;
-    let mut control_loop = ControlLoop::new(tick, learner, MeasuredReference, decision, false);
+    let mut control_loop = node_loop(&robot, params)?;
 
     let reached = Arc::new(AtomicBool::new(false));
     let holding = Arc::new(AtomicBool::new(false));
@@ -216,6 +192,72 @@ pub fn learn(
         states_per_s: found.joint_states as f64 / wall_s.max(1e-9),
         ended_early: plant.ended_early.clone().or(found.ended_early),
     })
+}
+
+/// A recording scanned, its robot loaded and the parameters completed from the robot.
+pub(crate) struct Prepared {
+    pub(crate) found: Scan,
+    pub(crate) robot: Model,
+    pub(crate) robot_source: String,
+    pub(crate) params: NodeParams,
+}
+
+/// Checks `params`, scans the recording (the progress's first pass) and loads the robot.
+pub(crate) fn prepare(
+    recording: &Recording,
+    params: &NodeParams,
+    topics: &ReplayTopics,
+    progress: &Arc<Progress>,
+) -> Result<Prepared, ReplayError> {
+    let mut params = params.clone();
+    params.check_ranges().map_err(failed)?;
+    let found = scan(recording, topics, &mut |n| {
+        progress.scanned.store(n, Ordering::Relaxed);
+    })?;
+    if found.joint_states == 0 {
+        return Err(failed(format!(
+            "no sensor_msgs/msg/JointState on {} in {}; it has: {} (--joint-states-topic names another)",
+            topics.joint_states,
+            recording.path().display(),
+            found.topic_list()
+        )));
+    }
+    progress.total.store(
+        found.joint_states + found.commands + u64::from(found.robot_description.is_some()),
+        Ordering::Relaxed,
+    );
+    let (robot, robot_source) = robot(&params, &found, topics)?;
+    gpn_app::derive_node_defaults(&robot, &mut params)
+        .map_err(|e| failed(format!("defaults from the robot: {e}")))?;
+    Ok(Prepared {
+        found,
+        robot,
+        robot_source,
+        params,
+    })
+}
+
+/// The node's loop (learn mode: the measured state is the reference) with its learner.
+pub(crate) fn node_loop(
+    robot: &Model,
+    params: &NodeParams,
+) -> Result<ControlLoop<MeasuredReference>, ReplayError> {
+    let search = plugin_search(params);
+    let factory = model_factory(&search, &params.model.plugin, &params.model.config);
+    let hyper = params.model.config.get("hyper").cloned();
+    let tick = Tick::new(robot, &params.control, SimulatedClock.budget())
+        .map_err(|e| failed(e.to_string()))?;
+    let learner = Learner::new(robot, params.learn.clone(), hyper, factory)
+        .map_err(|e| failed(e.to_string()))?;
+    let decision =
+        CommandDecision::new(robot, &params.control).map_err(|e| failed(e.to_string()))?;
+    Ok(ControlLoop::new(
+        tick,
+        learner,
+        MeasuredReference,
+        decision,
+        false,
+    ))
 }
 
 /// The robot: `robot.urdf` (`--urdf`) if given, else the recording's robot description.

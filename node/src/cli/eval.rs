@@ -37,8 +37,32 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// CSV file with a header row; rows are streamed in file order.
-    #[arg(long, value_name = "FILE.csv")]
-    pub data: PathBuf,
+    #[arg(long, value_name = "FILE.csv", required_unless_present = "bag")]
+    pub data: Option<PathBuf>,
+    /// A rosbag2 recording (a folder with metadata.yaml, or one .mcap or .db3 file) instead of
+    /// --data: its joint states, time-aligned with the effort command where they carry no
+    /// effort, go through the node's reader and learner as in `gp-node learn` (nothing is
+    /// fitted), giving the robot stream `gp-node sim --record` writes: inputs `x_0..` =
+    /// [q, q̇, q̈], targets `y_0..`, the residual per joint, N·m. Then the default inputs
+    /// are the `x_*` columns, the targets the `y_*` columns, and --dt-secs the median time
+    /// between samples.
+    #[arg(long, value_name = "PATH", conflicts_with = "data")]
+    pub bag: Option<PathBuf>,
+    /// With --bag: the node's parameter file (robot, learner, `ros.torque_source`, topic
+    /// names); default: the built-in parameters. The robot: --urdf, else `robot.urdf`, else
+    /// the recording's /robot_description.
+    #[arg(long, value_name = "FILE", requires = "bag")]
+    pub params: Option<PathBuf>,
+    /// With --bag: the sensor_msgs/JointState topic (default: `ros.topics.joint_states`).
+    #[arg(long, value_name = "TOPIC", requires = "bag")]
+    pub joint_states_topic: Option<String>,
+    /// With --bag: the effort-command topic, used where a joint state has no effort
+    /// (default: `ros.topics.command`).
+    #[arg(long, value_name = "TOPIC", requires = "bag")]
+    pub command_topic: Option<String>,
+    /// With --bag: the robot-description topic, read without --urdf.
+    #[arg(long, value_name = "TOPIC", default_value = "/robot_description")]
+    pub robot_description_topic: String,
     /// Input columns (COLS). Default: every column that is not a target or truth column.
     #[arg(long, value_name = "COLS")]
     pub inputs: Option<String>,
@@ -89,9 +113,10 @@ pub struct EvalArgs {
     /// the values in use (held-out NLPD). 0: fit once.
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub max_refits: usize,
-    /// Time between samples passed to the model's update (seconds).
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
-    pub dt_secs: f64,
+    /// Time between samples passed to the model's update (seconds); default 1, or with
+    /// --bag the recording's median time between samples.
+    #[arg(long, value_name = "SECS")]
+    pub dt_secs: Option<f64>,
     /// Floor on the latent variance in the MSLL: VAR in target units² (the reference
     /// protocol's 1e-3, for standardised targets), or `rel:F`, F times each target's variance
     /// over the stream (for targets in physical units, e.g. torques).
@@ -207,7 +232,8 @@ Example (the SkyGP reference protocol on KIN40K):
 
 /// Runs `gp-node eval`.
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    let data = load_data(&args)?;
+    let (data, period_s) = load_data(&args)?;
+    let dt_secs = args.dt_secs.or(period_s).unwrap_or(1.0);
     // Opened before any fitting, so that a bad path fails at once.
     let mut writer = match &args.predictions {
         Some(path) => Some(
@@ -230,7 +256,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         noise_var,
         var_floor: args.var_floor.value,
         var_floor_relative: args.var_floor.relative,
-        dt_secs: args.dt_secs,
+        dt_secs,
         bound_level: args.bound_level,
         calibrate_on: match args.calibrate_on {
             CalibrateArg::Target => CalibrateOn::Target,
@@ -257,7 +283,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         },
         mode: fit_mode(args.fit_mode).0,
         background: matches!(opts.pacing, Pacing::Rate { .. }),
-        dt_secs: args.dt_secs,
+        dt_secs,
         ready_timeout: Duration::from_secs_f64(args.wait_timeout),
     };
     let mut slot = Refitting::new(model, plugin.clone(), cfg, plan);
@@ -306,15 +332,32 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The selected columns of `--data`, centred, contaminated if asked (each step reported).
-fn load_data(args: &EvalArgs) -> anyhow::Result<Dataset> {
-    let selection = ColumnSelection {
+/// The selected columns of `--data` (or of the robot stream of `--bag`, with its sample
+/// period), centred, contaminated if asked (each step reported).
+fn load_data(args: &EvalArgs) -> anyhow::Result<(Dataset, Option<f64>)> {
+    let mut selection = ColumnSelection {
         inputs: args.inputs.clone(),
         targets: args.targets.clone(),
         truth: args.truth.clone(),
         predict_inputs: args.predict_inputs.clone(),
     };
-    let mut data = Dataset::from_path(&args.data, &selection)?;
+    let (mut data, period_s) = match (&args.bag, &args.data) {
+        (Some(bag), _) => {
+            let stream = super::eval_bag::robot_stream(bag, args)?;
+            let nv = stream.joints.len();
+            selection
+                .inputs
+                .get_or_insert_with(|| format!("x_0..x_{}", 3 * nv - 1));
+            selection
+                .targets
+                .get_or_insert_with(|| format!("y_0..y_{}", nv - 1));
+            let source = bag.display().to_string();
+            let data = Dataset::from_reader(stream.to_csv().as_bytes(), &source, &selection)?;
+            (data, stream.period_s)
+        }
+        (None, Some(path)) => (Dataset::from_path(path, &selection)?, None),
+        (None, None) => anyhow::bail!("give --data FILE.csv or --bag PATH"),
+    };
     if data.skipped_rows > 0 {
         eprintln!(
             "eval: left out {} rows with a `nan` (missing) value in a selected column",
@@ -346,7 +389,7 @@ fn load_data(args: &EvalArgs) -> anyhow::Result<Dataset> {
             summary.kind.counted()
         );
     }
-    Ok(data)
+    Ok((data, period_s))
 }
 
 /// The model's configuration: the file, the hyperparameter file, the `--set` overrides,

@@ -5,6 +5,7 @@
 
 mod dynamics;
 mod eval;
+mod eval_bag;
 mod eval_robot;
 mod learn;
 mod plugins;
