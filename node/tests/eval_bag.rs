@@ -58,34 +58,29 @@ fn a_recording_scores_as_the_csv_of_the_same_run() {
         ok(&gp_node(&[&sim[..], &["--record"]].concat(), &[path]));
     }
     let hyper = repo_root().join("testing/measure/robot_stream_hyper.json");
+    let eval = [
+        "eval",
+        "--plugin",
+        "skygp",
+        "--var-floor",
+        "rel:1e-3",
+        "--json",
+    ];
     let from_bag = ok(&gp_node(
-        &[
-            "eval",
-            "--plugin",
-            "skygp",
-            "--var-floor",
-            "rel:1e-3",
-            "--json",
-            "--bag",
-        ],
+        &[&eval[..], &["--bag"]].concat(),
         &[&bag, Path::new("--hyper"), &hyper],
     ));
+    // The CSV's learning-sample columns, at the recording's 1 kHz.
+    let csv_columns = [
+        "--inputs",
+        "x_0..x_20",
+        "--targets",
+        "y_0..y_6",
+        "--dt-secs",
+        "0.001",
+    ];
     let from_csv = ok(&gp_node(
-        &[
-            "eval",
-            "--plugin",
-            "skygp",
-            "--var-floor",
-            "rel:1e-3",
-            "--json",
-            "--inputs",
-            "x_0..x_20",
-            "--targets",
-            "y_0..y_6",
-            "--dt-secs",
-            "0.001",
-            "--data",
-        ],
+        &[&eval[..], &csv_columns, &["--data"]].concat(),
         &[&csv, Path::new("--hyper"), &hyper],
     ));
     assert_eq!(from_bag["n_samples"], from_csv["n_samples"]);

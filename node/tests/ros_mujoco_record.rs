@@ -13,11 +13,13 @@
 //! docs/results/recordings.md).
 #![cfg(feature = "ros")]
 
+mod bag_support;
 mod ros_support;
 
 use std::process::Command;
 
-use ros_support::{LoopExtras, closed_loop_with, per_joint, python, repo_root, scratch};
+use bag_support::read_back;
+use ros_support::{LoopExtras, closed_loop_with, per_joint, python, scratch};
 use serde_json::Value;
 
 /// RMS over the joints of per-joint RMS values.
@@ -49,17 +51,7 @@ fn a_recorded_run_warm_starts_the_next_one() {
     assert_eq!(report["dropped"], 0, "{report}");
 
     // Both readers see what the node counted.
-    let out = Command::new(&python)
-        .arg(repo_root().join("node/tests/record_read_back.py"))
-        .arg(&bag)
-        .output()
-        .expect("run record_read_back.py");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let read = read_back(&python, &bag);
     assert_eq!(read["metadata"]["version"], 9);
     assert_eq!(read["mcap_profile"], "ros2");
     let count = |reader: &str, topic: &str| read[reader][topic]["count"].as_u64().unwrap_or(0);
@@ -133,17 +125,7 @@ fn a_recorded_run_warm_starts_the_next_one() {
     );
 
     // The warm node answered its first state with the file's model.
-    let out = Command::new(&python)
-        .arg(repo_root().join("node/tests/record_read_back.py"))
-        .arg(&warm_bag)
-        .output()
-        .expect("run record_read_back.py");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let warm_read: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let warm_read = read_back(&python, &warm_bag);
     let first = &warm_read["rosbags"]["/gp_learning_node/residual"]["first"];
     assert_eq!(first["model"], "skygp", "{first}");
     assert!(

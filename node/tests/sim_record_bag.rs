@@ -10,7 +10,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use gpn_test_support::{python, repo_root};
+mod bag_support;
+
+use bag_support::read_back;
+use gpn_test_support::python;
 use serde_json::Value;
 
 const NV: usize = 7;
@@ -80,17 +83,7 @@ fn the_simulator_records_what_the_node_would_and_both_readers_agree() {
         );
     }
 
-    let out = Command::new(&python)
-        .arg(repo_root().join("node/tests/record_read_back.py"))
-        .arg(&bag)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = read_back(&python, &bag);
     let meta = &read["metadata"];
     assert_eq!(meta["version"], 9, "{meta}");
     assert_eq!(meta["storage_identifier"], "mcap");

@@ -11,8 +11,8 @@ use gpn_app::{NodeParams, load_robot, load_robot_description, model_factory, plu
 use gpn_bag::Recording;
 use gpn_control::control::Tick;
 use gpn_control::control_loop::{
-    Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, MeasuredReference,
-    SimulatedClock,
+    Clock as _, CommandDecision, ControlCommand, ControlLoop, ControlReply, LoopCounters,
+    MeasuredReference, SimulatedClock,
 };
 use gpn_control::learn::Learner;
 use gpn_dynamics::Model;
@@ -146,22 +146,9 @@ pub fn learn(
         .map_err(|e| failed(format!("{}: {e}", options.out.display())))?;
 
     let counters = control_loop.counters();
-    let ingest = plant.ingest.snapshot();
     let wall_s = start.elapsed().as_secs_f64();
-    let mut refused: Vec<Refusal> = ingest
-        .joint_state_refusals()
-        .iter()
-        .chain(&ingest.command_refusals())
-        .filter(|(_, n)| *n > 0)
-        .map(|&(reason, count)| Refusal::new("message", reason, count))
-        .collect();
+    let refused = refusals(&plant, &counters);
     let gate = counters.learn.gate;
-    refused.extend(
-        gate.refusals()
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(reason, count)| Refusal::new("sample", reason, count)),
-    );
     Ok(LearnReport {
         recording: recording.path().display().to_string(),
         storage: recording.storage().identifier(),
@@ -258,6 +245,28 @@ pub(crate) fn node_loop(
         decision,
         false,
     ))
+}
+
+/// What the replay refused, by reason: messages (the node's reader) and samples (the gate).
+pub(crate) fn refusals(plant: &BagPlant<'_>, counters: &LoopCounters) -> Vec<Refusal> {
+    let ingest = plant.ingest.snapshot();
+    let mut refused: Vec<Refusal> = ingest
+        .joint_state_refusals()
+        .iter()
+        .chain(&ingest.command_refusals())
+        .filter(|(_, n)| *n > 0)
+        .map(|&(reason, count)| Refusal::new("message", reason, count))
+        .collect();
+    refused.extend(
+        counters
+            .learn
+            .gate
+            .refusals()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(reason, count)| Refusal::new("sample", reason, count)),
+    );
+    refused
 }
 
 /// The robot: `robot.urdf` (`--urdf`) if given, else the recording's robot description.

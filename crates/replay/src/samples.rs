@@ -13,7 +13,7 @@ use gpn_control::control_loop::{LoopOutput, OutputListener, SimulatedClock};
 use gpn_ros_io::JointStateReader;
 
 use crate::holdout::HoldOutOps;
-use crate::job::{Prepared, ReplayError, failed, node_loop, prepare};
+use crate::job::{Prepared, ReplayError, failed, node_loop, prepare, refusals};
 use crate::plant::{BagPlant, HoldOutStart, Progress};
 use crate::report::Refusal;
 use crate::topics::ReplayTopics;
@@ -133,24 +133,7 @@ pub fn samples(
         &mut [&mut collector],
         &stop,
     );
-    let ingest = plant.ingest.snapshot();
-    let mut refused: Vec<Refusal> = ingest
-        .joint_state_refusals()
-        .iter()
-        .chain(&ingest.command_refusals())
-        .filter(|(_, n)| *n > 0)
-        .map(|&(reason, count)| Refusal::new("message", reason, count))
-        .collect();
-    refused.extend(
-        control_loop
-            .counters()
-            .learn
-            .gate
-            .refusals()
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(reason, count)| Refusal::new("sample", reason, count)),
-    );
+    let refused = refusals(&plant, &control_loop.counters());
     if collector.y.is_empty() {
         let why = refused
             .iter()

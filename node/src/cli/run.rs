@@ -212,31 +212,29 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
         s.law.inactive_ticks,
         s.law.fallbacks.values().sum::<u64>(),
         s.law.readoptions,
-        match &s.rerun {
-            Some(r) => format!(
-                "rerun: {}: {} ticks logged, {} dropped{}\n",
-                r.target,
-                r.logged,
-                r.dropped,
-                r.error
-                    .as_ref()
-                    .map(|e| format!(" (incomplete: {e})"))
-                    .unwrap_or_default()
-            ),
-            None => String::new(),
-        },
-        match &s.record {
-            Some(r) => format!(
-                "recorded: {}: {} messages, {} dropped{}\n",
-                r.path,
-                r.written,
-                r.dropped,
-                r.error
-                    .as_ref()
-                    .map(|e| format!(" (incomplete: {e})"))
-                    .unwrap_or_default()
-            ),
-            None => String::new(),
-        }
+        s.rerun.as_ref().map_or(String::new(), |r| side_output(
+            "rerun",
+            &r.target,
+            &format!("{} ticks logged", r.logged),
+            r.dropped,
+            r.error.as_deref()
+        )),
+        s.record.as_ref().map_or(String::new(), |r| side_output(
+            "recorded",
+            &r.path,
+            &format!("{} messages", r.written),
+            r.dropped,
+            r.error.as_deref()
+        )),
+    )
+}
+
+/// A summary line of an output written off the control thread (rerun, the recording).
+fn side_output(label: &str, target: &str, done: &str, dropped: u64, error: Option<&str>) -> String {
+    format!(
+        "{label}: {target}: {done}, {dropped} dropped{}\n",
+        error
+            .map(|e| format!(" (incomplete: {e})"))
+            .unwrap_or_default()
     )
 }

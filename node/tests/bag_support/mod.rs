@@ -80,3 +80,19 @@ pub fn learn_model(bag: &Path, out: &Path) {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// A recording as two independent readers see it (`node/tests/record_read_back.py`: PyPI
+/// `rosbags`, and `mcap` with `mcap-ros2-support`); panics with the script's error.
+pub fn read_back(python: &Path, bag: &Path) -> serde_json::Value {
+    let out = Command::new(python)
+        .arg(repo_root().join("node/tests/record_read_back.py"))
+        .arg(bag)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
