@@ -33,7 +33,8 @@ enum Command {
     #[command(subcommand)]
     Dynamics(dynamics::DynamicsCommand),
     /// Stream a CSV through a model, predict-then-update, and report accuracy and speed.
-    Eval(eval::EvalArgs),
+    // Boxed: its many flags make it the largest variant by far (clippy::large_enum_variant).
+    Eval(Box<eval::EvalArgs>),
     /// Learn a model from a rosbag2 recording (MCAP or SQLite), as the node learns live, and
     /// write the model file `gp-node run` starts from.
     Learn(learn::LearnArgs),
@@ -95,7 +96,7 @@ pub fn main(name: &'static str) -> ExitCode {
     };
     let result = match cli.command {
         Command::Dynamics(cmd) => dynamics::run(cmd),
-        Command::Eval(args) => eval::run(args),
+        Command::Eval(args) => eval::run(*args),
         Command::Learn(args) => learn::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Sim(args) => sim::run(args),

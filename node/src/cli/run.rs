@@ -230,6 +230,7 @@ fn table(s: &crate::ros::run::RunSummary) -> String {
 }
 
 /// A summary line of an output written off the control thread (rerun, the recording).
+#[cfg(feature = "ros")]
 fn side_output(label: &str, target: &str, done: &str, dropped: u64, error: Option<&str>) -> String {
     format!(
         "{label}: {target}: {done}, {dropped} dropped{}\n",
