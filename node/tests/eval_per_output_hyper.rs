@@ -12,9 +12,11 @@ fn gp_node() -> Command {
     Command::new(env!("CARGO_BIN_EXE_gp-node"))
 }
 
+/// A file of this process's own, `name` keeping its extension (`gp-node sim --record` writes
+/// CSV to a `.csv` path and a rosbag2 folder to any other).
 fn scratch(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("eval-per-output-{name}-{}", std::process::id()))
+        .join(format!("eval-per-output-{}-{name}", std::process::id()))
 }
 
 /// `gp-node eval --json` on the recorded stream with `extra` arguments.

@@ -21,6 +21,7 @@
 #   OUT                 where report.json, rss.csv and the log go (default: a new temporary
 #                       directory; kept)
 #   LOCK_MEMORY=true    realtime.lock_memory of the run (the robot setting; false to compare);
+#   HEAP_RESERVE_MB     realtime.heap_reserve_mb of the run (default: the parameter's, 128)
 #                       the control thread's priority is realtime.thread_priority (default
 #                       50: SCHED_FIFO when the user may, else a warning in sim.log)
 #   EXTRA_ARGS          further `gp-node sim` arguments, split on spaces
@@ -45,6 +46,7 @@ gp_learning_node:
   ros__parameters:
     realtime:
       lock_memory: ${LOCK_MEMORY:-true}
+      heap_reserve_mb: ${HEAP_RESERVE_MB:-128}
 PARAMS
 # shellcheck disable=SC2206
 extra=(${EXTRA_ARGS:-})
@@ -98,7 +100,12 @@ print(f"RSS max           {max(r[1] for r in rows) / 1024:.1f} MiB")
 rt = report.get("realtime") or {}
 priority = rt.get("thread_priority")
 print(f"real time         control thread {f'SCHED_FIFO {priority}' if priority else 'at normal priority'}, "
-      f"memory {'locked' if rt.get('memory_locked') else 'not locked'}")
+      f"memory {'locked' if rt.get('memory_locked') else 'not locked'}"
+      + (f", {rt['heap_reserved_mb']} MiB of heap reserved" if rt.get("heap_reserved_mb") else ""))
+heap = rt.get("heap")
+if heap:
+    # Held above the reserve: the run asked the kernel for heap after its start.
+    print(f"heap at the end   {heap['system_mb']:.1f} MiB held, {heap['in_use_mb']:.1f} MiB in use")
 for w in rt.get("warnings", []):
     print(f"  warning: {w}")
 ok = per_100k <= 1.0 and abs(ratio - 1.0) <= 0.10

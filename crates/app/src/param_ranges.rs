@@ -230,6 +230,7 @@ pub const RANGES: &[(&str, Range)] = &[
     ("ros.constraints.goal", R::closed(0.0, 1e3)),
     ("ros.action_monitor_rate", R::above(0.0, 1e4)),
     ("realtime.thread_priority", R::count(0.0, 99.0)),
+    ("realtime.heap_reserve_mb", R::count(0.0, 65536.0)),
 ];
 
 /// Keys whose values are free-form (checked by their owner): not walked.

@@ -246,6 +246,7 @@ pub const SCHEMA: &[ParamSpec] = &[
     spec("ros.rerun", K::String, "", "log to rerun: \"\" (off), spawn, connect [HOST:PORT] or save FILE.rrd (same as --rerun)", C::None, A::ReadOnly),
     spec("realtime.thread_priority", K::Integer, "", "SCHED_FIFO priority of the control thread, 1–99 (0: normal scheduling; without the right: a warning, normal priority)", C::AtLeast(0.0), A::ReadOnly),
     spec("realtime.lock_memory", K::Bool, "", "lock the process's memory (mlockall; without the right: a warning)", C::None, A::ReadOnly),
+    spec("realtime.heap_reserve_mb", K::Integer, "MiB", "with lock_memory: heap faulted in at start and kept for the run (0: none; the summary's heap says what was used)", C::AtLeast(0.0), A::ReadOnly),
 ];
 
 /// The spec of `name`.

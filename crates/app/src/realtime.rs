@@ -3,11 +3,15 @@
 //! that no thread of normal priority (the learner's worker, DDS, the compiler next door)
 //! delays a tick, and the process's memory locked (`realtime.lock_memory`), so that no page
 //! is paged out or faulted in on first touch while the loop runs, and what the allocator
-//! frees kept for reuse (glibc: no trimming, no mmap per large block). Linux only; both need
+//! frees kept for reuse (glibc: no trimming, no mmap per large block, one arena), with
+//! `realtime.heap_reserve_mb` of heap faulted in at start for the run to allocate from — the
+//! recipe of ROS 2's real-time demos (`lock_and_prefault_dynamic`). Linux only; both need
 //! rights a robot computer gives (an `rtprio` / `memlock` limit in
 //! `/etc/security/limits.conf`, or `CAP_SYS_NICE` / `CAP_IPC_LOCK`). Without them the run
 //! goes on at normal priority and says so: a tick at normal priority is late more often,
 //! never wrong.
+
+use std::sync::OnceLock;
 
 /// Real-time settings of `gp-node run` and `gp-node sim --realtime`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -18,6 +22,10 @@ pub struct RealtimeParams {
     pub thread_priority: u8,
     /// Lock the process's memory, current and future (`mlockall`).
     pub lock_memory: bool,
+    /// With `lock_memory`: MiB of heap faulted in (and locked) at start and kept by the
+    /// allocator, so that the run's allocations up to that size never ask the kernel for
+    /// memory. The summary's `heap` says what the run used (size it above `system_mb`).
+    pub heap_reserve_mb: u32,
 }
 
 impl Default for RealtimeParams {
@@ -26,6 +34,8 @@ impl Default for RealtimeParams {
             // ros2_control's controller manager uses 50 by default.
             thread_priority: 50,
             lock_memory: false,
+            // Twice the heap of the soak's two SkyGP models on the Panda (docs/results/soak.md).
+            heap_reserve_mb: 128,
         }
     }
 }
@@ -37,24 +47,67 @@ pub struct RealtimeSetup {
     pub thread_priority: Option<u8>,
     /// Whether the process's memory is locked.
     pub memory_locked: bool,
+    /// MiB of heap faulted in at start (0: none).
+    pub heap_reserved_mb: u32,
+    /// The heap at the end of the run ([`heap_usage`]), where the allocator tells.
+    pub heap: Option<HeapUsage>,
     /// What was asked and refused, with the reason and the remedy.
     pub warnings: Vec<String>,
 }
 
-/// Makes the calling thread the control thread as `params` ask (memory locking is for the
-/// whole process). Call on the thread that runs the loop, before it starts; [`leave`]
-/// undoes the thread's part.
-pub fn enter(params: &RealtimeParams) -> RealtimeSetup {
-    let mut setup = RealtimeSetup::default();
-    if params.lock_memory {
+/// The process's part of [`RealtimeSetup`], made once.
+#[derive(Debug, Clone, Default)]
+struct MemorySetup {
+    locked: bool,
+    reserved_mb: u32,
+    warnings: Vec<String>,
+}
+
+static MEMORY: OnceLock<MemorySetup> = OnceLock::new();
+
+/// Locks the process's memory and reserves its heap as `params` ask, once per process (later
+/// calls keep the first's result). Call it first, before the process starts threads: a thread
+/// that allocated before takes an arena of its own, outside the reserve. [`enter`] calls it
+/// too, for a process that did not.
+pub fn prepare_memory(params: &RealtimeParams) {
+    MEMORY.get_or_init(|| {
+        let mut setup = MemorySetup::default();
+        if !params.lock_memory {
+            return setup;
+        }
         match lock_memory() {
-            Ok(()) => setup.memory_locked = true,
+            Ok(()) => setup.locked = true,
             Err(e) => setup.warnings.push(format!(
                 "realtime.lock_memory: cannot lock the process's memory ({e}); running \
                  unlocked (raise the memlock limit or grant CAP_IPC_LOCK)"
             )),
         }
-    }
+        if setup.locked && params.heap_reserve_mb > 0 {
+            match reserve_heap(params.heap_reserve_mb) {
+                Ok(()) => setup.reserved_mb = params.heap_reserve_mb,
+                Err(e) => setup.warnings.push(format!(
+                    "realtime.heap_reserve_mb: cannot reserve {} MiB of heap ({e}); running \
+                     without a reserve",
+                    params.heap_reserve_mb
+                )),
+            }
+        }
+        setup
+    });
+}
+
+/// Makes the calling thread the control thread as `params` ask (memory locking is for the
+/// whole process, [`prepare_memory`]). Call on the thread that runs the loop, before it
+/// starts; [`leave`] undoes the thread's part.
+pub fn enter(params: &RealtimeParams) -> RealtimeSetup {
+    prepare_memory(params);
+    let memory = MEMORY.get().cloned().unwrap_or_default();
+    let mut setup = RealtimeSetup {
+        memory_locked: memory.locked,
+        heap_reserved_mb: memory.reserved_mb,
+        warnings: memory.warnings,
+        ..RealtimeSetup::default()
+    };
     if params.thread_priority > 0 {
         match set_fifo(params.thread_priority) {
             Ok(()) => setup.thread_priority = Some(params.thread_priority),
@@ -114,17 +167,61 @@ fn lock_memory() -> std::io::Result<()> {
     // The usual recipe of real-time Linux applications: memory freed is kept by the
     // allocator and reused (no trimming, no mmap per large block) rather than returned and
     // mapped (and locked) again on the next allocation — which a plugin may make on the
-    // control thread (SkyGP when its pool's background growth is late). The process's
-    // memory is then the high-water mark of what it held (docs/results/soak.md: fewer late
-    // ticks, and RSS flat after a rise of 15 % in the first minutes of hot swaps).
+    // control thread (SkyGP when its pool's background growth is late). One arena: the
+    // threads' own arenas would each keep their own high-water mark outside the reserve
+    // (docs/results/soak.md: RSS rose 15 % over 4.5 minutes of hot swaps with them).
     #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt takes two integers; these two parameters exist in every glibc.
+    // SAFETY: mallopt takes two integers; these three parameters exist in every glibc.
     unsafe {
         libc::mallopt(libc::M_TRIM_THRESHOLD, -1);
         libc::mallopt(libc::M_MMAP_MAX, 0);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
     // SAFETY: mlockall takes flags only.
     check(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) })
+}
+
+/// Faults in `mb` MiB of heap and hands it back to the allocator, which keeps it (no trim):
+/// later allocations up to that size reuse locked pages instead of growing the heap.
+#[cfg(target_os = "linux")]
+fn reserve_heap(mb: u32) -> std::io::Result<()> {
+    let bytes = usize::try_from(mb)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(1 << 20);
+    let mut block: Vec<u8> = Vec::new();
+    block
+        .try_reserve_exact(bytes)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    // Every page written once (MCL_FUTURE has populated them already where it applies).
+    block.resize(bytes, 0);
+    std::hint::black_box(&block);
+    Ok(())
+}
+
+/// The heap as the allocator sees it: what it took from the kernel and what is in use.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct HeapUsage {
+    /// MiB the allocator holds (in use, free and reserved).
+    pub system_mb: f64,
+    /// MiB of allocated blocks.
+    pub in_use_mb: f64,
+}
+
+/// The allocator's view of the heap (glibc); None elsewhere. Walks the allocator's free
+/// lists under its lock: not for the control thread.
+pub fn heap_usage() -> Option<HeapUsage> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct.
+        let info = unsafe { libc::mallinfo2() };
+        let mb = |b: usize| b as f64 / f64::from(1u32 << 20);
+        Some(HeapUsage {
+            system_mb: mb(info.arena + info.hblkhd),
+            in_use_mb: mb(info.uordblks + info.hblkhd),
+        })
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -139,6 +236,11 @@ fn set_normal() -> std::io::Result<()> {
 
 #[cfg(not(target_os = "linux"))]
 fn lock_memory() -> std::io::Result<()> {
+    Err(std::io::Error::other("only on Linux"))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reserve_heap(_: u32) -> std::io::Result<()> {
     Err(std::io::Error::other("only on Linux"))
 }
 
@@ -166,7 +268,7 @@ mod tests {
         std::thread::spawn(|| {
             let setup = enter(&RealtimeParams {
                 thread_priority: 10,
-                lock_memory: false,
+                ..RealtimeParams::default()
             });
             match setup.thread_priority {
                 Some(10) => {
@@ -190,10 +292,23 @@ mod tests {
     }
 
     #[test]
+    fn the_heap_usage_counts_a_live_block() {
+        let before = heap_usage().expect("glibc tells");
+        let block = std::hint::black_box(vec![1u8; 64 << 20]);
+        let during = heap_usage().expect("glibc tells");
+        assert!(
+            during.in_use_mb - before.in_use_mb >= 60.0,
+            "{before:?} {during:?}"
+        );
+        assert!(during.system_mb >= during.in_use_mb, "{during:?}");
+        drop(block);
+    }
+
+    #[test]
     fn priority_zero_leaves_the_thread_alone() {
         let setup = enter(&RealtimeParams {
             thread_priority: 0,
-            lock_memory: false,
+            ..RealtimeParams::default()
         });
         assert_eq!(setup, RealtimeSetup::default());
     }

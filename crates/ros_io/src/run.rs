@@ -998,7 +998,7 @@ impl Running {
     /// Joins the control thread (and ends the rerun logging), the publish thread, then the
     /// spin thread.
     fn join(self, log: &NodeLog) -> Result<Ended, RosError> {
-        let realtime = self.realtime;
+        let mut realtime = self.realtime;
         let (counters, viz) = self
             .control
             .join()
@@ -1015,6 +1015,7 @@ impl Running {
         self.spin
             .join()
             .map_err(|_| RosError::Param("the spin thread panicked".into()))?;
+        realtime.heap = gpn_app::realtime::heap_usage();
         // Every thread that records has ended: the recording is complete.
         let record = self
             .recorder

@@ -599,14 +599,18 @@ impl SimReport {
         if let Some(rt) = &self.realtime {
             let _ = writeln!(
                 s,
-                "real time              control thread {}, memory {}",
+                "real time              control thread {}, memory {}{}",
                 rt.thread_priority
                     .map_or("at normal priority".into(), |p| format!("SCHED_FIFO {p}")),
-                if rt.memory_locked {
-                    "locked"
-                } else {
-                    "not locked"
-                }
+                match (rt.memory_locked, rt.heap_reserved_mb) {
+                    (false, _) => "not locked".to_owned(),
+                    (true, 0) => "locked".to_owned(),
+                    (true, mb) => format!("locked, {mb} MiB of heap reserved"),
+                },
+                rt.heap.map_or(String::new(), |h| format!(
+                    "; heap at the end {:.1} MiB held, {:.1} MiB in use",
+                    h.system_mb, h.in_use_mb
+                ))
             );
         }
     }

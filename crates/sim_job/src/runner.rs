@@ -355,7 +355,7 @@ fn run_inner(
         listeners.push(viz);
     }
     // Paced as on a robot, the loop's thread is real-time work as on a robot.
-    let realtime = params
+    let mut realtime = params
         .run
         .realtime
         .then(|| gpn_app::realtime::enter(&params.realtime));
@@ -367,8 +367,9 @@ fn run_inner(
         &mut listeners,
         &AtomicBool::new(false),
     );
-    if let Some(setup) = &realtime {
+    if let Some(setup) = realtime.as_mut() {
         gpn_app::realtime::leave(setup);
+        setup.heap = gpn_app::realtime::heap_usage();
     }
     ran?;
     drop(listeners);

@@ -139,6 +139,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     params
         .check_ranges()
         .map_err(|e| anyhow::anyhow!("parameters after the command-line options: {e}"))?;
+    // Before any thread allocates: the heap reserve is the process's one arena.
+    crate::app::realtime::prepare_memory(&params.realtime);
     run_node(&params, args.duration, args.json)
 }
 

@@ -185,6 +185,10 @@ const LEARNED_WORSE: u8 = 3;
 pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     let viz_target = viz_target(&args);
     let mut params = params_from_args(&args)?;
+    if params.run.realtime {
+        // Before any thread allocates: the heap reserve is the process's one arena.
+        app::realtime::prepare_memory(&params.realtime);
+    }
     let robot = app::load_robot(&params)?;
     for warning in robot.warnings() {
         eprintln!("gp-node sim: warning: {warning}");
