@@ -554,3 +554,72 @@ fn the_command_convention_subtracts_pinocchios_gravity() {
     }
     assert_eq!(checked, 10);
 }
+
+/// The first law command after `start` (the decision's start from the holding torque `g0`),
+/// the law asking for `u_law`, in `mode` with a model `switched` in; and the blends begun.
+fn first_command(
+    mut decision: CommandDecision,
+    g0: &[f64],
+    u_law: &[f64],
+    mode: Mode,
+    switched: bool,
+) -> (Vec<f64>, u64) {
+    let (start, _) = decision.take_start();
+    assert!(start, "the next state starts from the holding torque");
+    decision.start_from(g0);
+    let mut u = u_law.to_vec();
+    decision.finish(mode, switched, &mut u, 0.001, Instant::now(), None);
+    (u, decision.counts().handovers)
+}
+
+#[test]
+fn a_node_active_from_the_start_blends_into_no_first_law_and_an_activation_blends_into_every_one() {
+    let params = default_params(1.0);
+    let robot = app::load_robot(&params).expect("robot");
+    let g0 = gravity(&robot, &home(&params));
+    // The law's first command away from the holding torque (a moving arm, a warm model's μ),
+    // within one rate-limited step of it (the wrists': 0.6 N·m).
+    let u_law: Vec<f64> = g0.iter().map(|g| g - 0.5).collect();
+    let from_start = || {
+        CommandDecision::new(&robot, &params.control)
+            .expect("decision")
+            .bumpless_start()
+    };
+    // Active from its first state: the nominal law (a cold start) and a model it was started
+    // with (a warm start, adopted at that state) both command the law at once.
+    for (mode, switched) in [(Mode::Nominal, false), (Mode::Learned, true)] {
+        let (u, blends) = first_command(from_start(), &g0, &u_law, mode, switched);
+        assert_eq!(u, u_law, "{mode:?}");
+        assert_eq!(blends, 0, "{mode:?}");
+    }
+    // Activated at run time (an arm its driver holds at rest): the learned law blends in from
+    // the holding torque, and so does a later switch of a node active from the start.
+    let mut activated = CommandDecision::new(&robot, &params.control)
+        .expect("decision")
+        .inactive();
+    assert!(activated.set_active(true));
+    let (u, blends) = first_command(activated, &g0, &u_law, Mode::Learned, true);
+    assert_eq!(blends, 1);
+    for j in 0..7 {
+        assert!(
+            (u[j] - g0[j]).abs() < 1e-9,
+            "joint {j}: {} from {}",
+            u[j],
+            g0[j]
+        );
+    }
+    let mut started = from_start();
+    let (start, _) = started.take_start();
+    assert!(start);
+    started.start_from(&g0);
+    let mut u = u_law.clone();
+    started.finish(Mode::Nominal, false, &mut u, 0.001, Instant::now(), None);
+    let mut u = u_law.iter().map(|x| x + 0.4).collect::<Vec<_>>();
+    started.finish(Mode::Learned, true, &mut u, 0.001, Instant::now(), None);
+    assert_eq!(
+        started.counts().handovers,
+        1,
+        "a model adopted later blends"
+    );
+    assert_eq!(u, u_law, "its first command is the last one sent");
+}

@@ -20,7 +20,9 @@
 //! safe outputs included — is bounded by the torque-rate limit ([`handover`]), by default
 //! the full effort range in 20 ms. Activation
 //! starts from the gravity-holding torque at the current pose (bumpless for an arm at rest
-//! that its driver holds) and holds that pose until a reference arrives.
+//! that its driver holds) and holds that pose until a reference arrives. A node active from
+//! its first state starts from that torque too, but its first law — nominal, or a model it
+//! was started with — is not a switch: only the rate limit leads to it.
 //!
 //! Torque convention (`control.command_convention`, `control.effort_convention`): the law
 //! works in full torque; with `gravity_compensated_by_robot` the command sent is u − g(q)
@@ -164,6 +166,8 @@ pub struct CommandDecision {
     /// Activated at run time (not from the start): what the reference source queued while
     /// inactive is dropped, and the pose is held.
     restarting: bool,
+    /// Active from the first state: its law, whichever it is, is not a switch (no blend).
+    first_unblended: bool,
     state_check: StateCheck,
     resume_ticks: u32,
     /// The implausible state that began the safe episode in progress.
@@ -216,6 +220,7 @@ impl CommandDecision {
             active: true,
             starting: false,
             restarting: false,
+            first_unblended: false,
             state_check: StateCheck::new(limits, &params.plausibility),
             resume_ticks: params.plausibility.resume_ticks.max(1),
             safe: None,
@@ -241,9 +246,13 @@ impl CommandDecision {
 
     /// The first state (when active from the start) begins from the torque that holds the
     /// arm at its pose, as an activation does: a robot, whose driver holds it until then. (A
-    /// simulated robot starts from nothing: its first command is the law's.)
+    /// simulated robot starts from nothing: its first command is the law's.) Only the rate
+    /// limit leads from it to the first law's command, the nominal law's or a warm-started
+    /// model's alike: the first law is not a switch, so it does not blend (a blend held a
+    /// warm model's first 50 ms near the holding torque while the arm moved on).
     pub fn bumpless_start(mut self) -> Self {
         self.starting = true;
+        self.first_unblended = true;
         self
     }
 
@@ -411,10 +420,13 @@ impl CommandDecision {
         now: Instant,
         gravity: Option<&[f64]>,
     ) {
+        let first = std::mem::take(&mut self.first_unblended);
         match mode {
             // Towards safety no blend holds the old command: only the rate limit.
             Mode::Safe => self.handover.cancel_blend(),
             Mode::Nominal if self.mode == Mode::Learned => self.handover.cancel_blend(),
+            // The first law of a node active from the start (see `bumpless_start`).
+            _ if first => {}
             _ if mode != self.mode || switched => self.handover.begin_blend(u),
             _ => {}
         }
