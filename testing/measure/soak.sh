@@ -91,7 +91,11 @@ per_100k = late / max(ticks, 1) * 1e5
 print(f"ticks             {ticks}")
 print(f"late ticks        {late} ({per_100k:.2f} per 100 000)")
 for t in report.get("late", []):
-    print(f"  at {t['t_s']:.3f} s: {t['exec_us']:.0f} µs (model {t['model_us']:.0f} µs): {t['cause']}")
+    # CPU well below the execution time: the thread did not run for the rest of the tick.
+    cpu = t.get("cpu_us")
+    ran = (f", on the CPU {cpu:.0f} µs, blocked {t.get('blocked')}, preempted {t.get('preempted')}"
+           if isinstance(cpu, (int, float)) else "")
+    print(f"  at {t['t_s']:.3f} s: {t['exec_us']:.0f} µs (model {t['model_us']:.0f} µs{ran}): {t['cause']}")
 print(f"tick µs           p50 {tick['p50']:.0f}, p99 {tick['p99']:.0f}, max {tick['max']:.0f}")
 print(f"swaps             {adopted} adopted of {len(swaps)} planned")
 print(f"RSS               {at_minute[1] / 1024:.1f} MiB at {at_minute[0]:.0f} s, "

@@ -134,10 +134,23 @@ pub struct LateTick {
     /// Why: "model adoption" (the tick adopted a new model), "model call" (predict and
     /// update took most of it) or "outside the model" (the law, the scheduler, page faults).
     pub cause: &'static str,
+    /// CPU time the control thread used from the previous tick's end to this one's, µs
+    /// (the tick's own and a few µs of bookkeeping; NaN where the OS does not tell). Near
+    /// `exec_us`: the tick computed all along; well below it: the thread did not run for the
+    /// rest (see the switches).
+    pub cpu_us: f64,
+    /// Times the thread gave up the CPU in that interval beyond the one wait for the tick
+    /// (a lock, a fault waiting for I/O; -1 where the OS does not tell).
+    pub blocked: i64,
+    /// Times another thread took the CPU from it in that interval (-1 where unknown). With
+    /// `blocked` 0 and little CPU, nothing in the system ran instead: the machine paused it
+    /// (a virtual machine's CPU taken by its host).
+    pub preempted: i64,
 }
 
 impl LateTick {
-    fn new(t_s: f64, status: &TickStatus) -> Self {
+    fn new(t_s: f64, status: &TickStatus, usage: Option<(f64, i64, i64)>) -> Self {
+        let (cpu_us, blocked, preempted) = usage.unwrap_or((f64::NAN, -1, -1));
         let cause = if status.adopted_model {
             "model adoption"
         } else if status.model_micros > 0.5 * status.exec_micros {
@@ -150,6 +163,9 @@ impl LateTick {
             exec_us: status.exec_micros,
             model_us: status.model_micros,
             cause,
+            cpu_us,
+            blocked,
+            preempted,
         }
     }
 }
@@ -542,6 +558,8 @@ struct RunLogger {
     saturation_nm: Vec<f64>,
     /// The tick's tracking error, rad.
     error: Vec<f64>,
+    /// The control thread's CPU usage at the previous tick's report.
+    usage_at_last: Option<gpn_app::realtime::ThreadUsage>,
 }
 
 impl RunLogger {
@@ -579,6 +597,7 @@ impl RunLogger {
                 .map(|l| l.effort * effort_limit_fraction * (1.0 - 1e-9))
                 .collect(),
             error: vec![0.0; nv],
+            usage_at_last: None,
         }
     }
 }
@@ -588,6 +607,23 @@ impl OutputListener for RunLogger {
         if out.kind != OutKind::Tick {
             return;
         }
+        // The listener runs on the control thread, right after the tick it reports: the
+        // usage since the last report is the tick's (and one wait for it).
+        let usage_now = gpn_app::realtime::thread_usage();
+        let tick_usage = match (
+            usage_now,
+            std::mem::replace(&mut self.usage_at_last, usage_now),
+        ) {
+            (Some(now), Some(last)) => {
+                let count = |a: u64, b: u64| i64::try_from(a.saturating_sub(b)).unwrap_or(i64::MAX);
+                Some((
+                    now.cpu_us - last.cpu_us,
+                    (count(now.voluntary_switches, last.voluntary_switches) - 1).max(0),
+                    count(now.involuntary_switches, last.involuntary_switches),
+                ))
+            }
+            _ => None,
+        };
         let log = &mut self.log;
         let t = out.t_secs;
         log.decision = out.counters.decision;
@@ -649,7 +685,7 @@ impl OutputListener for RunLogger {
         if status.exec_micros > log.dt_secs * 1e6 {
             log.late_ticks += 1;
             if log.late.len() < log.late.capacity() {
-                log.late.push(LateTick::new(t, &status));
+                log.late.push(LateTick::new(t, &status, tick_usage));
             }
         }
         log.final_tracking_bound = out.tracking_bound;
