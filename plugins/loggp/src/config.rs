@@ -44,6 +44,19 @@ pub enum WhenFull {
     Drop,
 }
 
+/// How the active leaves' predictions are combined (spec §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// Generalised product of experts: precision-weighted, each leaf's precision times its
+    /// branch weight (the reference's second method). A leaf with no data near x predicts
+    /// its prior and, having the prior's precision, barely counts.
+    Gpoe,
+    /// Mixture of experts, moment-matched (the paper's main method): a leaf counts by its
+    /// branch weight alone, informed or not.
+    Moe,
+}
+
 /// Which noise variance a point gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,6 +102,8 @@ pub struct Config {
     pub admit_interval_s: Option<f64>,
     /// Noise source.
     pub noise: Option<NoiseSource>,
+    /// How active leaves are combined.
+    pub combine: Option<Combine>,
     /// Seed of the routing draws.
     pub seed: Option<u64>,
 }
@@ -122,6 +137,8 @@ pub struct ValidConfig {
     pub admit_interval_s: f64,
     /// Noise source.
     pub noise: NoiseSource,
+    /// How active leaves are combined.
+    pub combine: Combine,
     /// Seed.
     pub seed: u64,
 }
@@ -211,6 +228,7 @@ impl Config {
             when_full: self.when_full.unwrap_or(WhenFull::ReplaceOldest),
             admit_interval_s,
             noise: self.noise.unwrap_or(NoiseSource::Sample),
+            combine: self.combine.unwrap_or(Combine::Gpoe),
             seed: self.seed.unwrap_or(0),
         })
     }
@@ -259,6 +277,8 @@ mod tests {
         assert!(reason(json!({"admit_interval_s": -1.0})).contains("admit_interval_s"));
         assert!(reason(json!({"max_leaves": 1 << 20, "leaf_capacity": 2048})).contains("GiB"));
         assert!(reason(json!({"split_value": "mode"})).contains("unknown variant"));
+        assert!(reason(json!({"combine": "bcm"})).contains("unknown variant"));
+        assert_eq!(v.combine, Combine::Gpoe);
         assert!(
             reason(json!({"hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [1.0]}}))
                 .contains("lengthscales")

@@ -6,7 +6,9 @@ use gpn_gp_core::cholesky::CholeskyError;
 use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len};
 
-use crate::config::{Config, NOISE_FLOOR_REL, NoiseSource, ValidConfig, WhenFull, storage_bytes};
+use crate::config::{
+    Combine, Config, NOISE_FLOOR_REL, NoiseSource, ValidConfig, WhenFull, storage_bytes,
+};
 use crate::leaf::{Leaf, Point, Scratch};
 use crate::split;
 use crate::tree::{Draws, Node, Split, Tree};
@@ -61,6 +63,28 @@ pub struct LogGp {
     active: Vec<(usize, f64)>,
     local: Vec<(f64, f64, f64)>,
     noise: Vec<f64>,
+}
+
+/// The generalised product of experts of (ω_i, μ_i, σ_i²): 1/σ² = Σ ω_i/σ_i² and
+/// μ = σ² Σ ω_i μ_i/σ_i² (Σ ω_i = 1, so σ² is at least the smallest σ_i² and at most the
+/// largest). σ_i² is floored at `floor` (the reference divides by it unfloored).
+fn product_of_experts(local: &[(f64, f64, f64)], floor: f64) -> (f64, f64) {
+    let (precision, weighted) = local.iter().fold((0.0, 0.0), |(p, m), &(w, mu, v)| {
+        let q = w / v.max(floor);
+        (p + q, m + q * mu)
+    });
+    (weighted / precision, 1.0 / precision)
+}
+
+/// The moment-matched mixture of (ω_i, μ_i, σ_i²): μ = Σ ω_i μ_i and
+/// σ² = Σ ω_i (σ_i² + μ_i²) − μ², in the form without cancellation.
+fn mixture_of_experts(local: &[(f64, f64, f64)]) -> (f64, f64) {
+    let mu: f64 = local.iter().map(|&(w, m, _)| w * m).sum();
+    let var = local
+        .iter()
+        .map(|&(w, m, v)| w * (v + (m - mu) * (m - mu)))
+        .sum();
+    (mu, var)
 }
 
 fn numerical(e: CholeskyError) -> ModelError {
@@ -257,20 +281,15 @@ impl OnlineModel for LogGp {
         self.tree.active(x, &mut self.active);
         for (o, k) in self.kernels.iter().enumerate() {
             self.local.clear();
-            let mut mu = 0.0;
             for &(slot, w) in &self.active {
                 let (m, v) = self.leaves[slot].predict(o, k, x, &mut self.scratch.col);
-                mu += w * m;
                 self.local.push((w, m, v));
             }
-            // Σ ω(σ_i² + μ_i²) − μ², in the form without cancellation.
-            let v: f64 = self
-                .local
-                .iter()
-                .map(|&(w, m, v)| w * (v + (m - mu) * (m - mu)))
-                .sum();
-            mean[o] = mu;
-            var[o] = v;
+            let floor = NOISE_FLOOR_REL * k.sigma_f2();
+            (mean[o], var[o]) = match self.cfg.combine {
+                Combine::Gpoe => product_of_experts(&self.local, floor),
+                Combine::Moe => mixture_of_experts(&self.local),
+            };
         }
         Ok(())
     }
@@ -361,5 +380,32 @@ impl OnlineModel for LogGp {
     fn readiness(&self, from_prior: &mut [bool]) -> Option<Readiness> {
         from_prior.fill(self.counters.stored == 0);
         Some(Readiness { samples_behind: 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mixture_of_experts, product_of_experts};
+
+    #[test]
+    fn one_leaf_is_itself_and_an_uninformed_leaf_barely_counts_in_the_product() {
+        for combine in [
+            product_of_experts(&[(1.0, 0.7, 0.02)], 1e-8),
+            mixture_of_experts(&[(1.0, 0.7, 0.02)]),
+        ] {
+            assert!((combine.0 - 0.7).abs() < 1e-15 && (combine.1 - 0.02).abs() < 1e-15);
+        }
+        // An informed leaf (weight 0.9) and one with no data near x (its prior: μ 0, σ² 1).
+        let leaves = [(0.9, 1.0, 1e-3), (0.1, 0.0, 1.0)];
+        let (mu, var) = product_of_experts(&leaves, 1e-8);
+        assert!((mu - 1.0).abs() < 2e-4, "gPoE mean {mu}");
+        assert!(var > 1e-3 && var < 1.12e-3, "gPoE variance {var}");
+        // The mixture takes the prior by its weight: μ pulled by 0.1, σ² by the disagreement.
+        let (mu, var) = mixture_of_experts(&leaves);
+        assert!((mu - 0.9).abs() < 1e-12, "MoE mean {mu}");
+        assert!((var - (0.9 * (1e-3 + 0.01) + 0.1 * (1.0 + 0.81))).abs() < 1e-12);
+        // A zero variance is floored, not divided by.
+        let (mu, var) = product_of_experts(&[(0.5, 2.0, 0.0), (0.5, 0.0, 1.0)], 1e-8);
+        assert!(mu.is_finite() && (mu - 2.0).abs() < 1e-7 && var > 0.0);
     }
 }

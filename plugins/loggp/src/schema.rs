@@ -37,6 +37,9 @@ pub fn config_schema() -> ConfigSchema {
             key("noise", String, "A point's noise variance: `update`'s noise_var (sample) or σ_n² of `hyper` (hyper); at least 10⁻⁸·σ_f².")
                 .default("sample")
                 .one_of(&["sample", "hyper"]),
+            key("combine", String, "How the active leaves' predictions are combined: gpoe, the generalised product of experts (precision-weighted: μ = σ²·Σ ω_i μ_i/σ_i², 1/σ² = Σ ω_i/σ_i²; a leaf without data near x barely counts), or moe, the paper's moment-matched mixture (each leaf by its branch weight ω_i alone; its variance includes the leaves' disagreement). See docs/specs/loggp.md §4 item 10.")
+                .default("gpoe")
+                .one_of(&["gpoe", "moe"]),
             key("seed", Integer, "Seed of the routing draws inside overlap regions (runs are reproducible).")
                 .default(0),
         ],

@@ -98,9 +98,18 @@ fn one_leaf_is_the_dense_gp() {
 }
 
 #[test]
-fn splits_keep_every_point_and_the_mixture_is_continuous() {
+fn splits_keep_every_point_and_the_combination_is_continuous() {
+    for combine in ["gpoe", "moe"] {
+        splits_keep_every_point_and_combine_continuously(combine);
+    }
+}
+
+fn splits_keep_every_point_and_combine_continuously(combine: &str) {
     let d = 2;
-    let mut m = model(d, json!({"leaf_capacity": 30, "max_leaves": 64}));
+    let mut m = model(
+        d,
+        json!({"leaf_capacity": 30, "max_leaves": 64, "combine": combine}),
+    );
     learn(&mut m, 600, 1);
     let c = m.counters();
     assert!(m.leaves() > 10, "{} leaves", m.leaves());
@@ -119,7 +128,7 @@ fn splits_keep_every_point_and_the_mixture_is_continuous() {
         assert!(var.iter().all(|v| v.is_finite() && *v >= 0.0));
     }
     let rmse = (se / 400.0).sqrt();
-    assert!(rmse < 0.08, "RMSE {rmse} at noise 0.05");
+    assert!(rmse < 0.08, "{combine}: RMSE {rmse} at noise 0.05");
     let mut last = predict(&mut m, &[0.0, 1.3]).0;
     let steps = 30_000;
     let mut largest: f64 = 0.0;
@@ -131,7 +140,10 @@ fn splits_keep_every_point_and_the_mixture_is_continuous() {
     }
     // Steps of 1e-4: a smooth mean moves ~1e-4; a hard switch between leaves would jump by
     // their disagreement (≥ 1e-2 here).
-    assert!(largest < 3e-3, "largest jump {largest} on steps of 1e-4");
+    assert!(
+        largest < 3e-3,
+        "{combine}: largest jump {largest} on steps of 1e-4"
+    );
 }
 
 #[test]
