@@ -209,7 +209,8 @@ pub fn held_out_rows(n: usize, fitted: &[usize], count: usize) -> Vec<usize> {
 
 /// Mean negative log predictive density of held-out samples (`x_test` row-major, `y_test`)
 /// under the exact GP with this kernel and σ_n conditioned on (`x`, `y`):
-/// ½ ln(2π s²) + (y − μ)²/(2 s²) with s² = σ² + σ_n², averaged. Lower is better. A check
+/// ½ ln(2π s²) + (y − μ)²/(2 s²) with s² = σ² + σ_n², averaged (the mean of
+/// [`held_out_nlpds`]). Lower is better. A check
 /// of hyperparameters on data they were not fitted to: marginal likelihoods of different
 /// subsets cannot be compared, and a likelihood with several optima can prefer one that
 /// predicts worse. Allocates the n×n matrix.
@@ -221,6 +222,20 @@ pub fn held_out_nlpd<K: Kernel>(
     x_test: &[f64],
     y_test: &[f64],
 ) -> Result<f64> {
+    let each = held_out_nlpds(kernel, sigma_n, x, y, x_test, y_test)?;
+    Ok(each.iter().sum::<f64>() / each.len() as f64)
+}
+
+/// The negative log predictive density of each held-out sample, as [`held_out_nlpd`]
+/// averages them (for a paired comparison of two hyperparameter sets on the same samples).
+pub fn held_out_nlpds<K: Kernel>(
+    kernel: &K,
+    sigma_n: f64,
+    x: &[f64],
+    y: &[f64],
+    x_test: &[f64],
+    y_test: &[f64],
+) -> Result<Vec<f64>> {
     let d = kernel.dim();
     let (n, m) = (y.len(), y_test.len());
     if x.len() != n * d {
@@ -240,16 +255,16 @@ pub fn held_out_nlpd<K: Kernel>(
     let noise_var = sigma_n * sigma_n;
     let chol = noisy_gram_factor(kernel, x, noise_var)?;
     let alpha = chol.solve(&DVector::from_column_slice(y));
-    let mut total = 0.0;
+    let mut each = Vec::with_capacity(m);
     for (&yt, xt) in y_test.iter().zip(x_test.chunks_exact(d)) {
         let ks = DVector::<f64>::from_fn(n, |i, _| kernel.value(&x[i * d..(i + 1) * d], xt));
         let mean = ks.dot(&alpha);
         let v = chol.l_dirty().solve_lower_triangular(&ks).unwrap_or(ks);
         let s2 = (kernel.value(xt, xt) - v.dot(&v)).max(0.0) + noise_var;
         let r = yt - mean;
-        total += 0.5 * (2.0 * std::f64::consts::PI * s2).ln() + r * r / (2.0 * s2);
+        each.push(0.5 * (2.0 * std::f64::consts::PI * s2).ln() + r * r / (2.0 * s2));
     }
-    Ok(total / m as f64)
+    Ok(each)
 }
 
 /// NLML of one output and, if `grad` is given (length `kernel.n_params() + 1`), its gradient
