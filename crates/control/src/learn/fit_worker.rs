@@ -960,8 +960,9 @@ fn warm_start(
 
 /// Whether the refit's held-out scores `after` are worse than `before` (the values in use)
 /// beyond the scatter of the comparison: the mean paired difference more than two standard
-/// errors above zero. The two fits of a robot's first seconds differ by a few hundredths of
-/// a nat per sample either way (measured in `docs/results/models-in-the-loop.md`, item 2);
+/// errors above zero. The two fits of a robot's first seconds differ by up to a few tenths
+/// of a nat per sample (summed over the outputs), either way (measured in
+/// `docs/results/models-in-the-loop.md`, item 2);
 /// a tie keeps the refit, which has seen the later motion. A clearly worse refit (a
 /// likelihood optimum that predicts badly, as on PUMA) stays out.
 fn significantly_worse(after: &[f64], before: &[f64]) -> bool {
