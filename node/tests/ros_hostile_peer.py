@@ -44,6 +44,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 NODE = "/gp_learning_node"
 RATE_HZ = 100.0
 TAIL_STATES = 30
+# Copies of each malformed joint state (see joint_state_cases).
+REPEAT = 3
 
 
 def movable_joints(urdf_text):
@@ -172,18 +174,25 @@ def joint_state_cases(robot):
     n, names, mid = robot.n, robot.names, robot.mid
 
     def send(mutate):
+        # /joint_states is read best-effort (sensor-data QoS), so one message can be lost on
+        # a loaded machine: each malformed state goes out REPEAT times, a tick apart.
         def action():
-            robot.t += 1.0 / RATE_HZ
-            msg = robot.state()
-            mutate(msg)
-            robot.states.publish(msg)
+            for k in range(REPEAT):
+                if k:
+                    robot.pump(time.monotonic() + 1.0 / RATE_HZ)
+                robot.t += 1.0 / RATE_HZ
+                msg = robot.state()
+                mutate(msg)
+                robot.states.publish(msg)
+            return {"sent": REPEAT}
         return action
 
     def field(name, value):
         return send(lambda m: setattr(m, name, value))
 
-    def refused(reason, count=1):
-        return [("joint states", f"refused: {reason}", "==", count)]
+    def refused(reason):
+        # Each copy counts once; at least one must arrive and none may count twice.
+        return [("joint states", f"refused: {reason}", f"1..{REPEAT}")]
 
     # Big messages, built before the run (building them would silence the stream).
     extra = 60_000  # 2.6 MB: the robot's joints and 60 000 others (a gripper's, at scale)
