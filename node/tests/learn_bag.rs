@@ -188,6 +188,20 @@ fn a_damaged_or_foreign_recording_gets_a_clear_error_or_a_counted_skip() {
     // A folder that is not a recording.
     let err = failure(&learn(dir.parent().unwrap(), &[]));
     assert!(err.contains("not a rosbag2 recording"), "{err}");
+
+    // A mistyped model key is refused before the recording is read, naming the nearest key.
+    let params = dir.join("mistyped_model_key.yaml");
+    std::fs::write(
+        &params,
+        "gp_learning_node:\n  ros__parameters:\n    model:\n      config:\n        varient: dense\n",
+    )
+    .unwrap();
+    let err = failure(&learn(
+        &dir.join("mcap_effort"),
+        &["--params", params.to_str().unwrap()],
+    ));
+    assert!(err.contains("varient") && err.contains("variant"), "{err}");
+    assert!(!err.contains("learned"), "refused before learning: {err}");
 }
 
 #[test]

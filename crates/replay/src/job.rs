@@ -67,6 +67,9 @@ pub fn learn(
             options.hold_out
         )));
     }
+    // A mistyped model key fails here, naming the nearest key, not after the recording has
+    // been scanned and replayed up to the first fit.
+    gpn_app::check_model_configs(&options.params).map_err(failed)?;
     let Prepared {
         found,
         robot,
