@@ -329,6 +329,12 @@ impl PackedCholesky {
         Ok(())
     }
 
+    /// Keeps the leading `n` rows and columns (no change if `n` ≥ the current size): the
+    /// factor of K's leading n×n block. No allocation.
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
+    }
+
     /// Forward substitution in place: b ← L⁻¹ b (b has length n). No allocation.
     #[inline]
     pub fn solve_lower_mut(&self, b: &mut [f64]) {

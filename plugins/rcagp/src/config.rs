@@ -101,6 +101,7 @@ pub struct Config {
     pub noise: Option<NoiseSource>,
     pub background: Option<bool>,
     pub queue_capacity: Option<usize>,
+    pub threshold_refresh_blocks: Option<usize>,
     pub refit_every_blocks: Option<usize>,
     pub refit_steps: Option<usize>,
     pub refit_lr: Option<f64>,
@@ -141,6 +142,9 @@ pub struct ValidConfig {
     pub noise: NoiseSource,
     pub background: bool,
     pub queue_capacity: usize,
+    /// Full rebuilds (new thresholds c_o) every this many committed blocks; between them a
+    /// commit updates the factors in O(i²).
+    pub threshold_refresh_blocks: usize,
     pub refit_every_blocks: usize,
     pub refit_steps: usize,
     pub refit_lr: f64,
@@ -207,6 +211,7 @@ impl Config {
             queue_capacity: self
                 .queue_capacity
                 .unwrap_or(blocks.saturating_mul(block_size).saturating_add(block_size)),
+            threshold_refresh_blocks: self.threshold_refresh_blocks.unwrap_or(1),
             refit_every_blocks: self.refit_every_blocks.unwrap_or(64),
             refit_steps: self.refit_steps.unwrap_or(10),
             refit_lr: self.refit_lr.unwrap_or(0.01),
@@ -415,6 +420,9 @@ impl ValidConfig {
                 "queue_capacity must be in 1..=1048576, found {}",
                 self.queue_capacity
             )));
+        }
+        if self.threshold_refresh_blocks < 1 {
+            return Err(bad("threshold_refresh_blocks must be ≥ 1".into()));
         }
         if self.refit_every_blocks > 0 && self.refit_steps == 0 {
             return Err(bad(

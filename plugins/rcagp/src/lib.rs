@@ -19,7 +19,8 @@
 //! * The streaming model [`RcaGp`] ([`stream`], spec §6): a block-FIFO window of
 //!   `blocks × block_size` admitted samples; each full block gets weight-aware action
 //!   entries and replaces the oldest; the block path updates one row of G = SᵀCS and
-//!   rebuilds every output's posterior exactly; the slow path refits the hyperparameters on
+//!   rebuilds every output's posterior exactly (or, between threshold refreshes, updates
+//!   each factor by one row: `threshold_refresh_blocks`); the slow path refits the hyperparameters on
 //!   the ELBO; `predict` reads an immutable snapshot. Multi-output with shared inputs, kernel
 //!   shape and actions; per-output weights, outputscale and noise; per-sample noise
 //!   variance (`noise_var` of `update`) is each point's base noise.

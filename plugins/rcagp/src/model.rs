@@ -252,6 +252,13 @@ impl RcaGp {
         Ok((e.blocks_expired, e.drift_refreshes))
     }
 
+    /// Blocks committed by a one-row factor update (between threshold refreshes), of all
+    /// blocks committed (after the worker has taken every queued sample). Not real-time.
+    pub fn commits(&self) -> Result<(u64, u64), ModelError> {
+        let e = self.engine_copy()?;
+        Ok((e.row_commits, e.blocks_inserted))
+    }
+
     fn check_x(&self, x: &[f64]) -> Result<(), ModelError> {
         check_len("x", x, self.cfg.input_dim)?;
         check_finite("x", x)

@@ -119,6 +119,15 @@ fn config_text(cfg: &ValidConfig) -> String {
         "",
         1,
     );
+    // Likewise how often the thresholds are refreshed (it shapes later commits only).
+    let text = text.replacen(
+        &format!(
+            ", threshold_refresh_blocks: {:?}",
+            cfg.threshold_refresh_blocks
+        ),
+        "",
+        1,
+    );
     match text.strip_suffix(", drift: None }") {
         Some(head) => format!("{head} }}"),
         None => text,

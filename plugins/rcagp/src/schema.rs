@@ -59,6 +59,9 @@ pub fn config_schema() -> ConfigSchema {
                 .default(true),
             key("queue_capacity", Integer, "Samples waiting for the worker, 1..=2²⁰; when full the oldest is dropped (counted), as it would leave the window anyway. Unset: blocks·block_size + block_size (1040 with the default window), so a burst is caught up in one window's time.")
                 .unit("samples"),
+            key("threshold_refresh_blocks", Integer, "Recompute the soft thresholds c_o (and so every weight) with a full rebuild of the factors, O(p·i³), every this many committed blocks, ≥ 1. Between refreshes a committed block keeps the thresholds and updates each output's factor by one row, O(p·i²): what makes a window of many small blocks (e.g. 256 × 4 at 1 ms) affordable. 1: every block, the spec's block path. A drift refresh or a refit rebuilds in full too.")
+                .default(1)
+                .unit("blocks"),
             key("refit_every_blocks", Integer, "Slow path: refit the hyperparameters on the ELBO after this many new blocks (0: never).")
                 .default(64)
                 .unit("blocks"),

@@ -33,7 +33,7 @@ fn stream(seed: u64, k: usize, d: usize, p: usize) -> (Vec<f64>, Vec<f64>, Vec<f
     (x, y, noise)
 }
 
-fn check_against_batch(config: serde_json::Value, d: usize, p: usize, steps: usize) {
+fn check_against_batch(config: serde_json::Value, d: usize, p: usize, steps: usize) -> RcaGp {
     let mut model = RcaGp::from_json(&config, d, p).unwrap();
     let mut rng = Rng(99);
     let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
@@ -77,6 +77,24 @@ fn check_against_batch(config: serde_json::Value, d: usize, p: usize, steps: usi
         config["blocks"].as_u64().unwrap() as usize,
         "the window is full"
     );
+    model
+}
+
+/// With thresholds refreshed every `every` blocks, `steps` samples: the blocks between
+/// refreshes went in by one-row updates (appended, then replacing the oldest) and every
+/// state still equals the batch RCaGP with the thresholds in use.
+fn check_row_commits(mut cfg: serde_json::Value, every: u64, p: usize, steps: usize) {
+    cfg["threshold_refresh_blocks"] = json!(every);
+    cfg["admit_interval_s"] = json!(0.0);
+    let model = check_against_batch(cfg, 3, p, steps);
+    let (rows, all) = model.commits().unwrap();
+    let block_size = 5;
+    assert_eq!(all, (steps / block_size) as u64);
+    // Every block but the refreshes (and a refit's or a failed update's rebuild).
+    assert!(
+        rows > all * (every - 1) / every * 3 / 4 && rows < all,
+        "{rows} of {all}"
+    );
 }
 
 fn base(center: &str, actions: &str, refit_every: usize) -> serde_json::Value {
@@ -111,4 +129,23 @@ fn block_path_equals_batch_with_refits() {
     };
     assert!(model_refits > 3, "refits happened ({model_refits})");
     check_against_batch(cfg, 3, 2, 400);
+}
+
+#[test]
+fn row_commits_between_threshold_refreshes_equal_batch() {
+    check_row_commits(base("predictive", "weight_aware", 0), 4, 2, 400);
+    check_row_commits(base("prior", "random", 0), 7, 1, 300);
+}
+
+#[test]
+fn row_commits_with_refits_equal_batch() {
+    check_row_commits(base("predictive", "weight_aware", 5), 3, 2, 400);
+}
+
+#[test]
+fn every_block_is_a_full_rebuild_by_default() {
+    let mut cfg = base("predictive", "weight_aware", 0);
+    cfg["admit_interval_s"] = json!(0.0);
+    let model = check_against_batch(cfg, 3, 2, 200);
+    assert_eq!(model.commits().unwrap(), (0, 40));
 }

@@ -48,7 +48,10 @@ fn feed(m: &mut RcaGp, range: std::ops::Range<usize>, background: bool) {
 }
 
 fn round_trip(background: bool, actions: &str) {
-    let c = cfg(background, actions);
+    round_trip_of(cfg(background, actions), background, actions);
+}
+
+fn round_trip_of(c: serde_json::Value, background: bool, actions: &str) {
     let mut a = RcaGp::from_json(&c, 3, 2).unwrap();
     // 123 samples: 24 blocks (window replaced three times) and an open block of 3.
     feed(&mut a, 0..123, background);
@@ -77,6 +80,23 @@ fn round_trip(background: bool, actions: &str) {
 fn round_trip_inline() {
     round_trip(false, "weight_aware");
     round_trip(false, "random");
+}
+
+/// Between threshold refreshes blocks go in by one-row updates; the schedule follows the
+/// saved block count, so a loaded model commits exactly as the saved one goes on to.
+#[test]
+fn round_trip_with_row_commits() {
+    let mut c = cfg(false, "weight_aware");
+    c["threshold_refresh_blocks"] = json!(4);
+    c["admit_interval_s"] = json!(0.0);
+    let mut probe = RcaGp::from_json(&c, 3, 2).unwrap();
+    feed(&mut probe, 0..170, false);
+    let (rows, all) = probe.commits().unwrap();
+    assert!(
+        rows >= all / 2 && all >= 30,
+        "{rows} of {all} blocks by row updates"
+    );
+    round_trip_of(c, false, "weight_aware, row commits");
 }
 
 #[test]

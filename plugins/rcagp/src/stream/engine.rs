@@ -11,9 +11,13 @@
 //! entries (s ∝ relative precision, unit norm), row and column a* of G_C = SᵀCS from the
 //! cached singles' rows (no new kernel values), the oldest block is replaced, and the
 //! posterior is rebuilt from scratch: thresholds c_o from the window, every point's
-//! weights, δ, z, the Cholesky factors of M with the jitter schedule (O(p(n + i³))). Every
-//! state equals a from-scratch batch RCaGP of the same window and actions
-//! ([`Engine::to_problem`]; tested to 1e−9).
+//! weights, δ, z, the Cholesky factors of M with the jitter schedule (O(p(n + i³))).
+//! With `threshold_refresh_blocks` > 1 that full rebuild happens only at every such
+//! block; the commits between keep the thresholds, so no other block's weights change, and
+//! each output's factor drops the singles and takes the block as one appended row, or
+//! replaces the oldest block's row and column (O(p·i²); a failed update falls back to the
+//! full rebuild). Every state equals a from-scratch batch RCaGP of the same window, actions
+//! and thresholds in use ([`Engine::to_problem`]; tested to 1e−9).
 //!
 //! The engine is single-threaded: the worker owns it in background mode, the model in
 //! inline mode. After construction only [`Engine::to_problem`] and clones allocate.
@@ -110,6 +114,8 @@ pub(crate) struct Engine {
     pub blocks_inserted: u64,
     /// Blocks committed since the last refit was started.
     pub blocks_since_refit: usize,
+    /// Blocks committed by a one-row factor update (not saved: a diagnostic).
+    pub row_commits: u64,
     /// Snapshots built so far.
     pub version: u64,
     /// Something changed since the last publication.
@@ -128,6 +134,8 @@ pub(crate) struct Engine {
     scratch_prec: Vec<f64>,
     scratch_s: Vec<f64>,
     scratch_row: Vec<f64>,
+    /// The row replacement's workspace (2 × actions).
+    scratch_replace: Vec<f64>,
 }
 
 impl Engine {
@@ -151,6 +159,7 @@ impl Engine {
             live_singles: 0,
             blocks_inserted: 0,
             blocks_since_refit: 0,
+            row_commits: 0,
             version: 0,
             dirty: false,
             t_newest: f64::NEG_INFINITY,
@@ -162,6 +171,7 @@ impl Engine {
             scratch_prec: vec![0.0; kb],
             scratch_s: vec![0.0; kb],
             scratch_row: vec![0.0; cap],
+            scratch_replace: vec![0.0; 2 * cap],
             cfg: cfg.clone(),
         }
     }
@@ -471,9 +481,17 @@ impl Engine {
             self.cfg.block_size,
             self.cfg.blocks,
         );
+        // Between threshold refreshes (keyed on the saved block count, so a loaded model
+        // refreshes where the saved one would have) the factors take the block as one row.
+        let refresh =
+            (self.blocks_inserted + 1).is_multiple_of(self.cfg.threshold_refresh_blocks as u64);
+        let incremental = !refresh && self.live && self.live_singles + 1 == kb;
+        let replaced = self.win.filled == nbmax;
         match self.cfg.actions {
             ActionInit::WeightAware => {
-                self.update_thresholds(true);
+                if !incremental {
+                    self.update_thresholds(true);
+                }
                 self.scratch_s.fill(f64::INFINITY);
                 for o in 0..p {
                     let mut max_prec = 0.0f64;
@@ -529,9 +547,63 @@ impl Engine {
         self.g[slot * nbmax + slot] = self_term;
         self.blocks_inserted += 1;
         self.blocks_since_refit += 1;
-        self.live = false;
         self.live_singles = 0;
         self.dirty = true;
+        // A failed row update leaves the factor invalid: the next publication rebuilds it.
+        self.live = incremental && self.commit_factors(slot, replaced).is_ok();
+        self.row_commits += u64::from(self.live);
+    }
+
+    /// The committed block at `slot` into every output's factor and z with the thresholds in
+    /// use: the open singles dropped, then the block's row appended, or, when it replaced
+    /// the oldest block, that block's row and column replaced (O(i²) per output). No
+    /// allocation.
+    fn commit_factors(&mut self, slot: usize, replaced: bool) -> Result<(), RcagpError> {
+        let (p, kb, nbmax) = (self.cfg.output_dim, self.cfg.block_size, self.cfg.blocks);
+        let nb = self.win.filled;
+        let cap = self.cap_actions();
+        for o in 0..p {
+            let c2 = self.c[o] * self.c[o];
+            let sf2 = self.params.outputscale[o];
+            let (mut delta, mut z) = (0.0, 0.0);
+            for l in slot * kb..(slot + 1) * kb {
+                let k = l * p + o;
+                let rows = &self.win.rows;
+                let w = self.weight(
+                    o,
+                    rows.y[k],
+                    rows.noise[k],
+                    rows.t[l],
+                    rows.center[k],
+                    rows.cvar[k],
+                    c2,
+                );
+                let sl = self.win.s[l];
+                delta += sl * sl * w.d;
+                z += sl * w.r;
+            }
+            let delta = delta.max(1e-12);
+            let mut col = std::mem::take(&mut self.scratch_row);
+            let g_row = &self.g[slot * nbmax..slot * nbmax + nb];
+            let r = if replaced {
+                self.chol[o].truncate(nb);
+                for (v, g) in col[..nb].iter_mut().zip(g_row) {
+                    *v = sf2 * g;
+                }
+                col[slot] += delta;
+                self.chol[o].replace(slot, &mut col[..nb], &mut self.scratch_replace)
+            } else {
+                self.chol[o].truncate(slot);
+                for (v, g) in col[..slot].iter_mut().zip(g_row) {
+                    *v = sf2 * g;
+                }
+                self.chol[o].extend(&mut col[..slot], sf2 * g_row[slot] + delta)
+            };
+            self.scratch_row = col;
+            r?;
+            self.z[o * cap + slot] = z;
+        }
+        Ok(())
     }
 
     /// G_C[a, b] = s_aᵀ C(X_a, X_b) s_b from the scaled inputs. No allocation.

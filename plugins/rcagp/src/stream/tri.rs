@@ -14,6 +14,10 @@ use crate::error::RcagpError;
 /// 1e−4·mean(diag).
 const JITTERS: [f64; 3] = [1e-8, 1e-7, 1e-6];
 
+/// A row replacement whose pivot falls below this fraction of its old square fails (and the
+/// caller refactors from scratch) rather than carry a factor that lost its precision.
+const REPLACE_MIN_PIVOT_RATIO: f64 = 1e-8;
+
 /// L with L Lᵀ = M (+ jitter·I), packed. See the module doc.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tri {
@@ -106,6 +110,28 @@ impl Tri {
             .extend_with_solved_mut(row, diag + self.jitter, 0.0)
             .map_err(|_| RcagpError::NotPositiveDefinite { size: n + 1 })?;
         Ok(())
+    }
+
+    /// Keeps the leading `n` rows and columns (drops the newest actions). No allocation.
+    pub fn truncate(&mut self, n: usize) {
+        self.factor.truncate(n);
+    }
+
+    /// Replaces row and column `s` by M's new column `col` (length = the current size; the
+    /// pivot `col[s]` gets the jitter of the last full factorisation), in O(n²). On failure
+    /// the factor is invalid and must be rebuilt with [`Tri::factor`]. `scratch` needs
+    /// 2(n − s − 1) entries. No allocation.
+    pub fn replace(
+        &mut self,
+        s: usize,
+        col: &mut [f64],
+        scratch: &mut [f64],
+    ) -> Result<(), RcagpError> {
+        let n = self.len();
+        col[s] += self.jitter;
+        self.factor
+            .replace_row_mut(s, col, REPLACE_MIN_PIVOT_RATIO, scratch)
+            .map_err(|_| RcagpError::NotPositiveDefinite { size: n })
     }
 
     /// b ← L⁻¹ b. No allocation.
