@@ -119,7 +119,9 @@ fn config_text(cfg: &ValidConfig) -> String {
         "",
         1,
     );
-    // Likewise how often the thresholds are refreshed (it shapes later commits only).
+    let text = text.replacen(&format!(", refit_blocks: {:?}", cfg.refit_blocks), "", 1);
+    // Likewise how often the thresholds are refreshed and how much a refit sees (they shape
+    // later commits and refits only).
     let text = text.replacen(
         &format!(
             ", threshold_refresh_blocks: {:?}",

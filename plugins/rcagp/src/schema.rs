@@ -68,6 +68,9 @@ pub fn config_schema() -> ConfigSchema {
             key("refit_steps", Integer, "Adam steps per refit (on −ELBO/n, clipped at norm 2), ≥ 1 when refits are on.")
                 .default(10)
                 .unit("iterations"),
+            key("refit_blocks", Integer, "Slow path: refit on the newest this many committed blocks (and the open block), 0: the whole window. A refit costs O(n² d + p n i²) in the n points and i actions it sees, so a fraction of a large window refits that much more often within `refit_max_duty`; G_C of the blocks it did not see is recomputed with the new lengthscales when it is installed.")
+                .default(0)
+                .unit("blocks"),
             key("refit_lr", Number, "Adam learning rate of the refits, > 0.").default(0.01),
             key("refit_lengthscales", Boolean, "Whether the slow path learns the lengthscales.")
                 .default(true),

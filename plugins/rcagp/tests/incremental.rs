@@ -149,3 +149,17 @@ fn every_block_is_a_full_rebuild_by_default() {
     let model = check_against_batch(cfg, 3, 2, 200);
     assert_eq!(model.commits().unwrap(), (0, 40));
 }
+
+#[test]
+fn refits_of_the_newest_blocks_equal_batch() {
+    // Refits see 2 of the 6 blocks; installing one recomputes G_C for the other 4.
+    let mut cfg = base("predictive", "weight_aware", 3);
+    cfg["refit_blocks"] = json!(2);
+    cfg["admit_interval_s"] = json!(0.0);
+    let model = check_against_batch(cfg, 3, 2, 300);
+    assert!(
+        model.refits_applied() > 5,
+        "{} refits",
+        model.refits_applied()
+    );
+}

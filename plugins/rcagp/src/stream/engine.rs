@@ -725,8 +725,25 @@ impl Engine {
     /// thresholds and hyperparameters): what a from-scratch build, the tests and the slow
     /// path use. None while there are no data. **Allocates.**
     pub fn to_problem(&self) -> Option<Problem> {
+        let slots: Vec<usize> = (0..self.win.filled).collect();
+        self.problem_of(&slots)
+    }
+
+    /// The slots of the newest `k` committed blocks, oldest first (every block if `k` is 0
+    /// or more than there are). **Allocates.**
+    pub fn newest_slots(&self, k: usize) -> Vec<usize> {
+        let (nb, nbmax) = (self.win.filled, self.cfg.blocks);
+        let k = if k == 0 { nb } else { k.min(nb) };
+        // Slots are in age order from `next_slot` once the ring is full, from 0 before.
+        let oldest = if nb == nbmax { self.win.next_slot } else { 0 };
+        (nb - k..nb).map(|i| (oldest + i) % nbmax).collect()
+    }
+
+    /// [`Engine::to_problem`] over the committed blocks at `slots` (in that order) and the
+    /// open block's samples. None while there are no data. **Allocates.**
+    pub fn problem_of(&self, slots: &[usize]) -> Option<Problem> {
         let (d, p, kb) = (self.cfg.input_dim, self.cfg.output_dim, self.cfg.block_size);
-        let nb = self.win.filled;
+        let nb = slots.len();
         let m = self.win.open_len;
         let n = nb * kb;
         let offsets: Vec<usize> = (0..=nb)
@@ -736,9 +753,11 @@ impl Engine {
         let layout = BlockLayout::from_offsets(offsets)?;
         let rows = &self.win.rows;
         let open = &self.win.open;
+        let points: Vec<usize> = slots.iter().flat_map(|&a| a * kb..(a + 1) * kb).collect();
         let col = |o: usize, f: &dyn Fn(&super::window::Rows, usize) -> f64| -> Vec<f64> {
-            (0..n)
-                .map(|l| f(rows, l * p + o))
+            points
+                .iter()
+                .map(|&l| f(rows, l * p + o))
                 .chain((0..m).map(|j| f(open, j * p + o)))
                 .collect()
         };
@@ -761,9 +780,12 @@ impl Engine {
                 )
             })
             .collect();
-        let mut x = rows.x[..n * d].to_vec();
+        let mut x: Vec<f64> = points
+            .iter()
+            .flat_map(|&l| rows.x[l * d..(l + 1) * d].iter().copied())
+            .collect();
         x.extend_from_slice(&open.x[..m * d]);
-        let mut s = self.win.s[..n].to_vec();
+        let mut s: Vec<f64> = points.iter().map(|&l| self.win.s[l]).collect();
         s.extend(std::iter::repeat_n(1.0, m));
         Some(Problem {
             kind: self.cfg.kind,
@@ -817,5 +839,58 @@ impl Engine {
         self.live = false;
         self.dirty = true;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn engine(blocks: usize) -> Engine {
+        let cfg = Config::from_json(&serde_json::json!({
+            "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.5]},
+            "blocks": blocks, "block_size": 2,
+        }))
+        .and_then(|c| c.check(1, 1))
+        .unwrap();
+        Engine::new(&cfg)
+    }
+
+    fn admit(e: &mut Engine, k: usize) {
+        let x = [k as f64 * 0.1];
+        e.admit(&SampleRef {
+            x: &x,
+            y: &[x[0].sin()],
+            noise: &[0.01],
+            t_secs: k as f64,
+            center: &[0.0],
+            cvar: &[0.0],
+        });
+    }
+
+    #[test]
+    fn newest_slots_are_the_newest_blocks_oldest_first_through_the_ring() {
+        let mut e = engine(4);
+        for k in 0..6 {
+            admit(&mut e, k);
+        }
+        // Three blocks in slots 0, 1, 2.
+        assert_eq!(e.newest_slots(2), [1, 2]);
+        assert_eq!(e.newest_slots(0), [0, 1, 2]);
+        assert_eq!(e.newest_slots(9), [0, 1, 2]);
+        for k in 6..14 {
+            admit(&mut e, k);
+        }
+        // Seven blocks: slots 0, 1, 2 hold blocks 4, 5, 6; slot 3 holds block 3.
+        assert_eq!(e.win.next_slot, 3);
+        assert_eq!(e.newest_slots(3), [0, 1, 2]);
+        assert_eq!(e.newest_slots(0), [3, 0, 1, 2]);
+        let ids: Vec<u64> = e.newest_slots(4).iter().map(|&a| e.win.ids[a]).collect();
+        assert_eq!(ids, [3, 4, 5, 6]);
+        // A problem over them holds their points in that order.
+        let problem = e.problem_of(&e.newest_slots(2)).unwrap();
+        let xs: Vec<f64> = problem.x.iter().map(|v| (v * 10.0).round()).collect();
+        assert_eq!(xs, [10.0, 11.0, 12.0, 13.0]);
     }
 }

@@ -190,11 +190,13 @@ fn refit_worker(
 
 /// Builds a refit job from the engine's window, or None if the window is empty.
 pub(crate) fn refit_job(engine: &Engine) -> Option<RefitJob> {
-    let problem = engine.to_problem()?;
     let cfg = &engine.cfg;
+    // The newest `refit_blocks` blocks (0: all); apply_refit computes G_C for the others.
+    let slots = engine.newest_slots(cfg.refit_blocks);
+    let problem = engine.problem_of(&slots)?;
     Some(RefitJob {
         problem,
-        block_ids: engine.win.ids[..engine.win.filled].to_vec(),
+        block_ids: slots.iter().map(|&a| engine.win.ids[a]).collect(),
         based_on: engine.params.version,
         opts: crate::train::TrainOptions {
             steps: cfg.refit_steps,
