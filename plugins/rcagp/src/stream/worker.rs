@@ -191,8 +191,13 @@ fn refit_worker(
 /// Builds a refit job from the engine's window, or None if the window is empty.
 pub(crate) fn refit_job(engine: &Engine) -> Option<RefitJob> {
     let cfg = &engine.cfg;
-    // The newest `refit_blocks` blocks (0: all); apply_refit computes G_C for the others.
-    let slots = engine.newest_slots(cfg.refit_blocks);
+    // The newest `refit_blocks` blocks (0: all, in slot order as before); apply_refit
+    // computes G_C for the others.
+    let slots: Vec<usize> = if cfg.refit_blocks == 0 {
+        (0..engine.win.filled).collect()
+    } else {
+        engine.newest_slots(cfg.refit_blocks)
+    };
     let problem = engine.problem_of(&slots)?;
     Some(RefitJob {
         problem,
