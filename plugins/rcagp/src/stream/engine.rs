@@ -559,30 +559,13 @@ impl Engine {
     /// the oldest block, that block's row and column replaced (O(i²) per output). No
     /// allocation.
     fn commit_factors(&mut self, slot: usize, replaced: bool) -> Result<(), RcagpError> {
-        let (p, kb, nbmax) = (self.cfg.output_dim, self.cfg.block_size, self.cfg.blocks);
+        let (p, nbmax) = (self.cfg.output_dim, self.cfg.blocks);
         let nb = self.win.filled;
         let cap = self.cap_actions();
         for o in 0..p {
             let c2 = self.c[o] * self.c[o];
             let sf2 = self.params.outputscale[o];
-            let (mut delta, mut z) = (0.0, 0.0);
-            for l in slot * kb..(slot + 1) * kb {
-                let k = l * p + o;
-                let rows = &self.win.rows;
-                let w = self.weight(
-                    o,
-                    rows.y[k],
-                    rows.noise[k],
-                    rows.t[l],
-                    rows.center[k],
-                    rows.cvar[k],
-                    c2,
-                );
-                let sl = self.win.s[l];
-                delta += sl * sl * w.d;
-                z += sl * w.r;
-            }
-            let delta = delta.max(1e-12);
+            let (delta, z) = self.block_sums(o, slot, c2);
             let mut col = std::mem::take(&mut self.scratch_row);
             let g_row = &self.g[slot * nbmax..slot * nbmax + nb];
             let r = if replaced {
@@ -604,6 +587,30 @@ impl Engine {
             self.z[o * cap + slot] = z;
         }
         Ok(())
+    }
+
+    /// δ_a = max(Σ s_l² d_l, 1e−12) and z_a = Σ s_l r_l of output `o` over the block at
+    /// `slot`, with threshold² `c2`. No allocation.
+    fn block_sums(&self, o: usize, slot: usize, c2: f64) -> (f64, f64) {
+        let (p, kb) = (self.cfg.output_dim, self.cfg.block_size);
+        let rows = &self.win.rows;
+        let (mut delta, mut z) = (0.0, 0.0);
+        for l in slot * kb..(slot + 1) * kb {
+            let k = l * p + o;
+            let w = self.weight(
+                o,
+                rows.y[k],
+                rows.noise[k],
+                rows.t[l],
+                rows.center[k],
+                rows.cvar[k],
+                c2,
+            );
+            let sl = self.win.s[l];
+            delta += sl * sl * w.d;
+            z += sl * w.r;
+        }
+        (delta.max(1e-12), z)
     }
 
     /// G_C[a, b] = s_aᵀ C(X_a, X_b) s_b from the scaled inputs. No allocation.
@@ -628,7 +635,6 @@ impl Engine {
         let (p, kb, nbmax) = (self.cfg.output_dim, self.cfg.block_size, self.cfg.blocks);
         let nb = self.win.filled;
         let m = self.win.open_len;
-        let n = nb * kb;
         let cap = self.cap_actions();
         self.update_thresholds(nb == 0);
         for o in 0..p {
@@ -639,24 +645,8 @@ impl Engine {
             delta[..nb + m].fill(0.0);
             let zo = o * cap;
             self.z[zo..zo + nb + m].fill(0.0);
-            for l in 0..n {
-                let k = l * p + o;
-                let rows = &self.win.rows;
-                let w = self.weight(
-                    o,
-                    rows.y[k],
-                    rows.noise[k],
-                    rows.t[l],
-                    rows.center[k],
-                    rows.cvar[k],
-                    c2,
-                );
-                let sl = self.win.s[l];
-                delta[l / kb] += sl * sl * w.d;
-                self.z[zo + l / kb] += sl * w.r;
-            }
-            for v in delta[..nb].iter_mut() {
-                *v = v.max(1e-12);
+            for (a, v) in delta[..nb].iter_mut().enumerate() {
+                (*v, self.z[zo + a]) = self.block_sums(o, a, c2);
             }
             for j in 0..m {
                 let w = self.open_weight(o, j);
