@@ -10,6 +10,10 @@
 //! - [`PublishQueue`]: the loop's outputs to the publish thread (the newest of a burst).
 //!
 //! Nothing here blocks or allocates: a full channel or an empty pool drops the message.
+//! Waiting for a state is the one wait, and std's channels allocate the first time a thread
+//! waits (its wait context) and the first time a channel has a waiter (its list of waiters):
+//! both are done before the loop's first state ([`prime_wait`]): when a robot streams
+//! before the node is up, the loop's first wait can come at any later tick.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
@@ -62,9 +66,21 @@ impl PublishEnd {
     }
 }
 
+/// How long a priming wait lasts: long enough that the channel's waiter list is reached
+/// (the wait gives up before registering once its deadline has passed).
+const PRIME_WAIT: Duration = Duration::from_millis(1);
+
+/// Waits once on `rx` (empty), so that this thread's wait context and `rx`'s waiter list
+/// exist before real-time waits.
+fn prime_wait<T>(rx: &Receiver<T>) {
+    let _ = rx.recv_timeout(PRIME_WAIT);
+}
+
 /// The ROS topics as the loop's plant.
 pub struct RosPlant {
     nv: usize,
+    /// The loop's thread has waited once (see the module doc).
+    primed: bool,
     accepts_commands: bool,
     states: Receiver<StateFrame>,
     free_states: SyncSender<StateFrame>,
@@ -92,6 +108,8 @@ pub fn channels(
 ) -> (RosPlant, PublishQueue, ReceiveEnd, PublishEnd) {
     let (free_states_tx, free_states_rx) = sync_channel(frames);
     let (states_tx, states_rx) = sync_channel(frames);
+    // Empty, and nothing can fill it yet: its waiter list is made here.
+    prime_wait(&states_rx);
     for _ in 0..frames {
         let _ = free_states_tx.try_send(StateFrame::new(nv));
     }
@@ -110,6 +128,7 @@ pub fn channels(
     let (outgoing_tx, outgoing_rx) = sync_channel(2 * frames);
     let plant = RosPlant {
         nv,
+        primed: false,
         accepts_commands,
         states: states_rx,
         free_states: free_states_tx,
@@ -147,6 +166,13 @@ impl Plant for RosPlant {
     }
 
     fn read(&mut self, frame: &mut StateFrame, deadline: Duration) -> Result<Read, Self::Error> {
+        if !self.primed {
+            // The loop's thread, which may not be the one that made the channels: a private
+            // channel, empty and open, so that the wait lasts.
+            let (_open, never) = sync_channel::<()>(1);
+            prime_wait(&never);
+            self.primed = true;
+        }
         let mut received = match self.next.take() {
             Some(f) => f,
             None => match self.states.recv_timeout(deadline) {

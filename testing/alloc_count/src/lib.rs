@@ -9,7 +9,9 @@
 //! static GLOBAL: gpn_alloc_count::Counting = gpn_alloc_count::Counting;
 //! ```
 //!
-//! and, since the counters are process-wide, runs its counted sections one at a time.
+//! and, since the counters are process-wide, runs its counted sections one at a time. With
+//! `GPN_ALLOC_TRACE` set in the environment, each counted allocation prints its backtrace
+//! (to find one that only shows on a loaded machine).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -21,9 +23,13 @@ pub struct Counting;
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 static FREES: AtomicUsize = AtomicUsize::new(0);
 static ALL_THREADS: AtomicBool = AtomicBool::new(false);
+/// `GPN_ALLOC_TRACE` set when counting was armed: print where each counted allocation was made.
+static TRACE: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Inside a trace, whose own allocations are neither counted nor traced.
+    static TRACING: Cell<bool> = const { Cell::new(false) };
 }
 
 fn counting() -> bool {
@@ -32,9 +38,26 @@ fn counting() -> bool {
 }
 
 fn count(counter: &AtomicUsize) {
-    if counting() {
-        counter.fetch_add(1, Ordering::Relaxed);
+    if !counting() || TRACING.try_with(Cell::get).unwrap_or(true) {
+        return;
     }
+    counter.fetch_add(1, Ordering::Relaxed);
+    if TRACE.load(Ordering::Relaxed) && std::ptr::eq(counter, &ALLOCATIONS) {
+        let _ = TRACING.try_with(|t| t.set(true));
+        eprintln!(
+            "counted allocation at\n{}",
+            std::backtrace::Backtrace::force_capture()
+        );
+        let _ = TRACING.try_with(|t| t.set(false));
+    }
+}
+
+/// Reads `GPN_ALLOC_TRACE` (it allocates, so before counting starts).
+fn read_trace_switch() {
+    TRACE.store(
+        std::env::var_os("GPN_ALLOC_TRACE").is_some(),
+        Ordering::Relaxed,
+    );
 }
 
 // SAFETY: every method forwards to the system allocator with the caller's arguments
@@ -74,11 +97,17 @@ pub fn reset() {
 
 /// Starts or stops counting on the calling thread.
 pub fn arm(on: bool) {
+    if on {
+        read_trace_switch();
+    }
     ARMED.with(|a| a.set(on));
 }
 
 /// Starts or stops counting on every thread of the process.
 pub fn arm_all(on: bool) {
+    if on {
+        read_trace_switch();
+    }
     ALL_THREADS.store(on, Ordering::SeqCst);
 }
 
