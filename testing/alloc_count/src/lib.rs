@@ -38,11 +38,16 @@ fn counting() -> bool {
 }
 
 fn count(counter: &AtomicUsize) {
-    if !counting() || TRACING.try_with(Cell::get).unwrap_or(true) {
+    if !counting() {
+        return;
+    }
+    // Err: the thread-locals are gone (thread exit), so no trace is running or can be.
+    let tracing = TRACING.try_with(Cell::get);
+    if matches!(tracing, Ok(true)) {
         return;
     }
     counter.fetch_add(1, Ordering::Relaxed);
-    if TRACE.load(Ordering::Relaxed) && std::ptr::eq(counter, &ALLOCATIONS) {
+    if tracing.is_ok() && TRACE.load(Ordering::Relaxed) && std::ptr::eq(counter, &ALLOCATIONS) {
         let _ = TRACING.try_with(|t| t.set(true));
         eprintln!(
             "counted allocation at\n{}",
