@@ -11,8 +11,8 @@
 //!
 //! Nothing here blocks or allocates: a full channel or an empty pool drops the message.
 //! Waiting for a state is the one wait, and std's channels allocate the first time a thread
-//! waits (its wait context) and the first time a channel has a waiter (its list of waiters):
-//! both are done before the loop's first state ([`prime_wait`]): when a robot streams
+//! waits (its wait context) and the first time a channel has a waiter (its list of waiters).
+//! Both are done before the loop's first state (`prime_wait`), because when a robot streams
 //! before the node is up, the loop's first wait can come at any later tick.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
