@@ -10,7 +10,7 @@ use gpn_gp_core::hyper_config::HYPER_MISSING;
 use gpn_gp_core::model::ModelError;
 
 use crate::kernel::KernelKind;
-use crate::weights::Beta;
+use crate::weights::{Beta, WeightProfile};
 
 /// Hyperparameters of one output (`gpn_gp_core::hyper_config`); its `kernel` must agree
 /// with the top-level `kernel` if given.
@@ -95,6 +95,7 @@ pub struct Config {
     pub c_floor_sigmas: Option<f64>,
     pub c_min: Option<f64>,
     pub weight_center: Option<WeightCenter>,
+    pub weight_profile: Option<WeightProfile>,
     pub prior_mean: Option<PriorMean>,
     pub actions: Option<ActionInit>,
     pub seed: Option<u64>,
@@ -137,6 +138,7 @@ pub struct ValidConfig {
     pub c_floor_sigmas: f64,
     pub c_min: f64,
     pub weight_center: WeightCenter,
+    pub weight_profile: WeightProfile,
     pub prior_mean: Vec<f64>,
     pub actions: ActionInit,
     pub seed: u64,
@@ -204,6 +206,7 @@ impl Config {
             c_floor_sigmas: self.c_floor_sigmas.unwrap_or(3.0),
             c_min: self.c_min.unwrap_or(1e-6),
             weight_center: self.weight_center.unwrap_or(WeightCenter::Prior),
+            weight_profile: self.weight_profile.unwrap_or_default(),
             prior_mean,
             actions: self.actions.unwrap_or(ActionInit::WeightAware),
             seed: self.seed.unwrap_or(0),

@@ -21,7 +21,7 @@ use nalgebra::{DMatrix, DVector};
 use crate::actions::{Actions, BlockLayout};
 use crate::error::RcagpError;
 use crate::kernel::{KernelKind, scale_rows, sq_dist};
-use crate::weights::{Beta, PointWeight, point};
+use crate::weights::{Beta, PointWeight, WeightProfile, point};
 
 /// One output's data in a batch problem (all vectors have length n).
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,8 @@ pub struct OutputParams {
     pub sigma2: f64,
     /// The IMQ height β.
     pub beta: Beta,
+    /// The shape of the weights.
+    pub profile: WeightProfile,
 }
 
 /// A batch problem: shared raw inputs, kernel shape and actions; per-output data and
@@ -154,6 +156,7 @@ pub fn output_weights(data: &OutputData, params: &OutputParams) -> (Vec<PointWei
             data.c2[l],
             sigma2,
             params.beta.beta2(sigma2),
+            params.profile,
         ));
         s2.push(sigma2);
     }

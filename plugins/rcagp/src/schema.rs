@@ -45,6 +45,9 @@ pub fn config_schema() -> ConfigSchema {
             key("weight_center", String, "Centre γ of the weights: the prior mean (the paper), or the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4's variant, a deviation; it rejects genuine surprises too, see `docs/results/rcagp-eval.md`).")
                 .default("prior")
                 .one_of(&["prior", "predictive"]),
+            key("weight_profile", String, "Shape of w² in t = y − γ: the paper's IMQ β²/(1 + t²/c²), which inflates every point's noise by 1 + t²/c², or flat_imq: full weight for |t| ≤ c and the IMQ's decay in |t| − c beyond (a deviation; `docs/results/models-in-the-loop.md`).")
+                .default("imq")
+                .one_of(&["imq", "flat_imq"]),
             key("prior_mean", Number, "Constant prior mean m: one for every output, or an array of one per output.")
                 .or(Array)
                 .default(0.0),

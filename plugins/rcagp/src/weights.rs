@@ -5,7 +5,8 @@
 //! plugin's `weight_center` for the streaming variant), threshold c², per-point noise σ²
 //! and height β:
 //!
-//! * t = y − γ, w² = β² / (1 + t²/c²)
+//! * t = y − γ, w² = β² / (1 + u²/c²) with u = t for the paper's IMQ and
+//!   u = max(|t| − c, 0) for the flat-top IMQ ([`WeightProfile`])
 //! * h = ∂_y log w² = −2t/(c² + t²),  g = ∂_y w² = w² h
 //! * d = σ⁴/(2w²) (effective noise variance), Λ = 2w²/σ⁴ (computed directly, not as 1/d)
 //! * r = y − m − σ² h (the adjusted target; m is the prior mean at the point)
@@ -35,6 +36,22 @@ impl Beta {
     }
 }
 
+/// The shape of w² as a function of t = y − γ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightProfile {
+    /// The paper's IMQ, w² = β²/(1 + t²/c²): every point with t ≠ 0 loses weight, so on
+    /// clean data the typical point's noise is inflated by 1 + t²/c² (about 1.5× on average
+    /// when γ is the prior mean and c the 85 % quantile of |t|).
+    #[default]
+    Imq,
+    /// Full weight inside the threshold, the IMQ's decay outside it: w² = β² for |t| ≤ c,
+    /// else β²/(1 + (|t| − c)²/c²). C¹ at |t| = c, the same 1/t² tail (bounded influence,
+    /// spec §1.2), and ε keeps its meaning of the share of points allowed to lose weight.
+    /// A documented deviation from the paper (ADR 0005 item 9).
+    FlatImq,
+}
+
 /// The weight-derived quantities of one point (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PointWeight {
@@ -53,7 +70,8 @@ pub struct PointWeight {
 }
 
 /// The weights of one point: target `y`, weight centre `center`, prior mean `prior_mean`,
-/// squared threshold `c2`, noise variance `sigma2` (and β² = `beta2`). No allocation.
+/// squared threshold `c2`, noise variance `sigma2` (and β² = `beta2`), weight shape
+/// `profile`. No allocation.
 #[inline]
 pub fn point(
     y: f64,
@@ -62,11 +80,17 @@ pub fn point(
     c2: f64,
     sigma2: f64,
     beta2: f64,
+    profile: WeightProfile,
 ) -> PointWeight {
     let t = y - center;
-    let t2 = t * t;
-    let w2 = beta2 * c2 / (c2 + t2);
-    let h = -2.0 * t / (c2 + t2);
+    // u: the part of t the weight decays with; h = ∂_y log w² = −2u·sign(t)/(c² + u²).
+    let u = match profile {
+        WeightProfile::Imq => t,
+        WeightProfile::FlatImq => t.signum() * (t.abs() - c2.sqrt()).max(0.0),
+    };
+    let u2 = u * u;
+    let w2 = beta2 * c2 / (c2 + u2);
+    let h = -2.0 * u / (c2 + u2);
     let s4 = sigma2 * sigma2;
     PointWeight {
         w2,
@@ -102,4 +126,68 @@ pub fn quantile(values: &mut [f64], q: f64) -> f64 {
 pub fn soft_threshold(abs_resid: &mut [f64], epsilon: f64, c_min: f64) -> f64 {
     let q = quantile(abs_resid, 1.0 - epsilon);
     if q.is_finite() { q.max(c_min) } else { c_min }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const C: f64 = 0.7;
+    const S2: f64 = 0.04;
+
+    fn at(t: f64, profile: WeightProfile) -> PointWeight {
+        point(
+            0.3 + t,
+            0.3,
+            0.1,
+            C * C,
+            S2,
+            Beta::Normalized.beta2(S2),
+            profile,
+        )
+    }
+
+    #[test]
+    fn flat_imq_keeps_full_weight_inside_the_threshold() {
+        for t in [-C, -0.5 * C, 0.0, 0.2 * C, C] {
+            let w = at(t, WeightProfile::FlatImq);
+            assert_eq!(w.w2, 0.5 * S2, "t = {t}");
+            assert_eq!(w.h, 0.0, "t = {t}");
+            assert!((w.d - S2).abs() < 1e-15, "d = σ² inside, t = {t}: {}", w.d);
+            assert!(
+                (w.r - (0.3 + t - 0.1)).abs() < 1e-15,
+                "r = y − m inside, t = {t}"
+            );
+        }
+        // The paper's IMQ already inflates a point at t = c/2 by 1 + 1/4.
+        let imq = at(0.5 * C, WeightProfile::Imq);
+        assert!((imq.d / S2 - 1.25).abs() < 1e-12, "{}", imq.d / S2);
+    }
+
+    #[test]
+    fn flat_imq_outside_is_the_imq_of_the_excess() {
+        for t in [1.5 * C, -2.0 * C, 9.0 * C] {
+            let flat = at(t, WeightProfile::FlatImq);
+            let excess = t.signum() * (t.abs() - C);
+            let imq = at(excess, WeightProfile::Imq);
+            assert!((flat.w2 - imq.w2).abs() < 1e-15 && (flat.h - imq.h).abs() < 1e-15);
+        }
+        // Bounded influence: the weight falls like 1/t² far out.
+        let far = at(1e4 * C, WeightProfile::FlatImq);
+        assert!(far.w2 * 1e8 / (0.5 * S2) < 1.01, "{}", far.w2);
+    }
+
+    #[test]
+    fn h_is_the_derivative_of_log_w2_for_both_profiles() {
+        for profile in [WeightProfile::Imq, WeightProfile::FlatImq] {
+            for t in [-3.0 * C, -1.2 * C, -0.3 * C, 0.4 * C, 1.05 * C, 2.5 * C] {
+                let e = 1e-6;
+                let (lo, hi) = (at(t - e, profile).w2.ln(), at(t + e, profile).w2.ln());
+                let fd = (hi - lo) / (2.0 * e);
+                let h = at(t, profile).h;
+                assert!((h - fd).abs() < 1e-6, "{profile:?} t = {t}: h {h} vs {fd}");
+                assert!((at(t, profile).g - h * at(t, profile).w2).abs() < 1e-15);
+            }
+        }
+    }
 }

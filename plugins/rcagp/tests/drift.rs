@@ -12,7 +12,7 @@ use gpn_rcagp::RcaGp;
 use gpn_rcagp::baselines::DensePosterior;
 use gpn_rcagp::kernel::{KernelKind, KernelParams};
 use gpn_rcagp::posterior::{OutputData, OutputParams};
-use gpn_rcagp::weights::Beta;
+use gpn_rcagp::weights::{Beta, WeightProfile};
 use nalgebra::{DMatrix, DVector};
 use serde_json::{Value, json};
 
@@ -175,6 +175,7 @@ fn aged_noise_equals_the_exact_rcgp_baseline() {
                 outputscale: 1.0,
                 sigma2: 1.0,
                 beta,
+                profile: WeightProfile::Imq,
             };
             let kernel = KernelParams {
                 kind: KernelKind::Rbf,

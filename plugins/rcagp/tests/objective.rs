@@ -10,7 +10,7 @@ use gpn_rcagp::actions::Actions;
 use gpn_rcagp::elbo;
 use gpn_rcagp::kernel::KernelKind;
 use gpn_rcagp::posterior::{Problem, corr_matrix};
-use gpn_rcagp::weights::{Beta, point};
+use gpn_rcagp::weights::{Beta, WeightProfile, point};
 use nalgebra::{DMatrix, DVector};
 
 const N: usize = 40;
@@ -108,10 +108,19 @@ fn kl_equals_the_dense_gaussian_kl() {
     }
 }
 
+/// w²(y) of each weight profile, written out here from its definition.
+fn profile_w2(profile: WeightProfile, yy: f64, m: f64, c: f64, beta: f64) -> f64 {
+    let t = yy - m;
+    let u = match profile {
+        WeightProfile::Imq => t.abs(),
+        WeightProfile::FlatImq => (t.abs() - c).max(0.0),
+    };
+    beta * beta / (1.0 + u * u / (c * c))
+}
+
 /// n L(f) from the score-matching definition, with ∂_y by central differences of
-/// y ↦ w²(y)·s(y), w² = β²/(1 + (y − m)²/c²) written out here.
-fn score_matching_loss(f: &[f64], y: &[f64], m: f64, c: f64, sigma2: f64, beta: f64) -> f64 {
-    let w2 = |yy: f64| beta * beta / (1.0 + (yy - m).powi(2) / (c * c));
+/// y ↦ w²(y)·s(y).
+fn score_matching_loss(f: &[f64], y: &[f64], w2: impl Fn(f64) -> f64, sigma2: f64) -> f64 {
     let mut total = 0.0;
     for (&fj, &yj) in f.iter().zip(y) {
         let s = (fj - yj) / sigma2;
@@ -130,28 +139,31 @@ fn pseudo_likelihood_is_the_quadratic_form() {
     let m = 0.2;
     let c = paper_c(&y, m);
     let (sigma2, beta) = (0.3, 1.0);
-    let w: Vec<_> = y
-        .iter()
-        .map(|&v| point(v, m, m, c * c, sigma2, beta * beta))
-        .collect();
-    let mut rng = Rng(5);
-    for _ in 0..20 {
-        let f: Vec<f64> = y.iter().map(|v| v + rng.normal()).collect();
-        let (mut quad, mut lin, mut cst) = (0.0, 0.0, 0.0);
-        for j in 0..N {
-            let nu = w[j].lam * (y[j] - sigma2 * w[j].h);
-            quad += w[j].lam * f[j] * f[j];
-            lin += f[j] * nu;
-            cst += 2.0
-                * (w[j].w2 * y[j] * y[j] / (sigma2 * sigma2)
-                    - 2.0 / sigma2 * (w[j].w2 + y[j] * w[j].g));
+    for profile in [WeightProfile::Imq, WeightProfile::FlatImq] {
+        let w: Vec<_> = y
+            .iter()
+            .map(|&v| point(v, m, m, c * c, sigma2, beta * beta, profile))
+            .collect();
+        let mut rng = Rng(5);
+        for _ in 0..20 {
+            let f: Vec<f64> = y.iter().map(|v| v + rng.normal()).collect();
+            let (mut quad, mut lin, mut cst) = (0.0, 0.0, 0.0);
+            for j in 0..N {
+                let nu = w[j].lam * (y[j] - sigma2 * w[j].h);
+                quad += w[j].lam * f[j] * f[j];
+                lin += f[j] * nu;
+                cst += 2.0
+                    * (w[j].w2 * y[j] * y[j] / (sigma2 * sigma2)
+                        - 2.0 / sigma2 * (w[j].w2 + y[j] * w[j].g));
+            }
+            let form = -0.5 * (quad - 2.0 * lin + cst);
+            let w2 = |yy: f64| profile_w2(profile, yy, m, c, beta);
+            let direct = -score_matching_loss(&f, &y, w2, sigma2);
+            assert!(
+                (form - direct).abs() <= 1e-6 * direct.abs().max(1.0),
+                "{profile:?}: {form} vs {direct}"
+            );
         }
-        let form = -0.5 * (quad - 2.0 * lin + cst);
-        let direct = -score_matching_loss(&f, &y, m, c, sigma2, beta);
-        assert!(
-            (form - direct).abs() <= 1e-6 * direct.abs().max(1.0),
-            "{form} vs {direct}"
-        );
     }
 }
 

@@ -256,6 +256,7 @@ impl Engine {
             c2 + cvar,
             s2,
             self.cfg.beta.beta2(s2),
+            self.cfg.weight_profile,
         )
     }
 
@@ -766,6 +767,7 @@ impl Engine {
                         outputscale: self.params.outputscale[o],
                         sigma2: self.params.kappa[o],
                         beta: self.cfg.beta,
+                        profile: self.cfg.weight_profile,
                     },
                 )
             })

@@ -4,7 +4,7 @@
 use gpn_rcagp::actions::{Actions, BlockLayout, init_random};
 use gpn_rcagp::kernel::KernelKind;
 use gpn_rcagp::posterior::{OutputParams, Problem};
-use gpn_rcagp::weights::{Beta, soft_threshold};
+use gpn_rcagp::weights::{Beta, WeightProfile, soft_threshold};
 use nalgebra::DMatrix;
 
 /// xorshift64*, uniform in [0, 1) and standard normal (Box–Muller).
@@ -98,6 +98,7 @@ pub fn params(sf2: f64, sigma2: f64, beta: Beta) -> OutputParams {
         outputscale: sf2,
         sigma2,
         beta,
+        profile: WeightProfile::Imq,
     }
 }
 
