@@ -1,7 +1,7 @@
 //! The streaming model's contract: predict only reads a published snapshot (a rebuild held
 //! at the publication gate does not change its answers), background equals inline when the
 //! worker is waited for, destroy joins the threads, multi-output sharing, per-sample noise,
-//! robustness to glitches on a stream, and clear errors for bad input.
+//! robustness to glitches on a stream, the weights' profile, and clear errors for bad input.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -371,4 +371,50 @@ fn samples_are_admitted_at_the_configured_spacing_of_their_time_stamps() {
     // Stamps back to 0 after 50 samples: the first sample and the one at the reset.
     assert_eq!(admitted(0.5, &|k| (k % 50) as f64 * 0.01), 2);
     assert!(RcaGp::from_json(&cfg(-1.0), D, 1).is_err());
+}
+
+/// `weight_profile` reaches the streaming model: with the threshold above every |y − m|,
+/// `flat_imq` gives every point full weight, so the model equals the non-robust one
+/// (the IMQ with c → ∞) to rounding, while the IMQ at the same threshold still inflates
+/// the noise of every point by 1 + t²/c² and predicts differently.
+#[test]
+fn flat_imq_inside_its_threshold_is_the_non_robust_model() {
+    let model = |profile: &str, c_min: f64| {
+        let mut cfg = config(false);
+        cfg["weight_profile"] = json!(profile);
+        cfg["c_min"] = json!(c_min);
+        let mut m = RcaGp::from_json(&cfg, D, 1).unwrap();
+        feed(&mut m, 0..37);
+        m
+    };
+    let max_abs_y = (0..37).map(|k| sample(k).1.abs()).fold(0.0, f64::max);
+    let c = 1.5 * max_abs_y;
+    let mut flat = model("flat_imq", c);
+    let mut plain = model("imq", 1e12);
+    let mut imq = model("imq", c);
+    let (mut largest_gap, mut mf, mut vf, mut mp, mut vp, mut mi, mut vi) =
+        (0.0f64, [0.0], [0.0], [0.0], [0.0], [0.0], [0.0]);
+    for k in (0..60).step_by(3) {
+        let (x, _) = sample(k);
+        flat.predict(&x, &mut mf, &mut vf).unwrap();
+        plain.predict(&x, &mut mp, &mut vp).unwrap();
+        imq.predict(&x, &mut mi, &mut vi).unwrap();
+        assert!(
+            (mf[0] - mp[0]).abs() <= 1e-9,
+            "x {x:?}: {} vs {}",
+            mf[0],
+            mp[0]
+        );
+        assert!(
+            (vf[0] - vp[0]).abs() <= 1e-9 * vp[0].max(1e-6),
+            "x {x:?}: {} vs {}",
+            vf[0],
+            vp[0]
+        );
+        largest_gap = largest_gap.max((vi[0] - vp[0]) / vp[0]);
+    }
+    assert!(
+        largest_gap > 1e-3,
+        "the IMQ at the same c predicts like the plain model ({largest_gap})"
+    );
 }
