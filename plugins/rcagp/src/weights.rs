@@ -41,8 +41,8 @@ impl Beta {
 #[serde(rename_all = "snake_case")]
 pub enum WeightProfile {
     /// The paper's IMQ, w² = β²/(1 + t²/c²): every point with t ≠ 0 loses weight, so on
-    /// clean data the typical point's noise is inflated by 1 + t²/c² (about 1.5× on average
-    /// when γ is the prior mean and c the 85 % quantile of |t|).
+    /// clean data each point's noise is inflated by 1 + t²/c² (on average 1 + E[t²]/c² ≈ 1.5
+    /// for a Gaussian t with c its 85 % quantile; with γ the prior mean, t is the signal).
     #[default]
     Imq,
     /// Full weight inside the threshold, the IMQ's decay outside it: w² = β² for |t| ≤ c,
