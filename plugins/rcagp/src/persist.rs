@@ -21,6 +21,7 @@ use gpn_gp_core::state_codec::{StateReader, StateWriter};
 use crate::config::ValidConfig;
 use crate::stream::engine::Engine;
 use crate::stream::window::Rows;
+use crate::weights::WeightProfile;
 
 const MAGIC: &[u8; 8] = b"GPNRCAGP";
 const FORMAT_VERSION: u32 = 1;
@@ -130,6 +131,12 @@ fn config_text(cfg: &ValidConfig) -> String {
         "",
         1,
     );
+    // The paper's IMQ was the only weight profile before the key existed: left out for it,
+    // so that those states still load; any other profile stays part of the identity.
+    let text = match cfg.weight_profile {
+        WeightProfile::Imq => text.replacen(", weight_profile: Imq", "", 1),
+        WeightProfile::FlatImq => text,
+    };
     match text.strip_suffix(", drift: None }") {
         Some(head) => format!("{head} }}"),
         None => text,

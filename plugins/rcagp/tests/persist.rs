@@ -137,3 +137,24 @@ fn refuses_foreign_or_damaged_states() {
     flipped[at + 7] = 0x7f; // an input becomes NaN-ish or huge: must not panic
     let _ = c.load(&flipped);
 }
+
+/// The weight profile is part of a state's identity: a `flat_imq` state round-trips and an
+/// IMQ model refuses it (its stored weights were computed with the other profile).
+#[test]
+fn the_weight_profile_is_part_of_the_saved_identity() {
+    let mut flat = cfg(false, "weight_aware");
+    flat["weight_profile"] = json!("flat_imq");
+    round_trip_of(flat.clone(), false, "flat_imq");
+    let mut a = RcaGp::from_json(&flat, 3, 2).unwrap();
+    feed(&mut a, 0..40, false);
+    let bytes = a.save().unwrap();
+    for imq in [cfg(false, "weight_aware"), {
+        let mut c = cfg(false, "weight_aware");
+        c["weight_profile"] = json!("imq");
+        c
+    }] {
+        let mut b = RcaGp::from_json(&imq, 3, 2).unwrap();
+        let e = b.load(&bytes).unwrap_err().to_string();
+        assert!(e.contains("different configuration"), "{e}");
+    }
+}
