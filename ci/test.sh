@@ -25,6 +25,7 @@ fi
 source .venv-jazzy/gpn/env.sh
 export GPN_PYTHON="$PWD/.venv/bin/python"
 
-cargo test --workspace --features gp_node/ros "$@"
+# --no-fail-fast: one failing binary does not hide the others' results.
+cargo test --workspace --features gp_node/ros --no-fail-fast "$@"
 # The ROS 2 package: colcon build, the install tree, the installed node and the launch files.
 bash ci/colcon_check.sh
