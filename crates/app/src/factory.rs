@@ -146,6 +146,15 @@ pub fn start_from_model_file(
         return Ok(None);
     }
     let file = ModelFile::read(path).map_err(|e| format!("model.file: {e}"))?;
+    // Read again here (the run's API carries parameters, not files): a file replaced since
+    // [`read_start_model`] set the run's plugin and configuration is refused, not mixed in.
+    if file.header.plugin != params.model.plugin || file.header.config != params.model.config {
+        return Err(format!(
+            "model.file: {} changed since it was read at start (its plugin or configuration \
+             is no longer the run's); start again",
+            path.display()
+        ));
+    }
     let process = match host {
         ModelHost::InProcess => None,
         ModelHost::Process(options) => Some(options),
@@ -212,4 +221,53 @@ pub fn load_robot_description(
         params.control.given_effort_limits_nm(),
         &selection(params, source)?,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpn_plugin_host::ModelFileHeader;
+
+    fn model_file(plugin: &str) -> ModelFile {
+        ModelFile {
+            header: ModelFileHeader {
+                plugin: plugin.to_owned(),
+                plugin_version: "0.1.0".to_owned(),
+                config: serde_json::json!({"blocks": 8}),
+                hyper: serde_json::json!([]),
+                output_mean: vec![0.0],
+                output_std: vec![1.0],
+                input_dim: 3,
+                friction_feature_velocity: 0.0,
+                output_dim: 1,
+                samples_seen: 10,
+                accel_range: Vec::new(),
+            },
+            state: vec![1, 2, 3],
+        }
+    }
+
+    /// The run's plugin and configuration come from the first read; a file replaced before
+    /// the model is built from it is refused with the reason, not mixed into the run.
+    #[test]
+    fn a_model_file_replaced_after_it_was_read_is_refused() {
+        let dir = std::env::temp_dir().join(format!("gpn_app_model_file_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("start.gpnmodel");
+        model_file("first_plugin").write_atomic(&path).unwrap();
+        let mut params = NodeParams::default();
+        params.model.file = path.clone();
+        let read = read_start_model(&mut params).unwrap().unwrap();
+        assert_eq!(read.header.plugin, "first_plugin");
+        assert_eq!(params.model.plugin, "first_plugin");
+        assert_eq!(params.model.config, serde_json::json!({"blocks": 8}));
+
+        model_file("second_plugin").write_atomic(&path).unwrap();
+        let robot = load_robot(&params).unwrap();
+        let factory: ModelFactory = Box::new(|_, _, _| Err("never created".to_owned()));
+        let mut learner = Learner::new(&robot, params.learn.clone(), None, factory).unwrap();
+        let err = start_from_model_file(&mut learner, &params, &ModelHost::InProcess).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.contains("changed since it was read"), "{err}");
+    }
 }
