@@ -11,32 +11,43 @@
 #  5. the launch files, imported against the stand-in of the launch API, start the installed
 #     node with the arguments ros2 launch would give it (testing/launch_tests).
 # Needs the environment of ci/ros2_jazzy/setup.sh --msgs sourced (ci/test.sh does).
+# `--build` does 1 and 2 only, `--check` 3 to 5 on what `--build` left (ci/test.sh runs the
+# build beside the cargo tests); no argument does all.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 ws="$target/colcon"
 fail() { echo "error: $*" >&2; exit 1; }
+phase="${1:-all}"
+case "$phase" in
+  all | --build | --check) ;;
+  *) fail "usage: colcon_check.sh [--build | --check]" ;;
+esac
 
-echo "--- gp_learning_node/Cargo.lock"
-bash "$repo/ci/package_lock.sh" --check
+if [ "$phase" != --check ]; then
+  echo "--- gp_learning_node/Cargo.lock"
+  bash "$repo/ci/package_lock.sh" --check
 
-echo "--- colcon build"
-# colcon-cargo 0.1 crawls the tree: the target folder is not a source of packages.
-touch "$target/COLCON_IGNORE"
-rm -rf "$ws/install" "$ws/log"
-# colcon gives cargo `--target-dir build/gp_learning_node`, a folder of its own: r2r's build
-# script caches its generated code per ROS environment and, taking code from that cache,
-# omits the cfg flags of the message packages, so a target folder built alternately in two
-# environments (the tests' and colcon's, which lists each package's prefix) breaks.
-# gp_learning_node_plugins (no ROS code) builds in $CARGO_TARGET_DIR itself.
-[ -L "$ws/build/gp_learning_node" ] && rm "$ws/build/gp_learning_node"
-mkdir -p "$ws/build"
-start=$SECONDS
-(cd "$ws" && colcon --log-base "$ws/log" build --base-paths "$repo" --build-base "$ws/build" \
-  --install-base "$ws/install" >"$ws/build.log" 2>&1) \
-  || { tail -50 "$ws/build.log" >&2; fail "colcon build failed; the log is $ws/build.log"; }
-grep -E "^(Starting|Finished|Summary)" "$ws/build.log" || true
-echo "colcon build: $((SECONDS - start)) s"
+  echo "--- colcon build"
+  # colcon-cargo 0.1 crawls the tree: the target folder is not a source of packages.
+  touch "$target/COLCON_IGNORE"
+  rm -rf "$ws/install" "$ws/log"
+  # colcon gives cargo `--target-dir build/gp_learning_node`, a folder of its own: r2r's build
+  # script caches its generated code per ROS environment and, taking code from that cache,
+  # omits the cfg flags of the message packages, so a target folder built alternately in two
+  # environments (the tests' and colcon's, which lists each package's prefix) breaks.
+  # gp_learning_node_plugins (no ROS code) builds in $CARGO_TARGET_DIR itself.
+  [ -L "$ws/build/gp_learning_node" ] && rm "$ws/build/gp_learning_node"
+  mkdir -p "$ws/build"
+  start=$SECONDS
+  (cd "$ws" && colcon --log-base "$ws/log" build --base-paths "$repo" --build-base "$ws/build" \
+    --install-base "$ws/install" >"$ws/build.log" 2>&1) \
+    || { tail -50 "$ws/build.log" >&2; fail "colcon build failed; the log is $ws/build.log"; }
+  grep -E "^(Starting|Finished|Summary)" "$ws/build.log" || true
+  echo "colcon build: $((SECONDS - start)) s"
+fi
+[ "$phase" = --build ] && exit 0
+[ -d "$ws/install" ] || fail "no colcon install in $ws: run colcon_check.sh --build first"
 
 echo "--- the install tree"
 install="$ws/install"
