@@ -333,13 +333,12 @@ mod tests {
 
     #[test]
     fn the_heap_usage_counts_a_live_block() {
-        let before = heap_usage().expect("glibc tells");
+        // The figures are the whole process's, and the other tests of this binary allocate
+        // and free beside this one: a difference of two readings is not this block's
+        // size, but a reading taken while the block lives holds at least the block.
         let block = std::hint::black_box(vec![1u8; 64 << 20]);
         let during = heap_usage().expect("glibc tells");
-        assert!(
-            during.in_use_mb - before.in_use_mb >= 60.0,
-            "{before:?} {during:?}"
-        );
+        assert!(during.in_use_mb >= 64.0, "{during:?}");
         assert!(during.system_mb >= during.in_use_mb, "{during:?}");
         drop(block);
     }
