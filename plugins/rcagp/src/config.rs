@@ -51,6 +51,18 @@ pub enum WeightCenter {
     Predictive,
 }
 
+/// Which model the robust weights are applied in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layout {
+    /// The computation-aware block window (the paper's model, spec §6).
+    #[default]
+    Window,
+    /// SkyGP's local experts, each sample weighted before it is learned
+    /// (`crate::experts`; ADR 0019).
+    Experts,
+}
+
 /// How the action entries of a new block are set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -113,6 +125,15 @@ pub struct Config {
     pub refit_max_duty: Option<f64>,
     /// The shared drift configuration (`gpn_gp_core::drift`), parsed in [`Config::check`].
     pub drift: Option<serde_json::Value>,
+    /// Where the weights are applied (`crate::experts` for `experts`); [`Config::check`]
+    /// resolves the window's keys only.
+    pub layout: Option<Layout>,
+    /// `layout: experts`: the local experts' SkyGP keys (without `hyper` and `drift`).
+    pub experts: Option<gpn_skygp::Config>,
+    /// `layout: experts`: samples whose |t| the thresholds are the quantile of.
+    pub threshold_window: Option<usize>,
+    /// `layout: experts`: samples between threshold refreshes.
+    pub threshold_refresh_samples: Option<usize>,
 }
 
 /// A checked configuration.
@@ -183,6 +204,21 @@ impl Config {
             return Err(bad(format!(
                 "input_dim and output_dim must be ≥ 1, got {d} and {p}"
             )));
+        }
+        if self.layout.unwrap_or_default() == Layout::Window {
+            let experts_only = [
+                ("experts", self.experts.is_some()),
+                ("threshold_window", self.threshold_window.is_some()),
+                (
+                    "threshold_refresh_samples",
+                    self.threshold_refresh_samples.is_some(),
+                ),
+            ];
+            if let Some((key, _)) = experts_only.iter().find(|(_, set)| *set) {
+                return Err(bad(format!(
+                    "{key} belongs to layout \"experts\"; this configuration's layout is \"window\""
+                )));
+            }
         }
         let (kernel_name, kind) = self.resolve_kernel()?;
         let hyper = self.resolve_hyper(d, p, kernel_name, kind)?;

@@ -137,6 +137,7 @@ pub mod baselines;
 pub mod config;
 pub mod elbo;
 pub mod error;
+pub mod experts;
 pub mod kernel;
 pub mod mean;
 mod model;
@@ -151,5 +152,7 @@ pub mod weights;
 
 pub use config::{Config, ValidConfig};
 pub use error::RcagpError;
+pub use experts::RobustExperts;
 pub use model::RcaGp;
+pub use plugin::RcaGpPlugin;
 pub use schema::config_schema;
