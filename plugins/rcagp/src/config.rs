@@ -59,7 +59,7 @@ pub enum Layout {
     #[default]
     Window,
     /// SkyGP's local experts, each sample weighted before it is learned
-    /// (`crate::experts`; ADR 0019).
+    /// (`crate::experts`; ADR 0018).
     Experts,
 }
 

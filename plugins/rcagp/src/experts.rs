@@ -1,5 +1,5 @@
 //! `layout: experts`: RCaGP's robust weights (spec §1.2, A1, A2) on SkyGP's local experts
-//! instead of the computation-aware block window (ADR 0019).
+//! instead of the computation-aware block window (ADR 0018).
 //!
 //! Why: on a robot stream a GP over one window of recent samples stays 7–18 % behind local
 //! experts even without robustness (`docs/results/models-in-the-loop.md`, item 3): the
@@ -9,8 +9,8 @@
 //!
 //! Each sample (x, y) of `update`, per output o, before it is learned:
 //!
-//! * centre γ_o: the experts' prediction μ_o(x) (`weight_center: predictive`, the default
-//!   here) or the prior mean m_o (`prior`, the paper);
+//! * centre γ_o: the prior mean m_o (`weight_center: prior`, the paper and the default) or
+//!   the experts' prediction μ_o(x) (`predictive`);
 //! * t_o = y_o − γ_o; threshold c_o² = ĉ_o² + s_o²(x), with ĉ_o = max(Q_{1−ε}(|t_o|) over the
 //!   last `threshold_window` samples, `c_floor_sigmas`·σ_o, `c_min`), refreshed every
 //!   `threshold_refresh_samples`, and s_o²(x) the prediction's latent variance (predictive
@@ -18,8 +18,9 @@
 //! * the weight quantities of [`crate::weights::point`] with β² = σ_o²/2: the experts
 //!   learn the target y_o − σ_o² h_o with the noise variance d_o = σ_o²(1 + u_o²/c_o²).
 //!
-//! So a clean sample (|t| ≤ c with `flat_imq`) is learned exactly as SkyGP learns it, and an
-//! outlier's noise grows with (|t| − c)², which bounds its influence. SkyGP keeps a noise
+//! So an outlier's noise grows with (|t| − c)² (`flat_imq`, the default here: a sample
+//! inside the threshold is learned exactly as SkyGP learns it) or t² (the paper's IMQ),
+//! which bounds its influence. The experts are SkyGP-Dense unless `experts` says otherwise. SkyGP keeps a noise
 //! variance per stored sample only with uncertainty injection on, so without a `drift` key
 //! the layout gives its experts a drift that adds no variance (`NO_GROWTH`).
 //!
@@ -129,6 +130,10 @@ impl ExpertsSettings {
             ));
         }
         let mut experts = c.experts.clone().unwrap_or_default();
+        // SkyGP-Dense, the node's default model: the comparison the layout is made for.
+        experts
+            .variant
+            .get_or_insert(gpn_skygp::config::Variant::Dense);
         if experts.hyper.is_some() || experts.drift.is_some() {
             return Err(bad(
                 "experts.hyper and experts.drift are set by the top-level hyper and drift keys"
@@ -165,7 +170,7 @@ impl ExpertsSettings {
             epsilon: c.epsilon.unwrap_or(0.15),
             c_floor_sigmas: c.c_floor_sigmas.unwrap_or(3.0),
             c_min: c.c_min.unwrap_or(1e-6),
-            weight_center: c.weight_center.unwrap_or(WeightCenter::Predictive),
+            weight_center: c.weight_center.unwrap_or(WeightCenter::Prior),
             weight_profile: c.weight_profile.unwrap_or(WeightProfile::FlatImq),
             prior_mean,
             noise: c.noise.unwrap_or(NoiseSource::Sample),
