@@ -78,3 +78,31 @@ fn the_configured_plugin_keeps_its_configuration() {
     assert!(model.select_plugin("rcagp"));
     assert_eq!(model.config, serde_json::json!({}));
 }
+
+#[test]
+fn the_reported_configuration_holds_only_the_keys_of_the_mode_given() {
+    // RCaGP's keys of one layout have defaults only in that layout: a run of layout
+    // experts must not report the window's block sizes as if they were in effect.
+    let found = Plugin::find("rcagp", &SearchPath::standard(&[] as &[std::path::PathBuf]))
+        .expect("shipped plugin");
+    let schema = found.config_schema().expect("a configuration schema");
+    let window = found.effective_config(&serde_json::json!({}));
+    let experts = found.effective_config(&serde_json::json!({"layout": "experts"}));
+    assert_eq!(window["blocks"], 64, "{window}");
+    assert_eq!(experts["layout"], "experts");
+    for key in &schema.keys {
+        let only_window = key
+            .when
+            .as_ref()
+            .is_some_and(|c| c.key == "layout" && c.is == ["window"]);
+        if only_window {
+            assert!(
+                experts.get(&key.name).is_none(),
+                "experts reports {}",
+                key.name
+            );
+        }
+    }
+    assert!(experts.get("blocks").is_none() && experts.get("refit_lr").is_none());
+    assert_eq!(experts["epsilon"], window["epsilon"]);
+}

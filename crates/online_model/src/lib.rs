@@ -73,6 +73,31 @@ pub fn check_finite(what: &'static str, s: &[f64]) -> Result<(), ModelError> {
     }
 }
 
+/// The checks every model makes of a sample before learning it: `x` has `d` entries, `y`
+/// and `noise_var` have `p`, every entry is finite and no noise variance is negative. Made
+/// before anything changes, so that a refused sample leaves the model as it was.
+pub fn check_sample(
+    x: &[f64],
+    y: &[f64],
+    noise_var: &[f64],
+    d: usize,
+    p: usize,
+) -> Result<(), ModelError> {
+    check_len("x", x, d)?;
+    check_len("y", y, p)?;
+    check_len("noise_var", noise_var, p)?;
+    check_finite("x", x)?;
+    check_finite("y", y)?;
+    check_finite("noise_var", noise_var)?;
+    match noise_var.iter().position(|&v| v < 0.0) {
+        Some(i) => Err(ModelError::Other(format!(
+            "noise_var[{i}] = {} is negative",
+            noise_var[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Counters a model reports (for eval tables, diagnostics and the ABI's `stats`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ModelStats {

@@ -132,12 +132,13 @@ impl Plugin {
     }
 
     /// The configuration a model created from `given` runs with: the plugin's declared
-    /// defaults with the given keys over them (`given` itself, as an object, when the plugin
-    /// declares no schema). Not checked; [`Plugin::check_config`] does that.
+    /// defaults that hold in the mode `given` selects, with the given keys over them
+    /// (`given` itself, as an object, when the plugin declares no schema). Not checked;
+    /// [`Plugin::check_config`] does that.
     pub fn effective_config(&self, given: &serde_json::Value) -> serde_json::Value {
         let mut config = self
             .config_schema()
-            .map(ConfigSchema::defaults)
+            .map(|s| s.defaults_for(given))
             .unwrap_or_default();
         if let Some(given) = given.as_object() {
             config.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));

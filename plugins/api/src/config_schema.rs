@@ -19,7 +19,9 @@
 //! `array`, `object`;
 //! `default` is absent when a key has none (it must then be given, or is computed — `doc`
 //! says which) and `null` when leaving it out turns a feature off; `values` lists the
-//! accepted strings of an enumeration; `unit` is absent for a dimensionless key.
+//! accepted strings of an enumeration; `unit` is absent for a dimensionless key; `when`,
+//! e.g. `{"key": "layout", "is": ["window"]}`, says that the key belongs to one mode of
+//! the plugin only, so its default holds only when that key has one of those values.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -87,8 +89,21 @@ pub struct ConfigKey {
     /// SI or count unit (`"s"`, `"samples"`, …); `None` for dimensionless keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
+    /// The mode the key belongs to; `None`: every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<KeyCondition>,
     /// What the key does, in one or two sentences.
     pub doc: String,
+}
+
+/// A key that belongs to one mode of a plugin: it applies (and its default holds) only when
+/// the configuration's key `key`, or that key's default, is one of the strings `is`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyCondition {
+    /// The key that selects the mode (a string key of the same schema).
+    pub key: String,
+    /// The values of `key` under which the key applies.
+    pub is: Vec<String>,
 }
 
 impl ConfigKey {
@@ -100,6 +115,7 @@ impl ConfigKey {
             default: None,
             values: Vec::new(),
             unit: None,
+            when: None,
             doc: doc.to_owned(),
         }
     }
@@ -139,6 +155,15 @@ impl ConfigKey {
     /// With the unit of its value.
     pub fn unit(mut self, unit: &str) -> Self {
         self.unit = Some(unit.to_owned());
+        self
+    }
+
+    /// Belonging only to the mode in which the string key `key` is one of `values`.
+    pub fn when(mut self, key: &str, values: &[&str]) -> Self {
+        self.when = Some(KeyCondition {
+            key: key.to_owned(),
+            is: values.iter().map(|v| (*v).to_owned()).collect(),
+        });
         self
     }
 
@@ -192,15 +217,37 @@ impl ConfigSchema {
         self.keys.iter().find(|k| k.name == name)
     }
 
-    /// The configuration object of the defaults: every key that has a non-null default.
+    /// The configuration object of the defaults of an empty configuration: every key that
+    /// has a non-null default and applies in the default mode.
     pub fn defaults(&self) -> serde_json::Map<String, Value> {
+        self.defaults_for(&Value::Null)
+    }
+
+    /// The defaults that hold for the configuration `given`: every key with a non-null
+    /// default that applies in the mode `given` selects (its own keys are not included).
+    pub fn defaults_for(&self, given: &Value) -> serde_json::Map<String, Value> {
         self.keys
             .iter()
+            .filter(|k| self.applies(k, given))
             .filter_map(|k| match &k.default {
                 Some(v) if !v.is_null() => Some((k.name.clone(), v.clone())),
                 _ => None,
             })
             .collect()
+    }
+
+    /// Whether `key` applies to the configuration `given`: it has no condition, or the
+    /// selecting key (given, else its default) is one of the condition's values.
+    pub fn applies(&self, key: &ConfigKey, given: &Value) -> bool {
+        let Some(cond) = &key.when else {
+            return true;
+        };
+        let selected = given
+            .get(&cond.key)
+            .or_else(|| self.key(&cond.key).and_then(|k| k.default.as_ref()));
+        selected
+            .and_then(Value::as_str)
+            .is_some_and(|v| cond.is.iter().any(|c| c == v))
     }
 
     /// Checks `config` (plugin `plugin`'s configuration object) against the schema: an
@@ -270,7 +317,11 @@ impl ConfigSchema {
                 Some(v) => format!("`{v}`"),
             };
             let unit = k.unit.as_deref().unwrap_or("");
-            let doc = k.doc.replace('|', "\\|");
+            let only = match &k.when {
+                Some(c) => format!("*{} {} only.* ", c.key, c.is.join(" or ")),
+                None => String::new(),
+            };
+            let doc = format!("{only}{}", k.doc).replace('|', "\\|");
             out.push_str(&format!(
                 "| `{}` | {kind} | {default} | {unit} | {doc} |\n",
                 k.name
@@ -309,7 +360,7 @@ where
         config.extend(extra);
         Value::Object(config)
     };
-    let spelled_out = with(schema.defaults());
+    let spelled_out = with(schema.defaults_for(required));
     schema.check(plugin, &spelled_out)?;
     let resolved = resolve(&spelled_out).map_err(|e| format!("{plugin}: defaults: {e:?}"))?;
     let implicit = resolve(required).map_err(|e| format!("{plugin}: required keys: {e:?}"))?;
@@ -494,6 +545,41 @@ mod tests {
             s.check("p", &json!([1]))
                 .unwrap_err()
                 .contains("object of keys")
+        );
+    }
+
+    #[test]
+    fn a_key_of_one_mode_has_its_default_only_in_that_mode() {
+        let mut s = schema();
+        s.keys.push(
+            ConfigKey::new("window", KeyType::Integer, "Fast only.")
+                .default(8)
+                .when("variant", &["fast"]),
+        );
+        s.keys.push(
+            ConfigKey::new("merge", KeyType::Boolean, "Dense only.")
+                .default(true)
+                .when("variant", &["dense"]),
+        );
+        // The selecting key's own default picks the mode of an empty configuration.
+        assert_eq!(
+            Value::Object(s.defaults()),
+            json!({"n_bar": 50, "variant": "fast", "window": 8})
+        );
+        assert_eq!(
+            Value::Object(s.defaults_for(&json!({"variant": "dense"}))),
+            json!({"n_bar": 50, "variant": "fast", "merge": true})
+        );
+        // A selecting value that is not a string selects no mode.
+        assert!(!s.applies(s.key("window").unwrap(), &json!({"variant": 3})));
+        assert_eq!(
+            ConfigSchema::from_json(s.to_json().as_bytes()),
+            Ok(s.clone())
+        );
+        let table = s.markdown_table();
+        assert!(
+            table.contains("| `merge` | boolean | `true` |  | *variant dense only.* Dense only. |"),
+            "{table}"
         );
     }
 

@@ -56,7 +56,7 @@ pub use abi::{
     ABI_VERSION, ENTRY_SYMBOL, ModelHandle, PluginStats, PluginTable, StrRef, TABLE_SIZE,
     TABLE_SIZE_MIN, TableHeader,
 };
-pub use config_schema::{ConfigKey, ConfigSchema, KeyType};
+pub use config_schema::{ConfigKey, ConfigSchema, KeyCondition, KeyType};
 pub use plugin::Plugin;
 /// The JSON crate whose `Value` [`Plugin::create`] receives.
 pub use serde_json;

@@ -4,7 +4,9 @@
 
 use gpn_gp_core::cholesky::CholeskyError;
 use gpn_gp_core::kernel::ArdKernel;
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len};
+use gpn_gp_core::model::{
+    ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len, check_sample,
+};
 
 use crate::config::{
     Combine, Config, NOISE_FLOOR_REL, NoiseSource, ValidConfig, WhenFull, storage_bytes,
@@ -302,18 +304,7 @@ impl OnlineModel for LogGp {
         noise_var: &[f64],
     ) -> Result<(), ModelError> {
         let (d, p) = (self.cfg.d, self.cfg.p);
-        check_len("x", x, d)?;
-        check_len("y", y, p)?;
-        check_len("noise_var", noise_var, p)?;
-        check_finite("x", x)?;
-        check_finite("y", y)?;
-        check_finite("noise_var", noise_var)?;
-        if let Some(o) = noise_var.iter().position(|&v| v < 0.0) {
-            return Err(ModelError::Other(format!(
-                "loggp: noise_var[{o}] = {} is negative",
-                noise_var[o]
-            )));
-        }
+        check_sample(x, y, noise_var, d, p)?;
         self.counters.samples_seen += 1;
         if !self.admit(t_secs) {
             return Ok(());

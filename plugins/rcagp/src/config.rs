@@ -129,7 +129,7 @@ pub struct Config {
     /// resolves the window's keys only.
     pub layout: Option<Layout>,
     /// `layout: experts`: the local experts' SkyGP keys (without `hyper` and `drift`).
-    pub experts: Option<gpn_skygp::Config>,
+    pub experts: Option<gpn_skygp_model::Config>,
     /// `layout: experts`: samples whose |t| the thresholds are the quantile of.
     pub threshold_window: Option<usize>,
     /// `layout: experts`: samples between threshold refreshes.
@@ -191,6 +191,31 @@ fn bad(msg: String) -> ModelError {
     ModelError::Config(format!("rcagp: {msg}"))
 }
 
+/// The keys of `layout: window` only (the block window and its background path).
+pub const WINDOW_ONLY: &[&str] = &[
+    "blocks",
+    "block_size",
+    "admit_every",
+    "admit_interval_s",
+    "beta",
+    "actions",
+    "seed",
+    "background",
+    "queue_capacity",
+    "threshold_refresh_blocks",
+    "refit_every_blocks",
+    "refit_steps",
+    "refit_blocks",
+    "refit_lr",
+    "refit_lengthscales",
+    "refit_outputscale",
+    "refit_noise",
+    "refit_max_duty",
+];
+
+/// The keys of `layout: experts` only.
+pub const EXPERTS_ONLY: &[&str] = &["experts", "threshold_window", "threshold_refresh_samples"];
+
 impl Config {
     /// Parses JSON; unknown keys and wrongly typed values are rejected.
     pub fn from_json(value: &serde_json::Value) -> Result<Self, ModelError> {
@@ -206,15 +231,16 @@ impl Config {
             )));
         }
         if self.layout.unwrap_or_default() == Layout::Window {
-            let experts_only = [
-                ("experts", self.experts.is_some()),
-                ("threshold_window", self.threshold_window.is_some()),
-                (
-                    "threshold_refresh_samples",
-                    self.threshold_refresh_samples.is_some(),
-                ),
+            let given = [
+                self.experts.is_some(),
+                self.threshold_window.is_some(),
+                self.threshold_refresh_samples.is_some(),
             ];
-            if let Some((key, _)) = experts_only.iter().find(|(_, set)| *set) {
+            if let Some(key) = EXPERTS_ONLY
+                .iter()
+                .zip(given)
+                .find_map(|(k, set)| set.then_some(k))
+            {
                 return Err(bad(format!(
                     "{key} belongs to layout \"experts\"; this configuration's layout is \"window\""
                 )));

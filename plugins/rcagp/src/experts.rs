@@ -27,12 +27,12 @@
 //! Real-time: `predict` and `update` allocate nothing, take no lock and do no I/O (the
 //! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)).
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_finite, check_len};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_sample};
 use gpn_gp_core::state_codec::{StateReader, StateWriter};
 use gpn_plugin_api::Plugin;
-use gpn_skygp::SkyGp;
+use gpn_skygp_model::SkyGp;
 
-use crate::config::{Config, NoiseSource, WeightCenter};
+use crate::config::{Config, NoiseSource, WINDOW_ONLY, WeightCenter};
 use crate::weights::{self, Beta, WeightProfile};
 
 /// The drift SkyGP's experts get when the configuration has none: its variance grows by
@@ -69,39 +69,17 @@ pub struct ExpertsSettings {
     /// Samples between threshold refreshes.
     pub threshold_refresh_samples: usize,
     /// The experts' configuration (SkyGP keys, with `hyper` and `drift` filled in).
-    pub experts: gpn_skygp::Config,
+    pub experts: gpn_skygp_model::Config,
 }
 
 /// Keys of the block window that mean nothing to this layout (refused if set).
-fn window_only_keys(c: &Config) -> Vec<&'static str> {
-    let mut set = Vec::new();
-    let mut note = |on: bool, key: &'static str| {
-        if on {
-            set.push(key);
-        }
-    };
-    note(c.blocks.is_some(), "blocks");
-    note(c.block_size.is_some(), "block_size");
-    note(c.admit_every.is_some(), "admit_every");
-    note(c.admit_interval_s.is_some(), "admit_interval_s");
-    note(c.beta.is_some(), "beta");
-    note(c.actions.is_some(), "actions");
-    note(c.seed.is_some(), "seed");
-    note(c.background.is_some(), "background");
-    note(c.queue_capacity.is_some(), "queue_capacity");
-    note(
-        c.threshold_refresh_blocks.is_some(),
-        "threshold_refresh_blocks",
-    );
-    note(c.refit_every_blocks.is_some(), "refit_every_blocks");
-    note(c.refit_steps.is_some(), "refit_steps");
-    note(c.refit_blocks.is_some(), "refit_blocks");
-    note(c.refit_lr.is_some(), "refit_lr");
-    note(c.refit_lengthscales.is_some(), "refit_lengthscales");
-    note(c.refit_outputscale.is_some(), "refit_outputscale");
-    note(c.refit_noise.is_some(), "refit_noise");
-    note(c.refit_max_duty.is_some(), "refit_max_duty");
-    set
+/// The keys of `raw` that belong to layout window, in the schema's order.
+fn window_only_keys(raw: &serde_json::Value) -> Vec<&'static str> {
+    WINDOW_ONLY
+        .iter()
+        .copied()
+        .filter(|k| raw.get(k).is_some())
+        .collect()
 }
 
 fn bad(msg: String) -> ModelError {
@@ -117,7 +95,7 @@ impl ExpertsSettings {
         d: usize,
         p: usize,
     ) -> Result<Self, ModelError> {
-        let refused = window_only_keys(c);
+        let refused = window_only_keys(raw);
         if !refused.is_empty() {
             return Err(bad(format!(
                 "{} belong to layout \"window\" and mean nothing to layout \"experts\"",
@@ -133,7 +111,7 @@ impl ExpertsSettings {
         // SkyGP-Dense, the node's default model: the comparison the layout is made for.
         experts
             .variant
-            .get_or_insert(gpn_skygp::config::Variant::Dense);
+            .get_or_insert(gpn_skygp_model::config::Variant::Dense);
         if experts.hyper.is_some() || experts.drift.is_some() {
             return Err(bad(
                 "experts.hyper and experts.drift are set by the top-level hyper and drift keys"
@@ -434,15 +412,7 @@ impl OnlineModel for RobustExperts {
         noise_var: &[f64],
     ) -> Result<(), ModelError> {
         let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
-        check_len("x", x, d)?;
-        check_len("y", y, p)?;
-        check_len("noise_var", noise_var, p)?;
-        check_finite("x", x)?;
-        check_finite("y", y)?;
-        check_finite("noise_var", noise_var)?;
-        if noise_var.iter().any(|&v| v < 0.0) {
-            return Err(ModelError::Other("rcagp: noise_var must be ≥ 0".into()));
-        }
+        check_sample(x, y, noise_var, d, p)?;
         // The experts always carry per-sample noise through SkyGP's drift, which needs
         // the time stamp; checked here so that a refused sample changes nothing.
         if !t_secs.is_finite() {

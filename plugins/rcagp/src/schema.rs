@@ -9,10 +9,21 @@ use gpn_gp_core::hyper_config::HYPER_DOC;
 use gpn_plugin_api::{ConfigKey, ConfigSchema, KeyType};
 use serde_json::Value;
 
+use crate::config::{EXPERTS_ONLY, WINDOW_ONLY};
+
 /// Every key, in the order `Config` declares them. Every key is optional except `hyper`.
 pub fn config_schema() -> ConfigSchema {
     use KeyType::{Array, Boolean, Integer, Number, Object, String};
-    let key = ConfigKey::new;
+    let key = |name: &str, kind, doc: &str| {
+        let k = ConfigKey::new(name, kind, doc);
+        if WINDOW_ONLY.contains(&name) {
+            k.when("layout", &["window"])
+        } else if EXPERTS_ONLY.contains(&name) {
+            k.when("layout", &["experts"])
+        } else {
+            k
+        }
+    };
     ConfigSchema {
         keys: vec![
             key("hyper", Object, &format!("{HYPER_DOC} Required; the lengthscales must be the same for every output (the outputs share the inputs and the action blocks), and an entry's kernel must be the model's `kernel`."))
@@ -45,8 +56,7 @@ pub fn config_schema() -> ConfigSchema {
             key("weight_center", String, "Centre γ of the weights: the prior mean (the paper), or the model's prediction at the sample before learning it, with c² widened by that prediction's latent variance (§6.4's variant, a deviation; it rejects genuine surprises too, see `docs/results/rcagp-eval.md`).")
                 .default("prior")
                 .one_of(&["prior", "predictive"]),
-            key("weight_profile", String, "Shape of w² in t = y − γ: the paper's IMQ β²/(1 + t²/c²), which inflates every point's noise by 1 + t²/c², or flat_imq: full weight for |t| ≤ c and the IMQ's decay in |t| − c beyond (a deviation; `docs/results/models-in-the-loop.md`).")
-                .default("imq")
+            key("weight_profile", String, "Shape of w² in t = y − γ: the paper's IMQ β²/(1 + t²/c²), which inflates every point's noise by 1 + t²/c², or flat_imq: full weight for |t| ≤ c and the IMQ's decay in |t| − c beyond (a deviation; `docs/results/models-in-the-loop.md`). Default imq under layout window, flat_imq under layout experts (on a clean robot stream the paper's IMQ costs 11 % there).")
                 .one_of(&["imq", "flat_imq"]),
             key("prior_mean", Number, "Constant prior mean m: one for every output, or an array of one per output.")
                 .or(Array)
@@ -84,7 +94,7 @@ pub fn config_schema() -> ConfigSchema {
             key("refit_max_duty", Number, "In (0, 1]; background mode: after a refit that took T the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7).")
                 .default(0.25),
             key("drift", Object, DRIFT_DOC).default(Value::Null),
-            key("layout", String, "Where the robust weights are applied: window, the paper's computation-aware GP on the block window (every key above); or experts, SkyGP's local experts, each sample weighted against their prediction before they learn it (ADR 0018; keys hyper, kernel, epsilon, c_floor_sigmas, c_min, weight_center, weight_profile (default flat_imq there: on a clean robot stream the paper's IMQ costs 11 %), prior_mean, noise, drift, experts, threshold_window, threshold_refresh_samples; the window's other keys are refused).")
+            key("layout", String, "Where the robust weights are applied: window, the paper's computation-aware GP on the block window; or experts, SkyGP's local experts, each sample weighted against their prediction before they learn it (ADR 0018). A key of the other layout is refused.")
                 .default("window")
                 .one_of(&["window", "experts"]),
             key("experts", Object, "layout experts: the local experts' configuration, any keys of the skygp plugin except hyper and drift (which come from the keys above), e.g. {variant: fast}. Default: SkyGP's defaults with variant dense (the node's default model)."),

@@ -10,7 +10,7 @@ use common::{Rng, smooth_sample};
 use gpn_gp_core::model::OnlineModel;
 use gpn_plugin_api::Plugin;
 use gpn_rcagp::RcaGpPlugin;
-use gpn_skygp::SkyGp;
+use gpn_skygp_model::SkyGp;
 use serde_json::{Value, json};
 
 #[global_allocator]

@@ -34,7 +34,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness};
+use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_sample};
 
 use crate::config::{Config, PredictWith, ValidConfig};
 use crate::ensemble::Ensemble;
@@ -889,15 +889,7 @@ impl OnlineModel for Vbks {
         noise_var: &[f64],
     ) -> Result<(), ModelError> {
         let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
-        check("x", d, x)?;
-        check("y", p, y)?;
-        check("noise_var", p, noise_var)?;
-        if let Some(index) = noise_var.iter().position(|&v| v < 0.0) {
-            return Err(ModelError::Other(format!(
-                "noise_var[{index}] is negative ({})",
-                noise_var[index]
-            )));
-        }
+        check_sample(x, y, noise_var, d, p)?;
         if t_secs.is_nan() {
             return Err(ModelError::NonFinite {
                 what: "t_secs",

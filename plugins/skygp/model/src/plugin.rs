@@ -1,6 +1,8 @@
-//! The plugin glue: [`SkyGp`] as a `gpn_plugin_api` plugin named `skygp`, so the crate's
-//! cdylib (`libgpn_skygp.so`) is loadable by the node's plugin host. The learned state
-//! round trip is `persist.rs`.
+//! [`SkyGp`] as a `gpn_plugin_api` plugin: what the `skygp` plugin (`gpn_skygp`, whose
+//! cdylib `libgpn_skygp.so` exports it with `export_plugin!`) answers through the ABI. The
+//! export itself is not here, so that a crate linking this one in-process (RCaGP's experts
+//! layout) does not carry a second `gpn_plugin_entry`. The learned state round trip is
+//! `persist.rs`.
 
 use gpn_gp_core::model::ModelError;
 use gpn_plugin_api::{ConfigSchema, Plugin};
@@ -43,10 +45,3 @@ impl Plugin for SkyGp {
         }))
     }
 }
-
-gpn_plugin_api::export_plugin!(
-    SkyGp,
-    name = "skygp",
-    version = env!("CARGO_PKG_VERSION"),
-    description = "SkyGP-Fast and SkyGP-Dense: streaming mixtures of local GP experts",
-);
