@@ -11,7 +11,7 @@
 //! |---|---|
 //! | `model` | `quadratic`: v = σ² + κ²·a² (the paper's form); `linear`: v = σ² + q·a (random walk); `exponential`: v = σ²·e^(a/τ) |
 //! | `kappa_per_s` | κ of `quadratic`: bound on the drift rate, target units per second |
-//! | `q_per_s` | q of `linear`: variance added per second, target units² per second |
+//! | `q_per_s` | q of `linear`: variance added per second, target units² per second; 0 adds nothing (every sample keeps the noise variance it was learned with, and none expires) |
 //! | `tau_s` | τ of `exponential`: time for the variance to grow by e, seconds |
 //! | `max_var_ratio` | a sample leaves once v/σ² exceeds this (default 100); the newest sample always stays |
 //! | `refresh_hz` | how often a plugin recomputes its inflated variances in the background (default 10) |
@@ -91,6 +91,16 @@ impl Drift {
         let required = |key: &str| {
             number(key)?.ok_or_else(|| format!("drift.{key} is required by this drift model"))
         };
+        // q = 0 is a drift that adds nothing: a per-sample noise variance without
+        // forgetting (what RCaGP's experts layout needs of SkyGP).
+        let rate = |key: &str| match drift.get(key) {
+            Some(v) if v.as_f64() == Some(0.0) => Ok(0.0),
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("drift.{key} must be a number ≥ 0, got {v}")),
+            None => Err(format!("drift.{key} is required by this drift model")),
+        };
         let model = match drift
             .get("model")
             .and_then(Value::as_str)
@@ -101,7 +111,7 @@ impl Drift {
                 kappa_per_s: required("kappa_per_s")?,
             },
             "linear" => DriftModel::Linear {
-                q_per_s: required("q_per_s")?,
+                q_per_s: rate("q_per_s")?,
             },
             "exponential" => DriftModel::Exponential {
                 tau_s: required("tau_s")?,
@@ -136,6 +146,12 @@ impl Drift {
         }
     }
 
+    /// Whether a sample's variance grows with its age at all (`linear` with q = 0 does not:
+    /// its factors never go stale, so nothing needs refreshing or recomputing).
+    pub fn grows(&self) -> bool {
+        !matches!(self.model, DriftModel::Linear { q_per_s } if q_per_s == 0.0)
+    }
+
     /// Whether a sample of base variance `base_var` and age `age_s` has expired.
     pub fn expired(&self, base_var: f64, age_s: f64) -> bool {
         self.var(base_var, age_s) > self.max_var_ratio * base_var
@@ -143,6 +159,9 @@ impl Drift {
 
     /// The age after which a sample of base variance `base_var` expires, s.
     pub fn max_age_s(&self, base_var: f64) -> f64 {
+        if !self.grows() {
+            return f64::INFINITY;
+        }
         let extra = (self.max_var_ratio - 1.0) * base_var;
         match self.model {
             DriftModel::Quadratic { kappa_per_s } => extra.sqrt() / kappa_per_s,

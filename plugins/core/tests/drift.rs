@@ -21,11 +21,22 @@ fn config_keys_parse_and_bad_ones_are_refused() {
         .unwrap()
         .unwrap();
     assert_eq!(d.model, DriftModel::Linear { q_per_s: 2.0 });
+    assert!(d.grows());
+    let d = Drift::from_config(&json!({"drift": {"model": "linear", "q_per_s": 0}}))
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.model, DriftModel::Linear { q_per_s: 0.0 });
+    assert!(!d.grows(), "q = 0 adds no variance");
+    assert_eq!(d.var(0.01, 1e9), 0.01);
+    assert!(!d.expired(0.01, 1e12), "nothing expires without growth");
     for bad in [
         json!({"drift": 3}),
         json!({"drift": {"model": "quadratic"}}),
         json!({"drift": {"model": "cubic", "kappa_per_s": 1}}),
         json!({"drift": {"kappa_per_s": -1}}),
+        json!({"drift": {"kappa_per_s": 0}}),
+        json!({"drift": {"model": "linear", "q_per_s": -1}}),
+        json!({"drift": {"model": "linear"}}),
         json!({"drift": {"kappa_per_s": 1, "max_var_ratio": 0.5}}),
         json!({"drift": {"kappa_per_s": 1, "speed": 2}}),
     ] {

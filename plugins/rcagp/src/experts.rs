@@ -35,10 +35,11 @@ use gpn_skygp_model::SkyGp;
 use crate::config::{Config, NoiseSource, WINDOW_ONLY, WeightCenter};
 use crate::weights::{self, Beta, WeightProfile};
 
-/// The drift SkyGP's experts get when the configuration has none: its variance grows by
-/// 10⁻³⁰⁰ per second (nothing, in f64) and it refreshes once a day (it has nothing to do).
-const NO_GROWTH: &str =
-    r#"{"model": "linear", "q_per_s": 1e-300, "refresh_hz": 1.1574074074074073e-5}"#;
+/// The drift SkyGP's experts get when the configuration has none: it adds no variance
+/// (`q_per_s: 0`), so SkyGP keeps each sample's noise and updates a Dense replacement's
+/// factor row in O(N̄²) as without drift; its refresh thread has nothing to do and wakes
+/// once a day.
+const NO_GROWTH: &str = r#"{"model": "linear", "q_per_s": 0, "refresh_hz": 1.1574074074074073e-5}"#;
 
 const MAGIC: &[u8; 8] = b"GPNRCAEX";
 const FORMAT_VERSION: u32 = 1;

@@ -43,7 +43,7 @@ fn a_clean_stream_is_learned_bit_for_bit_as_skygp_learns_it() {
     // that never leave it, the experts see exactly SkyGP's stream (with the drift that
     // carries per-sample noise and adds none).
     let mut robust = experts(json!({"c_floor_sigmas": 1e3}));
-    let sky_cfg = json!({"hyper": hyper(), "variant": "dense", "drift": {"model": "linear", "q_per_s": 1e-300,
+    let sky_cfg = json!({"hyper": hyper(), "variant": "dense", "drift": {"model": "linear", "q_per_s": 0,
         "refresh_hz": 1.1574074074074073e-5}});
     let mut sky = SkyGp::from_json(&sky_cfg, D, 1).unwrap();
     let mut rng = Rng(7);

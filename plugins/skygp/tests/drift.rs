@@ -239,6 +239,23 @@ fn check_against_exact(
     queries: &[Vec<f64>],
     tau_ok: &dyn Fn(f64) -> bool,
 ) -> (f64, f64, f64, usize) {
+    check_against_exact_jittered(gp, rec, hyper, model, base_rule, queries, tau_ok, &[0.0])
+}
+
+/// [`check_against_exact`] where the reference may also carry a jitter j·I on its
+/// diagonal (a Dense refactor's); each expert-output counts its error under the closest
+/// of `jitters`.
+#[allow(clippy::too_many_arguments)]
+fn check_against_exact_jittered(
+    gp: &mut SkyGp,
+    rec: &Record,
+    hyper: &[OutHyper],
+    model: Model,
+    base_rule: &dyn Fn(usize, &[f64]) -> f64,
+    queries: &[Vec<f64>],
+    tau_ok: &dyn Fn(f64) -> bool,
+    jitters: &[f64],
+) -> (f64, f64, f64, usize) {
     let p = hyper.len();
     let d = queries[0].len();
     let (mut mu, mut var) = (vec![0.0; p], vec![0.0; p]);
@@ -266,26 +283,36 @@ fn check_against_exact(
                     .iter()
                     .map(|(t, nv)| model.var(base_rule(o, nv), tau - t))
                     .collect();
-                let kmat = DMatrix::from_fn(n, n, |a, b| {
-                    se(row(a), row(b), sf2, ell) + if a == b { v[a] } else { 0.0 }
-                });
-                let chol = nalgebra::Cholesky::new(kmat).unwrap();
-                // Outputs have their own factor group here (distinct kernels) unless the
-                // caller says otherwise through `hyper`; compare the factor of group o
-                // when it exists.
-                if o < gp.n_factor_groups() {
-                    let l = gp.expert_factor(pos, o).unwrap().to_matrix();
-                    let rel = (&l - chol.l()).amax() / chol.l().amax();
-                    e_l = e_l.max(rel);
-                }
-                let kq = DVector::from_fn(n, |a, _| se(row(a), xq, sf2, ell));
-                let m_ref = kq.dot(&chol.solve(&DVector::from_column_slice(ys)));
-                let w = chol.l().solve_lower_triangular(&kq).unwrap();
-                let v_ref = (sf2 - w.dot(&w)).max(1e-12);
                 let m_got = gp.last_expert_means(o)[j];
                 let v_got = gp.last_expert_vars(o)[j];
-                e_m = e_m.max((m_got - m_ref).abs() / m_ref.abs().max(1e-3));
-                e_v = e_v.max((v_got - v_ref).abs() / v_ref.abs().max(1e-6));
+                let mut best = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+                for &jit in jitters {
+                    let kmat = DMatrix::from_fn(n, n, |a, b| {
+                        se(row(a), row(b), sf2, ell) + if a == b { v[a] + jit } else { 0.0 }
+                    });
+                    let chol = nalgebra::Cholesky::new(kmat).unwrap();
+                    // Outputs have their own factor group here (distinct kernels) unless the
+                    // caller says otherwise through `hyper`; compare the factor of group o
+                    // when it exists.
+                    let rel_l = if o < gp.n_factor_groups() {
+                        let l = gp.expert_factor(pos, o).unwrap().to_matrix();
+                        (&l - chol.l()).amax() / chol.l().amax()
+                    } else {
+                        0.0
+                    };
+                    let kq = DVector::from_fn(n, |a, _| se(row(a), xq, sf2, ell));
+                    let m_ref = kq.dot(&chol.solve(&DVector::from_column_slice(ys)));
+                    let w = chol.l().solve_lower_triangular(&kq).unwrap();
+                    let v_ref = (sf2 - w.dot(&w)).max(1e-12);
+                    let rel_m = (m_got - m_ref).abs() / m_ref.abs().max(1e-3);
+                    let rel_v = (v_got - v_ref).abs() / v_ref.abs().max(1e-6);
+                    if rel_l.max(rel_m).max(rel_v) < best.0.max(best.1).max(best.2) {
+                        best = (rel_l, rel_m, rel_v);
+                    }
+                }
+                e_l = e_l.max(best.0);
+                e_m = e_m.max(best.1);
+                e_v = e_v.max(best.2);
                 checked += 1;
             }
         }
@@ -446,6 +473,87 @@ fn experts_equal_heteroscedastic_exact_gps_linear() {
 #[test]
 fn experts_equal_heteroscedastic_exact_gps_exponential() {
     hetero_case(Model::Exponential(6.0), false);
+}
+
+/// A drift that adds nothing (`linear`, q = 0) is a per-sample noise: every sample keeps
+/// the noise it was learned with, nothing expires, and a Dense replacement updates one row
+/// of the cached K's factor (O(N̄²)) as without drift. The experts equal heteroscedastic
+/// exact GPs through thousands of replacements.
+#[test]
+fn a_drift_that_adds_nothing_keeps_each_samples_noise_through_dense_replacements() {
+    let hyper = [
+        OutHyper {
+            sf: 1.1,
+            sn: 0.1,
+            ell: vec![0.7, 1.2],
+        },
+        OutHyper {
+            sf: 0.6,
+            sn: 0.05,
+            ell: vec![1.5, 0.4],
+        },
+    ];
+    let hyper_json: Vec<serde_json::Value> = hyper
+        .iter()
+        .map(|h| json!({"sigma_f": h.sf, "sigma_n": h.sn, "lengthscales": h.ell}))
+        .collect();
+    let cfg = json!({"variant": "dense", "n_bar": 12, "n_cal": 2, "max_experts": 8,
+                     "hyper": hyper_json, "drift": Model::Linear(0.0).json(10.0, 1e-3)});
+    let mut gp = SkyGp::from_json(&cfg, 2, 2).unwrap();
+    let base_rule = |o: usize, nv: &[f64]| (hyper[o].sn * hyper[o].sn).max(nv[o]);
+    let mut rng = Rng(0x0bad_5eed_1234_5678);
+    let mut rec = Record {
+        by_y0: HashMap::new(),
+    };
+    let (mut mu, mut var) = ([0.0; 2], [0.0; 2]);
+    let mut xs_seen = Vec::new();
+    for k in 0..4000 {
+        let t = k as f64 * 1e-3;
+        let x = vec![
+            (0.013 * k as f64).sin() + 0.2 * rng.uniform(),
+            (0.021 * k as f64).cos() + 0.2 * rng.uniform(),
+        ];
+        let y = [
+            x[0].sin() + 0.5 * x[1] + 0.01 * rng.uniform() + 1e-9 * k as f64,
+            (x[0] * x[1]).cos() + 0.01 * rng.uniform(),
+        ];
+        // Per-sample noise well above σ_n² on some samples, as RCaGP's weights give.
+        let nv = [
+            if k % 3 == 0 { 0.5 } else { 0.001 },
+            if k % 7 == 0 { 0.2 } else { 0.0 },
+        ];
+        rec.by_y0.insert(y[0].to_bits(), (t, nv.to_vec()));
+        gp.predict(&x, &mut mu, &mut var).unwrap();
+        gp.update(&x, &y, t, &nv).unwrap();
+        xs_seen.push(x);
+    }
+    assert!(
+        gp.replacements() > 1000,
+        "the stream must exercise Dense replacements ({})",
+        gp.replacements()
+    );
+    assert_eq!(gp.drift_stats().unwrap().samples_expired, 0);
+    let queries: Vec<Vec<f64>> = xs_seen.iter().rev().step_by(53).take(16).cloned().collect();
+    // An expert refactored by a replacement carries the Dense refactor's jitter.
+    let (e_l, e_m, e_v, n) = check_against_exact_jittered(
+        &mut gp,
+        &rec,
+        &hyper,
+        Model::Linear(0.0),
+        &base_rule,
+        &queries,
+        &|_| true,
+        &[0.0, gpn_skygp::config::REFACTOR_JITTER],
+    );
+    println!(
+        "static drift, Dense: {} replacements, {n} expert-outputs, factor {e_l:.1e}, mean {e_m:.1e}, var {e_v:.1e}",
+        gp.replacements()
+    );
+    assert!(n >= 16, "too few experts checked ({n})");
+    assert!(
+        e_l < 1e-8 && e_m < 1e-8 && e_v < 1e-8,
+        "{e_l:e} {e_m:e} {e_v:e}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

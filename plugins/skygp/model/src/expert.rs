@@ -34,7 +34,8 @@ pub(crate) struct Expert {
     pub chol: Vec<PackedCholesky>,
     /// K + σ_n²I per group, packed lower triangle like the factor (Dense only, so a
     /// replacement recomputes one row of kernel values instead of all n²/2; empty for
-    /// Fast).
+    /// Fast and with a drift that grows). With a drift that adds nothing
+    /// ([`Drift::grows`]) the diagonal holds each sample's own base variance.
     pub kmat: Vec<Vec<f64>>,
     /// Center c: running mean of the inputs.
     pub center: Vec<f64>,
@@ -181,8 +182,11 @@ impl Expert {
             // A 1×1 factor cannot fail: σ_f² > 0.
             let _ = ch.extend_with_solved_mut(&[], c, f64::MIN_POSITIVE);
         }
-        for (km, g) in self.kmat.iter_mut().zip(groups) {
-            km[0] = g.kernel.diag() + g.noise_var;
+        for (gi, g) in groups.iter().enumerate() {
+            let c = g.kernel.diag() + self.new_noise(gi, g, st);
+            if let Some(km) = self.kmat.get_mut(gi) {
+                km[0] = c;
+            }
         }
         for (o, &yo) in y.iter().enumerate() {
             let gi = out_group[o];
@@ -295,15 +299,23 @@ impl Expert {
         }
     }
 
-    /// Recomputes row and column s of every cached K after input s changed (Dense).
+    /// Recomputes row and column s of every cached K after input s (and, with a drift that
+    /// adds nothing, its base variance) changed (Dense).
     pub fn refresh_k_row(&mut self, s: usize, groups: &[Group]) {
-        let (n, d) = (self.n, self.center.len());
+        let (n, d, n_bar) = (self.n, self.center.len(), self.n_bar);
         let xs = &self.x[s * d..(s + 1) * d];
-        for (km, group) in self.kmat.iter_mut().zip(groups) {
+        // A cached K beside base variances exists only for a drift that adds nothing.
+        let per_sample = !self.base.is_empty();
+        for (g, (km, group)) in self.kmat.iter_mut().zip(groups).enumerate() {
+            let noise = if per_sample {
+                self.base[g * n_bar + s]
+            } else {
+                group.noise_var
+            };
             for j in 0..n {
                 let k = group.kernel.value(xs, &self.x[j * d..(j + 1) * d]);
                 let (i, jj) = if j <= s { (s, j) } else { (j, s) };
-                km[row_start(i) + jj] = if j == s { k + group.noise_var } else { k };
+                km[row_start(i) + jj] = if j == s { k + noise } else { k };
             }
         }
     }

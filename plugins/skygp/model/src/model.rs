@@ -152,8 +152,10 @@ impl SkyGp {
                     d,
                     p,
                     n_groups: g,
-                    // With drift the Dense refactor recomputes K with the inflated diagonal.
-                    keep_k: cfg.variant == crate::config::Variant::Dense && cfg.drift.is_none(),
+                    // With a growing drift the Dense refactor recomputes K with the inflated
+                    // diagonal; a drift that adds nothing keeps K with each sample's noise.
+                    keep_k: cfg.variant == crate::config::Variant::Dense
+                        && cfg.drift.is_none_or(|d| !d.grows()),
                     drift: cfg.drift.is_some(),
                 },
             ),

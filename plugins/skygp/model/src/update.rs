@@ -132,8 +132,8 @@ impl SkyGp {
 
     /// Dense replacement: overwrite slot s of expert `slot` with (x, y), move the center,
     /// update the dropped center, refactor (spec §3.6.1 "on accept").
-    /// With drift the refactorisation is that of K + diag(v(t_now)) (the factor time
-    /// moves to t_now).
+    /// With a growing drift the refactorisation is that of K + diag(v(t_now)) (the factor
+    /// time moves to t_now); a drift that adds nothing updates the row like no drift.
     fn swap_in(
         &mut self,
         slot: usize,
@@ -182,14 +182,16 @@ impl SkyGp {
         // The first replacement turns the appended factor into that of K + jitter·I; later
         // ones update that factor's row, with a periodic refactor (see the constant).
         let row_update = !(e.n_off - 1).is_multiple_of(DENSE_REFACTOR_EVERY);
+        // A drift that adds nothing keeps K (with the samples' own noise) like no drift.
+        let growing = drift.map(|rt| rt.drift()).filter(|d| d.grows());
         let mut failure = None;
         for (g, group) in self.groups.iter().enumerate() {
-            let done = match drift {
+            let done = match growing {
                 None if row_update => e
                     .replace_factor_row(g, s, &mut sc.row)
                     .or_else(|_| e.refactor(g, group, &mut sc.chol)),
                 None => e.refactor(g, group, &mut sc.chol),
-                Some(rt) => e.refactor_drift(g, group, rt.drift(), &mut sc.chol),
+                Some(dr) => e.refactor_drift(g, group, dr, &mut sc.chol),
             };
             if let Err(err) = done {
                 failure = Some(err);
@@ -205,17 +207,17 @@ impl SkyGp {
             e.center.copy_from_slice(&sc.center);
             e.center_off.copy_from_slice(&sc.center_off);
             e.n_off = n_off_before;
-            e.refresh_k_row(s, &self.groups);
             if drift.is_some() {
                 e.t[s] = sc.t_old;
                 for (g, &b) in sc.base_old.iter().enumerate() {
                     e.base[g * n_bar + s] = b;
                 }
             }
+            e.refresh_k_row(s, &self.groups);
             for (g, group) in self.groups.iter().enumerate() {
-                let _ = match drift {
+                let _ = match growing {
                     None => e.refactor(g, group, &mut sc.chol),
-                    Some(rt) => e.refactor_drift(g, group, rt.drift(), &mut sc.chol),
+                    Some(dr) => e.refactor_drift(g, group, dr, &mut sc.chol),
                 };
             }
             e.solve_alpha(&self.out_group);
