@@ -554,6 +554,30 @@ fn a_drift_that_adds_nothing_keeps_each_samples_noise_through_dense_replacements
         e_l < 1e-8 && e_m < 1e-8 && e_v < 1e-8,
         "{e_l:e} {e_m:e} {e_v:e}"
     );
+    // Nothing goes stale: no refresh thread, nothing waiting to be copied to one, no
+    // shared buffers (the pool costs what it costs without drift, plus the per-sample
+    // variances).
+    gp.drift_refresh_now().unwrap();
+    let st = gp.drift_stats().unwrap();
+    assert_eq!((st.refresh_cycles, st.pending_sync), (0, 0), "{st:?}");
+    let mut plain_cfg = cfg.clone();
+    plain_cfg["drift"] = serde_json::Value::Null;
+    let plain = SkyGp::from_json(&plain_cfg, 2, 2).unwrap();
+    let (with, without) = (gp.stats().memory_bytes, plain.stats().memory_bytes);
+    assert!(
+        with < without + without / 4,
+        "{with} bytes against {without} without drift"
+    );
+    // The per-sample noise survives a state round trip.
+    let state = gp.save_state().unwrap();
+    let mut back = SkyGp::from_json(&cfg, 2, 2).unwrap();
+    back.load_state(&state).unwrap();
+    let (mut m2, mut v2) = ([0.0; 2], [0.0; 2]);
+    for x in &queries {
+        gp.predict(x, &mut mu, &mut var).unwrap();
+        back.predict(x, &mut m2, &mut v2).unwrap();
+        assert_eq!((bits(&mu), bits(&var)), (bits(&m2), bits(&v2)));
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -231,6 +231,10 @@ impl SkyGp {
             let Some(rt) = self.drift.as_mut() else {
                 return Ok(());
             };
+            if !rt.refreshes {
+                // A drift that adds nothing: every factor is always that of t_now.
+                return Ok(());
+            }
             rt.sync_all_blocking(&self.pool.experts);
             let t_now = rt.t_now;
             // Fresh: factored at t_now, and no row expired at t_now (a Dense refactor moves

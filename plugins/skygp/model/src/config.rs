@@ -437,12 +437,14 @@ impl ValidConfig {
     }
 
     /// Upper bound on one expert's buffer bytes (every output with its own factor). With
-    /// drift, each slot also has a shared input copy and a result buffer (a second factor).
+    /// drift, each sample's stamp and base variances and, for a drift that grows, each slot's
+    /// shared input copy and result buffer (a second factor).
     fn expert_bytes_estimate(&self) -> usize {
         let (n, d, p) = (self.n_bar, self.input_dim, self.output_dim);
         let front = 8 * (n * d + 2 * n * p + p * n * (n + 1) / 2 + 2 * d);
         match self.drift {
             None => front,
+            Some(dr) if !dr.grows() => front + 8 * (n + n * p),
             Some(_) => front + 8 * (n * d + 2 * n * p + 2 * n + 2 * p * n + p * n * (n + 1) / 2),
         }
     }

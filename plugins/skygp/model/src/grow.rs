@@ -29,6 +29,9 @@ pub(crate) struct ExpertShape {
     pub n_groups: usize,
     pub keep_k: bool,
     pub drift: bool,
+    /// Every expert is made at creation: the refresh thread of a growing drift has buffers
+    /// per slot (a drift that adds nothing has no such thread and grows like no drift).
+    pub all_at_once: bool,
 }
 
 impl ExpertShape {

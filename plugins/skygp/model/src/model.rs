@@ -157,6 +157,7 @@ impl SkyGp {
                     keep_k: cfg.variant == crate::config::Variant::Dense
                         && cfg.drift.is_none_or(|d| !d.grows()),
                     drift: cfg.drift.is_some(),
+                    all_at_once: cfg.drift.is_some_and(|d| d.grows()),
                 },
             ),
             nu_prev: None,

@@ -3,8 +3,8 @@
 //!
 //! Memory grows with what the model holds: the pool starts with one chunk of experts and
 //! the grower thread (`grow.rs`) prepares the next before it is needed, up to
-//! `max_experts`. With drift every expert is made at creation (the refresh thread's buffers
-//! are per slot). Memory is bounded: when all `max_experts` slots are in use and a new
+//! `max_experts`. With a drift that grows every expert is made at creation (the refresh
+//! thread's buffers are per slot). Memory is bounded: when all `max_experts` slots are in use and a new
 //! expert is needed, one is recycled by the eviction rule (never one of the experts
 //! selected for the current step). With drift an expert whose samples have all expired is
 //! retired: it leaves 𝒯 and its slot goes to a free list that new experts use first.
@@ -42,10 +42,14 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// A pool of up to `cap` experts: the first chunk made now (all of them with drift),
-    /// the grower thread started for the rest. **Allocates**, spawns.
+    /// A pool of up to `cap` experts: the first chunk made now (all of them with a drift
+    /// that grows), the grower thread started for the rest. **Allocates**, spawns.
     pub fn new(cap: usize, shape: ExpertShape) -> Self {
-        let first = if shape.drift { cap } else { cap.min(CHUNK) };
+        let first = if shape.all_at_once {
+            cap
+        } else {
+            cap.min(CHUNK)
+        };
         let mut experts = Vec::with_capacity(cap);
         experts.extend((0..first).map(|_| shape.make()));
         let grower = start_grower(&mut experts, cap, shape);

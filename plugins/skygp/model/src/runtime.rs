@@ -44,14 +44,20 @@ pub(crate) struct DriftRuntime {
     pub counters: Counters,
     /// Bytes of the shared buffers (constant).
     pub shared_bytes: usize,
+    /// The drift grows: a refresh thread recomputes the factors. A drift that adds nothing
+    /// (`Drift::grows` false) only carries per-sample noise: its factors never go stale,
+    /// so it has no thread, no shared buffers and nothing to copy.
+    pub refreshes: bool,
 }
 
 impl DriftRuntime {
-    /// Allocates the shared buffers for `slots` experts and spawns the refresh thread.
+    /// Allocates the shared buffers for `slots` experts and spawns the refresh thread
+    /// (neither for a drift that adds nothing).
     pub fn start(params: WorkerParams, slots: usize) -> Self {
         let n_groups = params.groups.len();
+        let refreshes = params.drift.grows();
         let shared = Arc::new(Shared::new(
-            slots,
+            if refreshes { slots } else { 0 },
             params.n_bar,
             params.d,
             params.p,
@@ -62,18 +68,22 @@ impl DriftRuntime {
             .iter()
             .map(|s| lock(&s.input).memory_bytes() + lock(&s.result).memory_bytes())
             .sum();
-        let worker = Worker::new(params.clone(), Arc::clone(&shared));
-        let (thread, start_error) = match std::thread::Builder::new()
-            .name("skygp-drift".into())
-            .spawn(move || worker.run())
-        {
-            Ok(h) => (Some(h), None),
-            Err(e) => (
-                None,
-                Some(format!(
-                    "skygp: the drift refresh thread did not start: {e}"
-                )),
-            ),
+        let (thread, start_error) = if refreshes {
+            let worker = Worker::new(params.clone(), Arc::clone(&shared));
+            match std::thread::Builder::new()
+                .name("skygp-drift".into())
+                .spawn(move || worker.run())
+            {
+                Ok(h) => (Some(h), None),
+                Err(e) => (
+                    None,
+                    Some(format!(
+                        "skygp: the drift refresh thread did not start: {e}"
+                    )),
+                ),
+            }
+        } else {
+            (None, None)
         };
         Self {
             base_new: vec![0.0; n_groups],
@@ -87,6 +97,7 @@ impl DriftRuntime {
             live: vec![false; slots],
             counters: Counters::default(),
             shared_bytes,
+            refreshes,
         }
     }
 
@@ -117,9 +128,9 @@ impl DriftRuntime {
         }
     }
 
-    /// Marks slot `s` for copying into the shared input.
+    /// Marks slot `s` for copying into the shared input (nothing without a refresh thread).
     pub fn mark_dirty(&mut self, s: usize) {
-        if !self.is_dirty[s] {
+        if self.refreshes && !self.is_dirty[s] {
             self.is_dirty[s] = true;
             self.dirty.push(s);
         }
