@@ -135,6 +135,11 @@
 //! * **Save/load**: format 2 (see `persist.rs`); a model without drift still writes
 //!   format 1, byte for byte as before. `Clone` starts a new refresh thread.
 //! * `update` with drift requires a finite `t_secs` and finite `noise_var` ≥ 0.
+//! * **A drift that adds nothing** (`{"model": "linear", "q_per_s": 0}`) is a per-sample
+//!   noise variance: each sample keeps σ_s² = max(σ_n², its `noise_var`) and never expires.
+//!   Its factors never go stale, so there is no refresh thread and no per-slot buffer, the
+//!   pool grows as without drift, and SkyGP-Dense keeps K (with each sample's σ_s²) and
+//!   updates a replaced row in O(N̄²) as without drift. RCaGP's experts layout uses it.
 //!
 //! Without the `drift` key (or with `"drift": null` or `{"model": "none"}`) the model is
 //! exactly the one described above: predictions, saved states and memory are bit for bit
