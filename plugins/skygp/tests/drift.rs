@@ -320,6 +320,28 @@ fn check_against_exact_jittered(
     (e_l, e_m, e_v, checked)
 }
 
+/// Predicts at x, then learns (x, y(x)) at t with the caller noise `nv`, recording the
+/// sample's stamp and noise under its first target (made unique by a k-dependent offset).
+#[allow(clippy::too_many_arguments)]
+fn learn_recorded(
+    gp: &mut SkyGp,
+    rec: &mut Record,
+    rng: &mut Rng,
+    k: usize,
+    t: f64,
+    x: &[f64],
+    nv: [f64; 2],
+) {
+    let y = [
+        x[0].sin() + 0.5 * x[1] + 0.01 * rng.uniform() + 1e-9 * k as f64,
+        (x[0] * x[1]).cos() + 0.01 * rng.uniform(),
+    ];
+    rec.by_y0.insert(y[0].to_bits(), (t, nv.to_vec()));
+    let (mut mu, mut var) = ([0.0; 2], [0.0; 2]);
+    gp.predict(x, &mut mu, &mut var).unwrap();
+    gp.update(x, &y, t, &nv).unwrap();
+}
+
 fn hetero_case(model: Model, shared_kernel: bool) {
     let d = 2;
     let first = OutHyper {
@@ -361,7 +383,6 @@ fn hetero_case(model: Model, shared_kernel: bool) {
     let mut rec = Record {
         by_y0: HashMap::new(),
     };
-    let (mut mu, mut var) = ([0.0; 2], [0.0; 2]);
     let mut xs_seen = Vec::new();
     let dt = 0.05;
     let mut t = 0.0;
@@ -372,18 +393,12 @@ fn hetero_case(model: Model, shared_kernel: bool) {
             1.5 * (0.05 * k as f64).sin() + 0.3 * rng.uniform(),
             1.2 * (0.031 * k as f64).cos() + 0.3 * rng.uniform(),
         ];
-        let y = [
-            x[0].sin() + 0.5 * x[1] + 0.01 * rng.uniform() + 1e-9 * k as f64,
-            (x[0] * x[1]).cos() + 0.01 * rng.uniform(),
-        ];
         // Caller noise: sometimes below σ_n², sometimes well above.
         let nv = [
             if k % 3 == 0 { 0.04 } else { 0.001 },
             if k % 5 == 0 { 0.02 } else { 0.0 },
         ];
-        rec.by_y0.insert(y[0].to_bits(), (t, nv.to_vec()));
-        gp.predict(&x, &mut mu, &mut var).unwrap();
-        gp.update(&x, &y, t, &nv).unwrap();
+        learn_recorded(&mut gp, &mut rec, &mut rng, k, t, &x, nv);
         xs_seen.push(x);
         if k % 40 == 39 {
             gp.drift_refresh_now().unwrap();
@@ -513,18 +528,12 @@ fn a_drift_that_adds_nothing_keeps_each_samples_noise_through_dense_replacements
             (0.013 * k as f64).sin() + 0.2 * rng.uniform(),
             (0.021 * k as f64).cos() + 0.2 * rng.uniform(),
         ];
-        let y = [
-            x[0].sin() + 0.5 * x[1] + 0.01 * rng.uniform() + 1e-9 * k as f64,
-            (x[0] * x[1]).cos() + 0.01 * rng.uniform(),
-        ];
         // Per-sample noise well above σ_n² on some samples, as RCaGP's weights give.
         let nv = [
             if k % 3 == 0 { 0.5 } else { 0.001 },
             if k % 7 == 0 { 0.2 } else { 0.0 },
         ];
-        rec.by_y0.insert(y[0].to_bits(), (t, nv.to_vec()));
-        gp.predict(&x, &mut mu, &mut var).unwrap();
-        gp.update(&x, &y, t, &nv).unwrap();
+        learn_recorded(&mut gp, &mut rec, &mut rng, k, t, &x, nv);
         xs_seen.push(x);
     }
     assert!(
