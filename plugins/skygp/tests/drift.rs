@@ -230,23 +230,10 @@ struct OutHyper {
 /// v_i = model.var(base_i, τ − t_i), the expert's mean and latent variance. `base_rule`
 /// gives σ_i² of output o from the caller's noise variances of that sample. Returns the
 /// largest relative errors (factor, mean, variance) and the experts checked.
-fn check_against_exact(
-    gp: &mut SkyGp,
-    rec: &Record,
-    hyper: &[OutHyper],
-    model: Model,
-    base_rule: &dyn Fn(usize, &[f64]) -> f64,
-    queries: &[Vec<f64>],
-    tau_ok: &dyn Fn(f64) -> bool,
-) -> (f64, f64, f64, usize) {
-    check_against_exact_jittered(gp, rec, hyper, model, base_rule, queries, tau_ok, &[0.0])
-}
-
-/// [`check_against_exact`] where the reference may also carry a jitter j·I on its
-/// diagonal (a Dense refactor's); each expert-output counts its error under the closest
-/// of `jitters`.
+/// The reference may also carry a jitter j·I on its diagonal (a Dense refactor's); each
+/// expert-output counts its error under the closest of `jitters`.
 #[allow(clippy::too_many_arguments)]
-fn check_against_exact_jittered(
+fn check_against_exact(
     gp: &mut SkyGp,
     rec: &Record,
     hyper: &[OutHyper],
@@ -406,13 +393,13 @@ fn hetero_case(model: Model, shared_kernel: bool) {
         }
     }
     let queries: Vec<Vec<f64>> = xs_seen.iter().rev().step_by(37).take(12).cloned().collect();
+    let check = |gp: &mut SkyGp, rec: &Record, tau_ok: &dyn Fn(f64) -> bool| {
+        check_against_exact(gp, rec, &hyper, model, &base_rule, &queries, tau_ok, &[0.0])
+    };
     // (a) Just refreshed: every factor is at t_now.
     gp.drift_refresh_now().unwrap();
     let t_now = t;
-    let (e_l, e_m, e_v, n) =
-        check_against_exact(&mut gp, &rec, &hyper, model, &base_rule, &queries, &|tau| {
-            tau == t_now
-        });
+    let (e_l, e_m, e_v, n) = check(&mut gp, &rec, &|tau| tau == t_now);
     println!(
         "{model:?} shared={shared_kernel}: refreshed, {n} expert-outputs, max rel error factor {e_l:.1e}, mean {e_m:.1e}, var {e_v:.1e}"
     );
@@ -450,10 +437,7 @@ fn hetero_case(model: Model, shared_kernel: bool) {
         rec.by_y0.insert(y[0].to_bits(), (t, nv.to_vec()));
         gp.update(&x, &y, t, &nv).unwrap();
     }
-    let (e_l, e_m, e_v, n) =
-        check_against_exact(&mut gp, &rec, &hyper, model, &base_rule, &queries, &|tau| {
-            tau >= last_refresh && tau <= t
-        });
+    let (e_l, e_m, e_v, n) = check(&mut gp, &rec, &|tau| tau >= last_refresh && tau <= t);
     println!(
         "{model:?} shared={shared_kernel}: with appends, {n} expert-outputs, factor {e_l:.1e}, mean {e_m:.1e}, var {e_v:.1e}"
     );
@@ -464,10 +448,7 @@ fn hetero_case(model: Model, shared_kernel: bool) {
     // (c) Then refreshed again: adopted factors with re-added appended rows and a full
     // refactor agree, at the new time.
     gp.drift_refresh_now().unwrap();
-    let (e_l, e_m, e_v, _) =
-        check_against_exact(&mut gp, &rec, &hyper, model, &base_rule, &queries, &|tau| {
-            tau == t
-        });
+    let (e_l, e_m, e_v, _) = check(&mut gp, &rec, &|tau| tau == t);
     assert!(
         e_l < 1e-10 && e_m < 1e-10 && e_v < 1e-10,
         "{model:?}: {e_l:e} {e_m:e} {e_v:e}"
@@ -544,7 +525,7 @@ fn a_drift_that_adds_nothing_keeps_each_samples_noise_through_dense_replacements
     assert_eq!(gp.drift_stats().unwrap().samples_expired, 0);
     let queries: Vec<Vec<f64>> = xs_seen.iter().rev().step_by(53).take(16).cloned().collect();
     // An expert refactored by a replacement carries the Dense refactor's jitter.
-    let (e_l, e_m, e_v, n) = check_against_exact_jittered(
+    let (e_l, e_m, e_v, n) = check_against_exact(
         &mut gp,
         &rec,
         &hyper,
