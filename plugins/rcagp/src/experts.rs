@@ -37,8 +37,8 @@ use crate::weights::{self, Beta, WeightProfile};
 
 /// The drift SkyGP's experts get when the configuration has none: it adds no variance
 /// (`q_per_s: 0`), so SkyGP keeps each sample's noise and updates a Dense replacement's
-/// factor row in O(N̄²) as without drift; its refresh thread has nothing to do and wakes
-/// once a day.
+/// factor row in O(N̄²) as without drift, and starts no refresh thread (`refresh_hz` is
+/// unused; kept so that the configuration, and so the saved state, stays as it is).
 const NO_GROWTH: &str = r#"{"model": "linear", "q_per_s": 0, "refresh_hz": 1.1574074074074073e-5}"#;
 
 const MAGIC: &[u8; 8] = b"GPNRCAEX";
