@@ -22,6 +22,7 @@ fn config(background: bool) -> serde_json::Value {
             {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.6, 0.8]},
             {"sigma_f": 0.7, "sigma_n": 0.2, "lengthscales": [0.6, 0.8]}
         ],
+        "layout": "window",
         "blocks": 8, "block_size": 4, "background": background, "refit_every_blocks": 3,
         "refit_steps": 2,
         // Every sample of the 1 kHz stamps below (the window is sized for that).
@@ -127,7 +128,7 @@ fn eval_gives_the_same_numbers_through_the_plugin_and_in_process() {
         .expect("spec")
         .apply(&mut data, None)
         .expect("contaminate");
-    let cfg = json!({"background": false, "blocks": 10, "block_size": 5,
+    let cfg = json!({"layout": "window", "background": false, "blocks": 10, "block_size": 5,
                      "hyper": {"sigma_f": 1.0, "sigma_n": 0.1, "lengthscales": [0.7, 0.9]}});
     let in_process = Box::new(RcaGp::from_json(&cfg, 2, 1).expect("crate model"));
     let report = same_eval_via_host_and_in_process("rcagp", &cfg, in_process, &data);
@@ -150,24 +151,33 @@ fn gp_node_eval_runs_rcagp_on_a_contaminated_stream() {
         gpn_test_support::json_stdout(&mut eval, &format!("gp-node eval --plugin {plugin}"))
     };
     let common = ["--contaminate", "asymmetric:0.1", "--contaminate-seed", "5"];
-    let robust = run(
+    // The default layout (experts), and the block window.
+    let experts = run("rcagp", &common);
+    let window = run(
         "rcagp",
-        &[&common[..], &["--set", "background=false"]].concat(),
+        &[
+            &common[..],
+            &["--set", "layout=window", "--set", "background=false"],
+        ]
+        .concat(),
     );
     let plain = run(
         "skygp",
         &[&common[..], &["--set", "variant=dense"]].concat(),
     );
-    assert_eq!(robust["contamination"]["count"], 50);
-    assert_eq!(robust["contamination"]["kind"], "asymmetric");
     let rmse = |v: &serde_json::Value| v["truth_rmse"][0].as_f64().expect("rmse");
-    // 10 % of the targets pulled down by 3–9 σ̄: the robust model stays close to the truth.
-    assert!(
-        rmse(&robust) < 0.5 * rmse(&plain),
-        "RCaGP {} vs SkyGP {}",
-        rmse(&robust),
-        rmse(&plain)
-    );
+    for (layout, robust) in [("experts", &experts), ("window", &window)] {
+        assert_eq!(robust["contamination"]["count"], 50);
+        assert_eq!(robust["contamination"]["kind"], "asymmetric");
+        // 10 % of the targets pulled down by 3–9 σ̄: the robust model stays close to the
+        // truth.
+        assert!(
+            rmse(robust) < 0.5 * rmse(&plain),
+            "RCaGP {layout} {} vs SkyGP {}",
+            rmse(robust),
+            rmse(&plain)
+        );
+    }
     // A bad spec is one clear error line with exit code 2.
     let out = Command::new(env!("CARGO_BIN_EXE_gp-node"))
         .args(["eval", "--plugin", "rcagp", "--contaminate", "sideways:0.1"])

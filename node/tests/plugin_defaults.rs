@@ -86,10 +86,11 @@ fn the_reported_configuration_holds_only_the_keys_of_the_mode_given() {
     let found = Plugin::find("rcagp", &SearchPath::standard(&[] as &[std::path::PathBuf]))
         .expect("shipped plugin");
     let schema = found.config_schema().expect("a configuration schema");
-    let window = found.effective_config(&serde_json::json!({}));
-    let experts = found.effective_config(&serde_json::json!({"layout": "experts"}));
+    let window = found.effective_config(&serde_json::json!({"layout": "window"}));
+    // Experts is the default layout.
+    let experts = found.effective_config(&serde_json::json!({}));
     assert_eq!(window["blocks"], 64, "{window}");
-    assert_eq!(experts["layout"], "experts");
+    assert_eq!(experts["layout"], "experts", "{experts}");
     for key in &schema.keys {
         let only_window = key
             .when

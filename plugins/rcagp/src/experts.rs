@@ -24,6 +24,15 @@
 //! variance per stored sample only with uncertainty injection on, so without a `drift` key
 //! the layout gives its experts a drift that adds no variance (`NO_GROWTH`).
 //!
+//! Warm-up: the thresholds are a quantile of the samples seen, so until the first
+//! `threshold_refresh_samples` have arrived there are none, and a sample learned then would
+//! keep its full weight for as long as the experts keep it (an outlier among them too). Those
+//! samples are held, in a reserved ring, and learned in their order once the first
+//! thresholds exist, one held sample per `update` besides the new one (so an `update` costs
+//! at most two of SkyGP's; the experts run that many samples behind the stream for as many
+//! updates). Until then `predict` answers from the prior. A stream shorter than
+//! `threshold_refresh_samples` is not learned.
+//!
 //! Real-time: `predict` and `update` allocate nothing, take no lock and do no I/O (the
 //! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)).
 
@@ -41,8 +50,10 @@ use crate::weights::{self, Beta, WeightProfile};
 /// unused; kept so that the configuration, and so the saved state, stays as it is).
 const NO_GROWTH: &str = r#"{"model": "linear", "q_per_s": 0, "refresh_hz": 1.1574074074074073e-5}"#;
 
-const MAGIC: &[u8; 8] = b"GPNRCAEX";
-const FORMAT_VERSION: u32 = 1;
+/// Starts a `layout: experts` state.
+pub(crate) const MAGIC: &[u8; 8] = b"GPNRCAEX";
+/// 2 adds the held samples of the warm-up; 1 (before it) is read as none held.
+const FORMAT_VERSION: u32 = 2;
 
 /// The resolved settings of the layout.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +110,8 @@ impl ExpertsSettings {
         let refused = window_only_keys(raw);
         if !refused.is_empty() {
             return Err(bad(format!(
-                "{} belong to layout \"window\" and mean nothing to layout \"experts\"",
+                "{} belong to layout \"window\" and mean nothing to layout \"experts\" \
+                 (the default); set layout: window to use them",
                 refused.join(", ")
             )));
         }
@@ -204,7 +216,7 @@ pub struct RobustExperts {
     filled: usize,
     pos: usize,
     since_refresh: usize,
-    /// ĉ_o; +∞ until the first refresh (every sample at full weight).
+    /// ĉ_o; +∞ until the first refresh (the warm-up: samples are held, not learned).
     c: Vec<f64>,
     /// The floor of ĉ_o from the last sample's σ_o.
     floor: Vec<f64>,
@@ -216,6 +228,93 @@ pub struct RobustExperts {
     noise: Vec<f64>,
     /// Samples with at least one output's weight below full.
     down_weighted: u64,
+    /// The warm-up's held samples (module doc): a ring of rows [x, y, noise_var, t_secs].
+    held: HeldSamples,
+}
+
+/// A FIFO ring of whole samples in reserved storage.
+#[derive(Debug, Clone, PartialEq)]
+struct HeldSamples {
+    rows: Vec<f64>,
+    /// d + 2p + 1.
+    width: usize,
+    head: usize,
+    len: usize,
+    /// The oldest this many have their |t| in the thresholds' ring already (those of the
+    /// warm-up; the others are recorded when learned).
+    recorded: usize,
+    /// The row being learned, out of the ring.
+    row: Vec<f64>,
+}
+
+impl HeldSamples {
+    fn new(capacity: usize, width: usize) -> Self {
+        Self {
+            rows: vec![0.0; capacity * width],
+            width,
+            head: 0,
+            len: 0,
+            recorded: 0,
+            row: vec![0.0; width],
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.rows.len() / self.width
+    }
+
+    /// Appends [x, y, noise_var, t]; the caller keeps `len < capacity`.
+    fn push(&mut self, x: &[f64], y: &[f64], noise_var: &[f64], t_secs: f64) {
+        let at = (self.head + self.len) % self.capacity() * self.width;
+        let row = &mut self.rows[at..at + self.width];
+        let (rx, rest) = row.split_at_mut(x.len());
+        let (ry, rest) = rest.split_at_mut(y.len());
+        let (rn, rt) = rest.split_at_mut(noise_var.len());
+        rx.copy_from_slice(x);
+        ry.copy_from_slice(y);
+        rn.copy_from_slice(noise_var);
+        rt[0] = t_secs;
+        self.len += 1;
+    }
+
+    /// Moves the oldest into `row`; returns whether its |t| was recorded.
+    fn pop(&mut self) -> bool {
+        let at = self.head * self.width;
+        self.row.copy_from_slice(&self.rows[at..at + self.width]);
+        self.head = (self.head + 1) % self.capacity();
+        self.len -= 1;
+        let recorded = self.recorded > 0;
+        self.recorded = self.recorded.saturating_sub(1);
+        recorded
+    }
+
+    /// The held rows, oldest first, into `w`.
+    fn save(&self, w: &mut StateWriter) {
+        w.u64(self.len as u64);
+        w.u64(self.recorded as u64);
+        for k in 0..self.len {
+            let at = (self.head + k) % self.capacity() * self.width;
+            w.f64s(&self.rows[at..at + self.width]);
+        }
+    }
+
+    /// What [`HeldSamples::save`] wrote, into a new ring like `self`.
+    fn load(&self, r: &mut StateReader) -> Result<Self, ModelError> {
+        let mut held = Self::new(self.capacity(), self.width);
+        held.len = r.usize()?;
+        held.recorded = r.usize()?;
+        if held.len > held.capacity() || held.recorded > held.len {
+            return Err(r.error("the held samples are inconsistent"));
+        }
+        for k in 0..held.len {
+            let at = k * held.width;
+            r.f64s_into(&mut held.rows[at..at + held.width], "held samples")?;
+        }
+        if held.rows.iter().any(|v| !v.is_finite()) {
+            return Err(r.error("a held sample is not finite"));
+        }
+        Ok(held)
+    }
 }
 
 impl std::fmt::Debug for RobustExperts {
@@ -223,6 +322,7 @@ impl std::fmt::Debug for RobustExperts {
         f.debug_struct("RobustExperts")
             .field("thresholds", &self.c)
             .field("down_weighted", &self.down_weighted)
+            .field("held", &self.held.len)
             .finish()
     }
 }
@@ -256,6 +356,7 @@ impl RobustExperts {
             y_adj: vec![0.0; p],
             noise: vec![0.0; p],
             down_weighted: 0,
+            held: HeldSamples::new(cfg.threshold_refresh_samples.min(w), d + 2 * p + 1),
             cfg,
         })
     }
@@ -268,6 +369,11 @@ impl RobustExperts {
     /// Samples learned with at least one output below full weight.
     pub fn down_weighted(&self) -> u64 {
         self.down_weighted
+    }
+
+    /// Samples given to `update` and not learned yet (the warm-up's; module doc).
+    pub fn held(&self) -> usize {
+        self.held.len
     }
 
     /// ĉ_o = max(Q_{1−ε}(|t_o|), floor_o, c_min) over the filled ring. No allocation.
@@ -306,6 +412,86 @@ impl RobustExperts {
         Ok(())
     }
 
+    /// The base noise variance σ_o² of output o of a sample with `noise_var`.
+    fn base_noise(&self, o: usize, noise_var: &[f64]) -> f64 {
+        match self.cfg.noise {
+            NoiseSource::Sample => noise_var[o].max(self.hyper_noise[o]),
+            NoiseSource::Hyper => self.hyper_noise[o],
+        }
+    }
+
+    /// Puts |y − γ| (γ in `center`) into the thresholds' ring and σ's floor into `floor`;
+    /// refreshes the thresholds when due (never in the warm-up: its end is the caller's).
+    fn record(&mut self, y: &[f64], noise_var: &[f64]) {
+        let w = self.cfg.threshold_window;
+        for o in 0..self.cfg.output_dim {
+            self.floor[o] = self.cfg.c_floor_sigmas * self.base_noise(o, noise_var).sqrt();
+            self.abs_t[o * w + self.pos] = (y[o] - self.center[o]).abs();
+        }
+        self.pos = (self.pos + 1) % w;
+        self.filled = (self.filled + 1).min(w);
+        self.since_refresh += 1;
+        if self.c[0].is_finite() && self.since_refresh >= self.cfg.threshold_refresh_samples {
+            self.refresh_thresholds();
+        }
+    }
+
+    /// Weighs one sample against the current thresholds and learns it; `record`: its |t|
+    /// is not in the ring yet. Real-time.
+    fn learn(
+        &mut self,
+        x: &[f64],
+        y: &[f64],
+        t_secs: f64,
+        noise_var: &[f64],
+        record: bool,
+    ) -> Result<(), ModelError> {
+        self.weight_center(x)?;
+        let mut lowered = false;
+        for o in 0..self.cfg.output_dim {
+            let base = self.base_noise(o, noise_var);
+            let m = self.cfg.prior_mean[o];
+            if base > 0.0 {
+                let c2 = self.c[o] * self.c[o] + self.center_var[o];
+                let pw = weights::point(
+                    y[o],
+                    self.center[o],
+                    m,
+                    c2,
+                    base,
+                    Beta::Normalized.beta2(base),
+                    self.cfg.weight_profile,
+                );
+                // SkyGP learns relative to its zero prior mean.
+                self.y_adj[o] = pw.r;
+                self.noise[o] = pw.d;
+                lowered |= pw.d > base;
+            } else {
+                self.y_adj[o] = y[o] - m;
+                self.noise[o] = base;
+            }
+        }
+        if record {
+            self.record(y, noise_var);
+        }
+        self.down_weighted += u64::from(lowered);
+        self.last.valid = false;
+        self.inner.update(x, &self.y_adj, t_secs, &self.noise)
+    }
+
+    /// Learns the oldest held sample. Real-time (the row moves, nothing is allocated).
+    fn learn_held(&mut self) -> Result<(), ModelError> {
+        let recorded = self.held.pop();
+        let row = std::mem::take(&mut self.held.row);
+        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
+        let (x, rest) = row.split_at(d);
+        let (y, rest) = rest.split_at(p);
+        let (noise_var, t) = rest.split_at(p);
+        let result = self.learn(x, y, t[0], noise_var, !recorded);
+        self.held.row = row;
+        result
+    }
+
     /// The state: SkyGP's own, then the thresholds' ring and counters. Not real-time.
     pub fn save(&self) -> Result<Vec<u8>, ModelError> {
         let inner = self.inner.save_state()?;
@@ -322,6 +508,7 @@ impl RobustExperts {
         w.f64s(&self.c);
         w.f64s(&self.floor);
         w.u64(self.down_weighted);
+        self.held.save(&mut w);
         Ok(w.into_bytes())
     }
 
@@ -333,9 +520,9 @@ impl RobustExperts {
             return Err(r.error("not an RCaGP experts state"));
         }
         let version = r.u32()?;
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(r.error(format!(
-                "state format {version}, this plugin reads {FORMAT_VERSION}"
+                "state format {version}, this plugin reads 1..={FORMAT_VERSION}"
             )));
         }
         if r.str()? != format!("{:?}", self.cfg) {
@@ -354,6 +541,11 @@ impl RobustExperts {
         let mut floor = vec![0.0; p];
         r.f64s_into(&mut floor, "threshold floors")?;
         let down_weighted = r.u64()?;
+        let held = if version >= 2 {
+            self.held.load(&mut r)?
+        } else {
+            HeldSamples::new(self.held.capacity(), self.held.width)
+        };
         r.finish()?;
         if filled > w || pos >= w || since_refresh > self.cfg.threshold_refresh_samples {
             return Err(r.error("the thresholds' ring is inconsistent"));
@@ -376,6 +568,7 @@ impl RobustExperts {
         self.c = c;
         self.floor = floor;
         self.down_weighted = down_weighted;
+        self.held = held;
         self.last.valid = false;
         Ok(())
     }
@@ -422,54 +615,32 @@ impl OnlineModel for RobustExperts {
                 index: 0,
             });
         }
-        self.weight_center(x)?;
-        let w = self.cfg.threshold_window;
-        let mut lowered = false;
-        for o in 0..p {
-            let base = match self.cfg.noise {
-                NoiseSource::Sample => noise_var[o].max(self.hyper_noise[o]),
-                NoiseSource::Hyper => self.hyper_noise[o],
-            };
-            self.floor[o] = self.cfg.c_floor_sigmas * base.sqrt();
-            let t = y[o] - self.center[o];
-            self.abs_t[o * w + self.pos] = t.abs();
-            let m = self.cfg.prior_mean[o];
-            if self.c[o].is_finite() && base > 0.0 {
-                let c2 = self.c[o] * self.c[o] + self.center_var[o];
-                let pw = weights::point(
-                    y[o],
-                    self.center[o],
-                    m,
-                    c2,
-                    base,
-                    Beta::Normalized.beta2(base),
-                    self.cfg.weight_profile,
-                );
-                // SkyGP learns relative to its zero prior mean.
-                self.y_adj[o] = pw.r;
-                self.noise[o] = pw.d;
-                lowered |= pw.d > base;
-            } else {
-                self.y_adj[o] = y[o] - m;
-                self.noise[o] = base;
+        if self.c[0].is_infinite() {
+            // Warm-up: no thresholds yet (module doc). The experts are empty, so either
+            // centre is the prior mean.
+            self.weight_center(x)?;
+            self.record(y, noise_var);
+            self.held.push(x, y, noise_var, t_secs);
+            self.held.recorded += 1;
+            if self.filled >= self.held.capacity() {
+                self.refresh_thresholds();
             }
+            self.last.valid = false;
+            return Ok(());
         }
-        self.pos = (self.pos + 1) % w;
-        self.filled = (self.filled + 1).min(w);
-        self.since_refresh += 1;
-        let first =
-            self.c[0].is_infinite() && self.filled >= self.cfg.threshold_refresh_samples.min(w);
-        if first || self.since_refresh >= self.cfg.threshold_refresh_samples {
-            self.refresh_thresholds();
+        if self.held.len > 0 {
+            // In order: the oldest held sample, then the new one queues behind the rest.
+            self.learn_held()?;
+            self.held.push(x, y, noise_var, t_secs);
+            return self.learn_held();
         }
-        self.down_weighted += u64::from(lowered);
-        self.last.valid = false;
-        self.inner.update(x, &self.y_adj, t_secs, &self.noise)
+        self.learn(x, y, t_secs, noise_var, true)
     }
 
     fn stats(&self) -> ModelStats {
         let mut s = self.inner.stats();
-        s.memory_bytes += 8 * (self.abs_t.len() + self.scratch.len()) as u64;
+        s.samples_seen += self.held.len as u64;
+        s.memory_bytes += 8 * (self.abs_t.len() + self.scratch.len() + self.held.rows.len()) as u64;
         s
     }
 

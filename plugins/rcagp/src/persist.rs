@@ -23,7 +23,8 @@ use crate::stream::engine::Engine;
 use crate::stream::window::Rows;
 use crate::weights::WeightProfile;
 
-const MAGIC: &[u8; 8] = b"GPNRCAGP";
+/// Starts a `layout: window` state.
+pub(crate) const MAGIC: &[u8; 8] = b"GPNRCAGP";
 const FORMAT_VERSION: u32 = 1;
 /// Starts the optional trailing drift section.
 const DRIFT_TAG: &[u8; 5] = b"DRIFT";

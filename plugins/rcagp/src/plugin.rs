@@ -1,6 +1,6 @@
 //! The plugin glue: [`RcaGpPlugin`] as a `gpn_plugin_api` plugin named `rcagp`, so the
 //! crate's cdylib (`libgpn_rcagp.so`) is loadable by the node's plugin host. The `layout`
-//! key picks the model: [`RcaGp`] on the block window (the default) or [`RobustExperts`].
+//! key picks the model: [`RobustExperts`] (the default) or [`RcaGp`] on the block window.
 //! The state round trips are `persist.rs` and `experts.rs`.
 
 use std::time::Duration;
@@ -117,7 +117,21 @@ impl Plugin for RcaGpPlugin {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        // A state of the other layout is named as such: experts became the default layout
+        // after window states had been saved with no `layout` key.
+        let other = |saved: &str, this: &str| {
+            ModelError::Other(format!(
+                "rcagp load: the state was saved by layout \"{saved}\" and this model's layout \
+                 is \"{this}\"; set layout: {saved} in the configuration to load it"
+            ))
+        };
         match self {
+            Self::Window(_) if bytes.starts_with(crate::experts::MAGIC) => {
+                Err(other("experts", "window"))
+            }
+            Self::Experts(_) if bytes.starts_with(crate::persist::MAGIC) => {
+                Err(other("window", "experts"))
+            }
             Self::Window(m) => m.load(bytes),
             Self::Experts(m) => m.load(bytes),
         }

@@ -95,7 +95,7 @@ pub fn config_schema() -> ConfigSchema {
                 .default(0.25),
             key("drift", Object, DRIFT_DOC).default(Value::Null),
             key("layout", String, "Where the robust weights are applied: window, the paper's computation-aware GP on the block window; or experts, SkyGP's local experts, each sample weighted against their prediction before they learn it (ADR 0018). A key of the other layout is refused.")
-                .default("window")
+                .default("experts")
                 .one_of(&["window", "experts"]),
             key("experts", Object, "layout experts: the local experts' configuration, any keys of the skygp plugin except hyper and drift (which come from the keys above), e.g. {variant: fast}. Default: SkyGP's defaults with variant dense (the node's default model)."),
             key("threshold_window", Integer, "layout experts: the thresholds c_o are the 1 − ε quantile of |t_o| over this many newest samples, 8..=65536. Default 1024.")

@@ -41,8 +41,10 @@ fn sample(k: usize) -> ([f64; D], f64) {
 fn a_clean_stream_is_learned_bit_for_bit_as_skygp_learns_it() {
     // The flat-top weights leave every sample inside the threshold alone; with targets
     // that never leave it, the experts see exactly SkyGP's stream (with the drift that
-    // carries per-sample noise and adds none).
-    let mut robust = experts(json!({"c_floor_sigmas": 1e3}));
+    // carries per-sample noise and adds none), W = 64 samples late at first: the warm-up
+    // holds W samples until the thresholds exist, then learns two per update.
+    const W: usize = 64;
+    let mut robust = experts(json!({"c_floor_sigmas": 1e3, "threshold_refresh_samples": W}));
     let sky_cfg = json!({"hyper": hyper(), "variant": "dense", "drift": {"model": "linear", "q_per_s": 0,
         "refresh_hz": 1.1574074074074073e-5}});
     let mut sky = SkyGp::from_json(&sky_cfg, D, 1).unwrap();
@@ -53,11 +55,24 @@ fn a_clean_stream_is_learned_bit_for_bit_as_skygp_learns_it() {
         let y = [f + 0.05 * rng.normal()];
         robust.predict(&x, &mut m1, &mut v1).unwrap();
         sky.predict(&x, &mut m2, &mut v2).unwrap();
-        assert_eq!(
-            (m1[0].to_bits(), v1[0].to_bits()),
-            (m2[0].to_bits(), v2[0].to_bits()),
-            "k = {k}"
-        );
+        let RcaGpPlugin::Experts(inner) = &robust else {
+            panic!("layout")
+        };
+        let held = if k <= W { k } else { (2 * W).saturating_sub(k) };
+        assert_eq!(inner.held(), held, "k = {k}");
+        let mut from_prior = [false];
+        robust.readiness(&mut from_prior);
+        assert_eq!(from_prior[0], k <= W, "k = {k}");
+        if k <= W {
+            // Nothing learned: the prior (σ_f² = 1).
+            assert_eq!((m1[0], v1[0]), (0.0, 1.0), "k = {k}");
+        } else if k >= 2 * W {
+            assert_eq!(
+                (m1[0].to_bits(), v1[0].to_bits()),
+                (m2[0].to_bits(), v2[0].to_bits()),
+                "k = {k}"
+            );
+        }
         robust.update(&x, &y, k as f64 * 1e-3, &[0.0025]).unwrap();
         sky.update(&x, &y, k as f64 * 1e-3, &[0.0025]).unwrap();
     }
@@ -133,7 +148,7 @@ fn the_state_round_trips_bit_for_bit_and_learning_continues_identically() {
     };
     stream(&mut a, 0..1500, &mut rng);
     let bytes = a.save_state().unwrap();
-    let mut b = experts(cfg);
+    let mut b = experts(cfg.clone());
     b.load_state(&bytes).unwrap();
     let mut rng_b = rng.clone();
     stream(&mut a, 1500..2500, &mut rng);
@@ -158,6 +173,38 @@ fn the_state_round_trips_bit_for_bit_and_learning_continues_identically() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("truncated"), "{err}");
+    assert_eq!(a.save_state().unwrap(), b.save_state().unwrap());
+    // A state written before the warm-up (format 1: no held samples) loads as none held.
+    let mut v1 = bytes[..bytes.len() - 16].to_vec();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let mut c = experts(cfg.clone());
+    c.load_state(&v1).unwrap();
+    assert_eq!(c.save_state().unwrap(), bytes);
+    // Mid-warm-up and mid-drain states hold samples; they round trip and learn on alike.
+    for cut in [30, 70] {
+        let (mut e, mut f) = (experts(cfg.clone()), experts(cfg.clone()));
+        let mut rng_e = Rng(5);
+        stream(&mut e, 0..cut, &mut rng_e);
+        let RcaGpPlugin::Experts(inner) = &e else {
+            panic!("layout")
+        };
+        assert!(inner.held() > 0, "cut {cut}");
+        f.load_state(&e.save_state().unwrap()).unwrap();
+        let mut rng_f = rng_e.clone();
+        stream(&mut e, cut..400, &mut rng_e);
+        stream(&mut f, cut..400, &mut rng_f);
+        assert_eq!(e.save_state().unwrap(), f.save_state().unwrap(), "cut {cut}");
+    }
+    // A state of the other layout names the layout that loads it, both ways.
+    let mut window =
+        RcaGpPlugin::from_json(&json!({"hyper": hyper(), "layout": "window"}), D, 1).unwrap();
+    let err = window.load_state(&bytes).unwrap_err().to_string();
+    assert!(err.contains("set layout: experts"), "{err}");
+    let err = b
+        .load_state(&window.save_state().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("set layout: window"), "{err}");
     assert_eq!(a.save_state().unwrap(), b.save_state().unwrap());
 }
 
@@ -205,12 +252,23 @@ fn each_layout_refuses_the_keys_of_the_other() {
             .unwrap_err()
             .to_string()
     };
-    let err = create(json!({"layout": "experts", "blocks": 128, "refit_lr": 0.1}));
+    // Experts is the default layout: a window key without a layout is refused too.
+    let default = RcaGpPlugin::from_json(&json!({"hyper": hyper()}), D, 1).unwrap();
     assert!(
-        err.contains("blocks, refit_lr") && err.contains("layout \"window\""),
-        "{err}"
+        matches!(default, RcaGpPlugin::Experts(_)),
+        "the default layout"
     );
-    let err = create(json!({"threshold_window": 512}));
+    for extra in [
+        json!({"layout": "experts", "blocks": 128, "refit_lr": 0.1}),
+        json!({"blocks": 128, "refit_lr": 0.1}),
+    ] {
+        let err = create(extra);
+        assert!(
+            err.contains("blocks, refit_lr") && err.contains("layout \"window\""),
+            "{err}"
+        );
+    }
+    let err = create(json!({"layout": "window", "threshold_window": 512}));
     assert!(
         err.contains("threshold_window belongs to layout \"experts\""),
         "{err}"
