@@ -24,17 +24,22 @@
 //! variance per stored sample only with uncertainty injection on, so without a `drift` key
 //! the layout gives its experts a drift that adds no variance (`NO_GROWTH`).
 //!
-//! Warm-up: the thresholds are a quantile of the samples seen, so until the first
-//! `threshold_refresh_samples` have arrived there are none, and a sample learned then would
-//! keep its full weight for as long as the experts keep it (an outlier among them too). Those
-//! samples are held, in a reserved ring, and learned in their order once the first
-//! thresholds exist, one held sample per `update` besides the new one (so an `update` costs
-//! at most two of SkyGP's; the experts run that many samples behind the stream for as many
-//! updates). Until then `predict` answers from the prior. A stream shorter than
-//! `threshold_refresh_samples` is not learned.
+//! Warm-up: the thresholds are a quantile of the samples seen, and the experts keep a sample
+//! for as long as they have room, so a sample weighted against the few seen before it keeps
+//! that weight long after (with 10 % outliers, a 500-sample stream ended 1.7× worse than
+//! with the warm-up below; `docs/results/models-in-the-loop.md`). For the first W =
+//! min(`threshold_refresh_samples`, `threshold_window`) samples the thresholds are
+//! provisional, refreshed at every sample over those seen, and each sample is learned at
+//! once (so nothing lags) and kept in a reserved ring. The update that brings the W-th
+//! sample, when the first full thresholds exist, relearns those W samples in their order
+//! with them in a new SkyGP model that replaces the provisional one.
 //!
 //! Real-time: `predict` and `update` allocate nothing, take no lock and do no I/O (the
-//! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)).
+//! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)), except
+//! the one `update` that ends the warm-up: it builds the new model (allocates) and costs W
+//! of SkyGP's updates. In the node that update runs in the fit worker, which warms a new
+//! model on the replay buffer (`learn.fit_samples`, 1000 by default) before the control
+//! thread gets it.
 
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_sample};
 use gpn_gp_core::state_codec::{StateReader, StateWriter};
@@ -52,7 +57,7 @@ const NO_GROWTH: &str = r#"{"model": "linear", "q_per_s": 0, "refresh_hz": 1.157
 
 /// Starts a `layout: experts` state.
 pub(crate) const MAGIC: &[u8; 8] = b"GPNRCAEX";
-/// 2 adds the held samples of the warm-up; 1 (before it) is read as none held.
+/// 2 adds the warm-up's samples; 1 (before the warm-up) is read as none kept.
 const FORMAT_VERSION: u32 = 2;
 
 /// The resolved settings of the layout.
@@ -216,7 +221,7 @@ pub struct RobustExperts {
     filled: usize,
     pos: usize,
     since_refresh: usize,
-    /// ĉ_o; +∞ until the first refresh (the warm-up: samples are held, not learned).
+    /// ĉ_o; +∞ before the first sample, provisional during the warm-up (module doc).
     c: Vec<f64>,
     /// The floor of ĉ_o from the last sample's σ_o.
     floor: Vec<f64>,
@@ -228,7 +233,7 @@ pub struct RobustExperts {
     noise: Vec<f64>,
     /// Samples with at least one output's weight below full.
     down_weighted: u64,
-    /// The warm-up's held samples (module doc): a ring of rows [x, y, noise_var, t_secs].
+    /// The warm-up's samples (module doc): rows [x, y, noise_var, t_secs].
     held: HeldSamples,
 }
 
@@ -240,11 +245,6 @@ struct HeldSamples {
     width: usize,
     head: usize,
     len: usize,
-    /// The oldest this many have their |t| in the thresholds' ring already (those of the
-    /// warm-up; the others are recorded when learned).
-    recorded: usize,
-    /// The row being learned, out of the ring.
-    row: Vec<f64>,
 }
 
 impl HeldSamples {
@@ -254,8 +254,6 @@ impl HeldSamples {
             width,
             head: 0,
             len: 0,
-            recorded: 0,
-            row: vec![0.0; width],
         }
     }
 
@@ -277,21 +275,17 @@ impl HeldSamples {
         self.len += 1;
     }
 
-    /// Moves the oldest into `row`; returns whether its |t| was recorded.
-    fn pop(&mut self) -> bool {
+    /// Moves the oldest into `row`.
+    fn pop_into(&mut self, row: &mut [f64]) {
         let at = self.head * self.width;
-        self.row.copy_from_slice(&self.rows[at..at + self.width]);
+        row.copy_from_slice(&self.rows[at..at + self.width]);
         self.head = (self.head + 1) % self.capacity();
         self.len -= 1;
-        let recorded = self.recorded > 0;
-        self.recorded = self.recorded.saturating_sub(1);
-        recorded
     }
 
     /// The held rows, oldest first, into `w`.
     fn save(&self, w: &mut StateWriter) {
         w.u64(self.len as u64);
-        w.u64(self.recorded as u64);
         for k in 0..self.len {
             let at = (self.head + k) % self.capacity() * self.width;
             w.f64s(&self.rows[at..at + self.width]);
@@ -302,8 +296,7 @@ impl HeldSamples {
     fn load(&self, r: &mut StateReader) -> Result<Self, ModelError> {
         let mut held = Self::new(self.capacity(), self.width);
         held.len = r.usize()?;
-        held.recorded = r.usize()?;
-        if held.len > held.capacity() || held.recorded > held.len {
+        if held.len > held.capacity() {
             return Err(r.error("the held samples are inconsistent"));
         }
         for k in 0..held.len {
@@ -371,7 +364,7 @@ impl RobustExperts {
         self.down_weighted
     }
 
-    /// Samples given to `update` and not learned yet (the warm-up's; module doc).
+    /// Samples of the warm-up kept for relearning (module doc); 0 after it.
     pub fn held(&self) -> usize {
         self.held.len
     }
@@ -479,16 +472,28 @@ impl RobustExperts {
         self.inner.update(x, &self.y_adj, t_secs, &self.noise)
     }
 
-    /// Learns the oldest held sample. Real-time (the row moves, nothing is allocated).
-    fn learn_held(&mut self) -> Result<(), ModelError> {
-        let recorded = self.held.pop();
-        let row = std::mem::take(&mut self.held.row);
+    /// Ends the warm-up: a new SkyGP model learns the kept samples, in order, weighted with
+    /// the first full thresholds, and replaces the provisional one. **Allocates** (the new
+    /// model); on error the provisional model stays.
+    fn relearn_warm_up(&mut self) -> Result<(), ModelError> {
         let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
-        let (x, rest) = row.split_at(d);
-        let (y, rest) = rest.split_at(p);
-        let (noise_var, t) = rest.split_at(p);
-        let result = self.learn(x, y, t[0], noise_var, !recorded);
-        self.held.row = row;
+        let fresh = SkyGp::from_config(&self.cfg.experts, d, p)?;
+        let provisional = std::mem::replace(&mut self.inner, fresh);
+        let down_weighted = std::mem::take(&mut self.down_weighted);
+        let mut row = vec![0.0; self.held.width];
+        let mut result = Ok(());
+        while self.held.len > 0 && result.is_ok() {
+            self.held.pop_into(&mut row);
+            let (x, rest) = row.split_at(d);
+            let (y, rest) = rest.split_at(p);
+            let (noise_var, t) = rest.split_at(p);
+            result = self.learn(x, y, t[0], noise_var, false);
+        }
+        if result.is_err() {
+            self.inner = provisional;
+            self.down_weighted = down_weighted;
+            self.held.len = 0;
+        }
         result
     }
 
@@ -549,6 +554,15 @@ impl RobustExperts {
         r.finish()?;
         if filled > w || pos >= w || since_refresh > self.cfg.threshold_refresh_samples {
             return Err(r.error("the thresholds' ring is inconsistent"));
+        }
+        // The warm-up keeps every sample it has seen, and nothing once it is over.
+        let warming = filled < held.capacity();
+        if held.len != if warming { filled } else { 0 } {
+            return Err(r.error(if version == 1 {
+                "a format-1 state saved during the warm-up cannot be continued (its samples were not kept)"
+            } else {
+                "the warm-up's samples are inconsistent"
+            }));
         }
         if abs_t
             .iter()
@@ -615,31 +629,23 @@ impl OnlineModel for RobustExperts {
                 index: 0,
             });
         }
-        if self.c[0].is_infinite() {
-            // Warm-up: no thresholds yet (module doc). The experts are empty, so either
-            // centre is the prior mean.
-            self.weight_center(x)?;
-            self.record(y, noise_var);
-            self.held.push(x, y, noise_var, t_secs);
-            self.held.recorded += 1;
-            if self.filled >= self.held.capacity() {
-                self.refresh_thresholds();
-            }
-            self.last.valid = false;
+        if self.filled >= self.held.capacity() {
+            return self.learn(x, y, t_secs, noise_var, true);
+        }
+        // The warm-up (module doc): provisional thresholds over the samples so far.
+        self.weight_center(x)?;
+        self.record(y, noise_var);
+        self.refresh_thresholds();
+        self.learn(x, y, t_secs, noise_var, false)?;
+        self.held.push(x, y, noise_var, t_secs);
+        if self.filled < self.held.capacity() {
             return Ok(());
         }
-        if self.held.len > 0 {
-            // In order: the oldest held sample, then the new one queues behind the rest.
-            self.learn_held()?;
-            self.held.push(x, y, noise_var, t_secs);
-            return self.learn_held();
-        }
-        self.learn(x, y, t_secs, noise_var, true)
+        self.relearn_warm_up()
     }
 
     fn stats(&self) -> ModelStats {
         let mut s = self.inner.stats();
-        s.samples_seen += self.held.len as u64;
         s.memory_bytes += 8 * (self.abs_t.len() + self.scratch.len() + self.held.rows.len()) as u64;
         s
     }
