@@ -169,7 +169,7 @@ fn gp_node_eval_runs_rcagp_on_a_contaminated_stream() {
     // 10 % of the targets pulled down by 3–9 σ̄: the robust model stays closer to the
     // truth. On this stream of small noise (σ_n = 0.05) the experts' inflated noise
     // σ²(1 + t²/c²) still lets such outliers pull (0.50× SkyGP-Dense's RMSE, measured
-    // 2026-12-04), the window's block averages less (0.29×); plugins/rcagp/README.md.
+    // 2026-12-04), the window's block averages less (0.29×); plugins/README.md.
     for (layout, robust, line) in [("experts", &experts, 0.6), ("window", &window, 0.4)] {
         assert_eq!(robust["contamination"]["count"], 50);
         assert_eq!(robust["contamination"]["kind"], "asymmetric");

@@ -142,5 +142,5 @@ gpn_plugin_api::export_plugin!(
     RcaGpPlugin,
     name = "rcagp",
     version = env!("CARGO_PKG_VERSION"),
-    description = "RCaGP: robust computation-aware GP on a streaming block window, or its robust weights on local experts",
+    description = "RCaGP: robust weights on SkyGP's local experts (the default layout), or the robust computation-aware GP on a streaming block window",
 );
