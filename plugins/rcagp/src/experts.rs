@@ -414,12 +414,12 @@ impl RobustExperts {
     }
 
     /// Puts |y − γ| (γ in `center`) into the thresholds' ring and σ's floor into `floor`;
-    /// refreshes the thresholds when due (never in the warm-up: its end is the caller's).
+    /// refreshes the thresholds when due (the warm-up refreshes them itself).
     fn record(&mut self, y: &[f64], noise_var: &[f64]) {
         let w = self.cfg.threshold_window;
-        for o in 0..self.cfg.output_dim {
+        for (o, &yo) in y.iter().enumerate() {
             self.floor[o] = self.cfg.c_floor_sigmas * self.base_noise(o, noise_var).sqrt();
-            self.abs_t[o * w + self.pos] = (y[o] - self.center[o]).abs();
+            self.abs_t[o * w + self.pos] = (yo - self.center[o]).abs();
         }
         self.pos = (self.pos + 1) % w;
         self.filled = (self.filled + 1).min(w);
@@ -441,13 +441,13 @@ impl RobustExperts {
     ) -> Result<(), ModelError> {
         self.weight_center(x)?;
         let mut lowered = false;
-        for o in 0..self.cfg.output_dim {
+        for (o, &yo) in y.iter().enumerate() {
             let base = self.base_noise(o, noise_var);
             let m = self.cfg.prior_mean[o];
             if base > 0.0 {
                 let c2 = self.c[o] * self.c[o] + self.center_var[o];
                 let pw = weights::point(
-                    y[o],
+                    yo,
                     self.center[o],
                     m,
                     c2,
@@ -460,7 +460,7 @@ impl RobustExperts {
                 self.noise[o] = pw.d;
                 lowered |= pw.d > base;
             } else {
-                self.y_adj[o] = y[o] - m;
+                self.y_adj[o] = yo - m;
                 self.noise[o] = base;
             }
         }
