@@ -1,7 +1,8 @@
 //! gpn_rcagp: robust, computation-aware Gaussian processes (RCaGP; Sinaga, Martinelli &
 //! Kaski, "Robust and Computation-Aware Gaussian Processes"; spec `specs/rcagp.md`) — as a
 //! batch model with its training objective, and as a streaming model on a block window
-//! exported as the plugin `rcagp` (`libgpn_rcagp.so`).
+//! (`layout: window`) — exported as the plugin `rcagp` (`libgpn_rcagp.so`), whose default
+//! layout puts RCaGP's weights on SkyGP's local experts instead ([`experts`], ADR 0018).
 //!
 //! Boundary: sees x ∈ R^d and y ∈ R^p only — nothing of robots or ROS; the plugin ABI is
 //! confined to `plugin.rs`. No feature flags.
