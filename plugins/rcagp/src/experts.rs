@@ -25,21 +25,14 @@
 //! the layout gives its experts a drift that adds no variance (`NO_GROWTH`).
 //!
 //! Warm-up: the thresholds are a quantile of the samples seen, and the experts keep a sample
-//! for as long as they have room, so a sample weighted against the few seen before it keeps
-//! that weight long after (with 10 % outliers, a 500-sample stream ended 1.7× worse than
-//! with the warm-up below; `docs/results/models-in-the-loop.md`). For the first W =
-//! min(`threshold_refresh_samples`, `threshold_window`) samples the thresholds are
-//! provisional, refreshed at every sample over those seen, and each sample is learned at
-//! once (so nothing lags) and kept in a reserved ring. The update that brings the W-th
-//! sample, when the first full thresholds exist, relearns those W samples in their order
-//! with them in a new SkyGP model that replaces the provisional one.
+//! for as long as they have room, so the first samples keep the weights they were learned
+//! with long after. For the first W = min(`threshold_refresh_samples`, `threshold_window`)
+//! samples the thresholds are refreshed at every sample, over those seen so far (before,
+//! the first W were learned at full weight: with 10 % outliers the robot stream's RMSE was
+//! 3 % higher, `docs/results/models-in-the-loop.md`).
 //!
 //! Real-time: `predict` and `update` allocate nothing, take no lock and do no I/O (the
-//! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)), except
-//! the one `update` that ends the warm-up: it builds the new model (allocates) and costs W
-//! of SkyGP's updates. In the node that update runs in the fit worker, which warms a new
-//! model on the replay buffer (`learn.fit_samples`, 1000 by default) before the control
-//! thread gets it.
+//! threshold refresh is a selection in a reserved buffer, O(p · threshold_window)).
 
 use gpn_gp_core::model::{ModelError, ModelStats, OnlineModel, Readiness, check_sample};
 use gpn_gp_core::state_codec::{StateReader, StateWriter};
@@ -57,8 +50,7 @@ const NO_GROWTH: &str = r#"{"model": "linear", "q_per_s": 0, "refresh_hz": 1.157
 
 /// Starts a `layout: experts` state.
 pub(crate) const MAGIC: &[u8; 8] = b"GPNRCAEX";
-/// 2 adds the warm-up's samples; 1 (before the warm-up) is read as none kept.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 1;
 
 /// The resolved settings of the layout.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +213,7 @@ pub struct RobustExperts {
     filled: usize,
     pos: usize,
     since_refresh: usize,
-    /// ĉ_o; +∞ before the first sample, provisional during the warm-up (module doc).
+    /// ĉ_o; +∞ before the first sample, over the samples so far during the warm-up.
     c: Vec<f64>,
     /// The floor of ĉ_o from the last sample's σ_o.
     floor: Vec<f64>,
@@ -233,81 +225,6 @@ pub struct RobustExperts {
     noise: Vec<f64>,
     /// Samples with at least one output's weight below full.
     down_weighted: u64,
-    /// The warm-up's samples (module doc): rows [x, y, noise_var, t_secs].
-    held: HeldSamples,
-}
-
-/// A FIFO ring of whole samples in reserved storage.
-#[derive(Debug, Clone, PartialEq)]
-struct HeldSamples {
-    rows: Vec<f64>,
-    /// d + 2p + 1.
-    width: usize,
-    head: usize,
-    len: usize,
-}
-
-impl HeldSamples {
-    fn new(capacity: usize, width: usize) -> Self {
-        Self {
-            rows: vec![0.0; capacity * width],
-            width,
-            head: 0,
-            len: 0,
-        }
-    }
-
-    fn capacity(&self) -> usize {
-        self.rows.len() / self.width
-    }
-
-    /// Appends [x, y, noise_var, t]; the caller keeps `len < capacity`.
-    fn push(&mut self, x: &[f64], y: &[f64], noise_var: &[f64], t_secs: f64) {
-        let at = (self.head + self.len) % self.capacity() * self.width;
-        let row = &mut self.rows[at..at + self.width];
-        let (rx, rest) = row.split_at_mut(x.len());
-        let (ry, rest) = rest.split_at_mut(y.len());
-        let (rn, rt) = rest.split_at_mut(noise_var.len());
-        rx.copy_from_slice(x);
-        ry.copy_from_slice(y);
-        rn.copy_from_slice(noise_var);
-        rt[0] = t_secs;
-        self.len += 1;
-    }
-
-    /// Moves the oldest into `row`.
-    fn pop_into(&mut self, row: &mut [f64]) {
-        let at = self.head * self.width;
-        row.copy_from_slice(&self.rows[at..at + self.width]);
-        self.head = (self.head + 1) % self.capacity();
-        self.len -= 1;
-    }
-
-    /// The held rows, oldest first, into `w`.
-    fn save(&self, w: &mut StateWriter) {
-        w.u64(self.len as u64);
-        for k in 0..self.len {
-            let at = (self.head + k) % self.capacity() * self.width;
-            w.f64s(&self.rows[at..at + self.width]);
-        }
-    }
-
-    /// What [`HeldSamples::save`] wrote, into a new ring like `self`.
-    fn load(&self, r: &mut StateReader) -> Result<Self, ModelError> {
-        let mut held = Self::new(self.capacity(), self.width);
-        held.len = r.usize()?;
-        if held.len > held.capacity() {
-            return Err(r.error("the held samples are inconsistent"));
-        }
-        for k in 0..held.len {
-            let at = k * held.width;
-            r.f64s_into(&mut held.rows[at..at + held.width], "held samples")?;
-        }
-        if held.rows.iter().any(|v| !v.is_finite()) {
-            return Err(r.error("a held sample is not finite"));
-        }
-        Ok(held)
-    }
 }
 
 impl std::fmt::Debug for RobustExperts {
@@ -315,7 +232,6 @@ impl std::fmt::Debug for RobustExperts {
         f.debug_struct("RobustExperts")
             .field("thresholds", &self.c)
             .field("down_weighted", &self.down_weighted)
-            .field("held", &self.held.len)
             .finish()
     }
 }
@@ -349,12 +265,11 @@ impl RobustExperts {
             y_adj: vec![0.0; p],
             noise: vec![0.0; p],
             down_weighted: 0,
-            held: HeldSamples::new(cfg.threshold_refresh_samples.min(w), d + 2 * p + 1),
             cfg,
         })
     }
 
-    /// The current thresholds ĉ_o (+∞ before the first refresh).
+    /// The current thresholds ĉ_o (+∞ before the first sample).
     pub fn thresholds(&self) -> &[f64] {
         &self.c
     }
@@ -364,14 +279,10 @@ impl RobustExperts {
         self.down_weighted
     }
 
-    /// Samples of the warm-up kept for relearning (module doc); 0 after it.
-    pub fn held(&self) -> usize {
-        self.held.len
-    }
-
-    /// ĉ_o = max(Q_{1−ε}(|t_o|), floor_o, c_min) over the filled ring. No allocation.
-    fn refresh_thresholds(&mut self) {
-        let (w, n) = (self.cfg.threshold_window, self.filled);
+    /// ĉ_o = max(Q_{1−ε}(|t_o|), floor_o, c_min) over the first `n` entries of the ring (the
+    /// filled ring, or the warm-up's samples). No allocation.
+    fn refresh_thresholds_over(&mut self, n: usize) {
+        let w = self.cfg.threshold_window;
         for o in 0..self.cfg.output_dim {
             let values = &mut self.scratch[..n];
             values.copy_from_slice(&self.abs_t[o * w..o * w + n]);
@@ -405,98 +316,6 @@ impl RobustExperts {
         Ok(())
     }
 
-    /// The base noise variance σ_o² of output o of a sample with `noise_var`.
-    fn base_noise(&self, o: usize, noise_var: &[f64]) -> f64 {
-        match self.cfg.noise {
-            NoiseSource::Sample => noise_var[o].max(self.hyper_noise[o]),
-            NoiseSource::Hyper => self.hyper_noise[o],
-        }
-    }
-
-    /// Puts |y − γ| (γ in `center`) into the thresholds' ring and σ's floor into `floor`;
-    /// refreshes the thresholds when due (the warm-up refreshes them itself).
-    fn record(&mut self, y: &[f64], noise_var: &[f64]) {
-        let w = self.cfg.threshold_window;
-        for (o, &yo) in y.iter().enumerate() {
-            self.floor[o] = self.cfg.c_floor_sigmas * self.base_noise(o, noise_var).sqrt();
-            self.abs_t[o * w + self.pos] = (yo - self.center[o]).abs();
-        }
-        self.pos = (self.pos + 1) % w;
-        self.filled = (self.filled + 1).min(w);
-        self.since_refresh += 1;
-        if self.c[0].is_finite() && self.since_refresh >= self.cfg.threshold_refresh_samples {
-            self.refresh_thresholds();
-        }
-    }
-
-    /// Weighs one sample against the current thresholds and learns it; `record`: its |t|
-    /// is not in the ring yet. Real-time.
-    fn learn(
-        &mut self,
-        x: &[f64],
-        y: &[f64],
-        t_secs: f64,
-        noise_var: &[f64],
-        record: bool,
-    ) -> Result<(), ModelError> {
-        self.weight_center(x)?;
-        let mut lowered = false;
-        for (o, &yo) in y.iter().enumerate() {
-            let base = self.base_noise(o, noise_var);
-            let m = self.cfg.prior_mean[o];
-            if base > 0.0 {
-                let c2 = self.c[o] * self.c[o] + self.center_var[o];
-                let pw = weights::point(
-                    yo,
-                    self.center[o],
-                    m,
-                    c2,
-                    base,
-                    Beta::Normalized.beta2(base),
-                    self.cfg.weight_profile,
-                );
-                // SkyGP learns relative to its zero prior mean.
-                self.y_adj[o] = pw.r;
-                self.noise[o] = pw.d;
-                lowered |= pw.d > base;
-            } else {
-                self.y_adj[o] = yo - m;
-                self.noise[o] = base;
-            }
-        }
-        if record {
-            self.record(y, noise_var);
-        }
-        self.down_weighted += u64::from(lowered);
-        self.last.valid = false;
-        self.inner.update(x, &self.y_adj, t_secs, &self.noise)
-    }
-
-    /// Ends the warm-up: a new SkyGP model learns the kept samples, in order, weighted with
-    /// the first full thresholds, and replaces the provisional one. **Allocates** (the new
-    /// model); on error the provisional model stays.
-    fn relearn_warm_up(&mut self) -> Result<(), ModelError> {
-        let (d, p) = (self.cfg.input_dim, self.cfg.output_dim);
-        let fresh = SkyGp::from_config(&self.cfg.experts, d, p)?;
-        let provisional = std::mem::replace(&mut self.inner, fresh);
-        let down_weighted = std::mem::take(&mut self.down_weighted);
-        let mut row = vec![0.0; self.held.width];
-        let mut result = Ok(());
-        while self.held.len > 0 && result.is_ok() {
-            self.held.pop_into(&mut row);
-            let (x, rest) = row.split_at(d);
-            let (y, rest) = rest.split_at(p);
-            let (noise_var, t) = rest.split_at(p);
-            result = self.learn(x, y, t[0], noise_var, false);
-        }
-        if result.is_err() {
-            self.inner = provisional;
-            self.down_weighted = down_weighted;
-            self.held.len = 0;
-        }
-        result
-    }
-
     /// The state: SkyGP's own, then the thresholds' ring and counters. Not real-time.
     pub fn save(&self) -> Result<Vec<u8>, ModelError> {
         let inner = self.inner.save_state()?;
@@ -513,7 +332,6 @@ impl RobustExperts {
         w.f64s(&self.c);
         w.f64s(&self.floor);
         w.u64(self.down_weighted);
-        self.held.save(&mut w);
         Ok(w.into_bytes())
     }
 
@@ -525,9 +343,9 @@ impl RobustExperts {
             return Err(r.error("not an RCaGP experts state"));
         }
         let version = r.u32()?;
-        if !(1..=FORMAT_VERSION).contains(&version) {
+        if version != FORMAT_VERSION {
             return Err(r.error(format!(
-                "state format {version}, this plugin reads 1..={FORMAT_VERSION}"
+                "state format {version}, this plugin reads {FORMAT_VERSION}"
             )));
         }
         if r.str()? != format!("{:?}", self.cfg) {
@@ -546,23 +364,9 @@ impl RobustExperts {
         let mut floor = vec![0.0; p];
         r.f64s_into(&mut floor, "threshold floors")?;
         let down_weighted = r.u64()?;
-        let held = if version >= 2 {
-            self.held.load(&mut r)?
-        } else {
-            HeldSamples::new(self.held.capacity(), self.held.width)
-        };
         r.finish()?;
         if filled > w || pos >= w || since_refresh > self.cfg.threshold_refresh_samples {
             return Err(r.error("the thresholds' ring is inconsistent"));
-        }
-        // The warm-up keeps every sample it has seen, and nothing once it is over.
-        let warming = filled < held.capacity();
-        if held.len != if warming { filled } else { 0 } {
-            return Err(r.error(if version == 1 {
-                "a format-1 state saved during the warm-up cannot be continued (its samples were not kept)"
-            } else {
-                "the warm-up's samples are inconsistent"
-            }));
         }
         if abs_t
             .iter()
@@ -582,7 +386,6 @@ impl RobustExperts {
         self.c = c;
         self.floor = floor;
         self.down_weighted = down_weighted;
-        self.held = held;
         self.last.valid = false;
         Ok(())
     }
@@ -629,24 +432,60 @@ impl OnlineModel for RobustExperts {
                 index: 0,
             });
         }
-        if self.filled >= self.held.capacity() {
-            return self.learn(x, y, t_secs, noise_var, true);
-        }
-        // The warm-up (module doc): provisional thresholds over the samples so far.
         self.weight_center(x)?;
-        self.record(y, noise_var);
-        self.refresh_thresholds();
-        self.learn(x, y, t_secs, noise_var, false)?;
-        self.held.push(x, y, noise_var, t_secs);
-        if self.filled < self.held.capacity() {
-            return Ok(());
+        let w = self.cfg.threshold_window;
+        let mut lowered = false;
+        for o in 0..p {
+            let base = match self.cfg.noise {
+                NoiseSource::Sample => noise_var[o].max(self.hyper_noise[o]),
+                NoiseSource::Hyper => self.hyper_noise[o],
+            };
+            self.noise[o] = base;
+            self.floor[o] = self.cfg.c_floor_sigmas * base.sqrt();
+            self.abs_t[o * w + self.pos] = (y[o] - self.center[o]).abs();
         }
-        self.relearn_warm_up()
+        // The warm-up (module doc): thresholds over the samples so far, this one included
+        // (so the first sample keeps its full weight). The ring has not wrapped yet.
+        if self.filled < self.cfg.threshold_refresh_samples.min(w) {
+            self.refresh_thresholds_over(self.filled + 1);
+        }
+        for (o, &yo) in y.iter().enumerate() {
+            let base = self.noise[o];
+            let m = self.cfg.prior_mean[o];
+            if self.c[o].is_finite() && base > 0.0 {
+                let c2 = self.c[o] * self.c[o] + self.center_var[o];
+                let pw = weights::point(
+                    yo,
+                    self.center[o],
+                    m,
+                    c2,
+                    base,
+                    Beta::Normalized.beta2(base),
+                    self.cfg.weight_profile,
+                );
+                // SkyGP learns relative to its zero prior mean.
+                self.y_adj[o] = pw.r;
+                self.noise[o] = pw.d;
+                lowered |= pw.d > base;
+            } else {
+                self.y_adj[o] = yo - m;
+                self.noise[o] = base;
+            }
+        }
+        self.pos = (self.pos + 1) % w;
+        self.filled = (self.filled + 1).min(w);
+        self.since_refresh += 1;
+        if self.since_refresh >= self.cfg.threshold_refresh_samples {
+            self.refresh_thresholds_over(self.filled);
+        }
+        self.down_weighted += u64::from(lowered);
+        self.last.valid = false;
+        self.inner.update(x, &self.y_adj, t_secs, &self.noise)
     }
 
     fn stats(&self) -> ModelStats {
         let mut s = self.inner.stats();
-        s.memory_bytes += 8 * (self.abs_t.len() + self.scratch.len() + self.held.rows.len()) as u64;
+        s.memory_bytes += 8 * (self.abs_t.len() + self.scratch.len()) as u64;
         s
     }
 

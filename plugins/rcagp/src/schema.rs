@@ -100,7 +100,7 @@ pub fn config_schema() -> ConfigSchema {
             key("experts", Object, "layout experts: the local experts' configuration, any keys of the skygp plugin except hyper and drift (which come from the keys above), e.g. {variant: fast}. Default: SkyGP's defaults with variant dense (the node's default model)."),
             key("threshold_window", Integer, "layout experts: the thresholds c_o are the 1 − ε quantile of |t_o| over this many newest samples, 8..=65536. Default 1024.")
                 .unit("samples"),
-            key("threshold_refresh_samples", Integer, "layout experts: recompute the thresholds every this many samples, ≥ 1 (O(p · threshold_window) each). Default 64. The first min(this, threshold_window) samples are the warm-up: the thresholds are refreshed at each of them, and the update that brings the last relearns them all with the first full thresholds (one update of that many SkyGP updates).")
+            key("threshold_refresh_samples", Integer, "layout experts: recompute the thresholds every this many samples, ≥ 1 (O(p · threshold_window) each). Default 64. The first min(this, threshold_window) samples are the warm-up: the thresholds are refreshed at each of them, over the samples so far.")
                 .unit("samples"),
         ],
     }
