@@ -94,7 +94,7 @@ pub fn config_schema() -> ConfigSchema {
             key("refit_max_duty", Number, "In (0, 1]; background mode: after a refit that took T the next waits T·(1/duty − 1), capping the refit thread at this fraction of a core (a step costs O(n² d + p n i²), ≈ 0.1–0.3 s at n = 1024, d = 21, p = 7).")
                 .default(0.25),
             key("drift", Object, DRIFT_DOC).default(Value::Null),
-            key("layout", String, "Where the robust weights are applied: experts (the default), SkyGP-Dense's local experts, each sample weighted before they learn it (ADR 0018; on the robot within 1.33× of SkyGP-Dense's tracking at its cost, where the window misses); or window, the paper's computation-aware GP on the block window (more robust on streams of small noise, `plugins/README.md`). A key of the other layout is refused.")
+            key("layout", String, "Where the robust weights are applied: experts (the default), SkyGP-Dense's local experts, each sample weighted before they learn it (ADR 0018; on a robot stream as accurate as SkyGP-Dense at its update cost, and far more robust to outliers; in the loop `docs/results/models-in-the-loop.md`); or window, the paper's computation-aware GP on the block window (more robust on streams of small noise, `plugins/README.md`). A key of the other layout is refused.")
                 .default("experts")
                 .one_of(&["window", "experts"]),
             key("experts", Object, "layout experts: the local experts' configuration, any keys of the skygp plugin except hyper and drift (which come from the keys above), e.g. {variant: fast}. Default: SkyGP's defaults with variant dense (the node's default model)."),
