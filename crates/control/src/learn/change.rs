@@ -43,7 +43,10 @@ pub struct ChangeParams {
     pub allowance: f64,
     /// Largest z²/ν one sample adds (one wild sample cannot raise an alarm alone).
     pub max_increment: f64,
-    /// Samples after a reset (a new model) that set the normaliser ν before any alarm.
+    /// Samples after a reset (a new model) that set the normaliser ν before any alarm. A
+    /// model the worker warmed on at least 2 × `normalise_samples` samples (a refit, a swap,
+    /// a rebuild that keeps the old samples) brings ν measured while warming and skips this
+    /// ([`WarmNormaliser`]).
     pub warmup_samples: usize,
     /// Horizon of the normaliser's running mean afterwards, samples.
     pub normalise_samples: usize,
@@ -157,6 +160,28 @@ pub fn describe_change(c: &ChangeNotice) -> String {
     )
 }
 
+/// How a model warmed off the control thread measures the CUSUM's normaliser ν on its
+/// warm-up samples, so that the detector is armed from the model's first tick instead of
+/// after `warmup_samples` live samples: the plain mean of z² over the last `window` samples,
+/// each predicted before it is learned (the innovations the learner sees), the samples the
+/// innovation gate refuses left out. Measured only when at least `window` samples were
+/// learned before those: a model built from fewer (the first fit, a rebuild after a change)
+/// is still learning, and its detector warms up on the live samples.
+#[derive(Debug, Clone)]
+pub(super) struct WarmNormaliser {
+    /// Samples measured (`learn.change.normalise_samples`).
+    pub window: usize,
+    /// The learner's gate (its innovation check).
+    pub gate: super::gate::GateParams,
+}
+
+impl WarmNormaliser {
+    /// The first of `n` warm-up samples to measure, if the warm-up is long enough.
+    pub fn first_measured(&self, n: usize) -> Option<usize> {
+        (self.window > 0 && n >= self.window.saturating_mul(2)).then(|| n - self.window)
+    }
+}
+
 /// Per-joint CUSUM on the self-normalised innovations r_j = z_j² / ν_j − 1 − k.
 ///
 /// ν_j is a slow running mean of z_j² (learned during a warm-up after every reset, then
@@ -170,6 +195,8 @@ pub struct Cusum {
     zero_t: Vec<f64>,
     nu: Vec<f64>,
     seen: usize,
+    /// ν came with the model (see [`WarmNormaliser`]): no warm-up.
+    armed: bool,
     last_alarm_t: f64,
 }
 
@@ -181,6 +208,7 @@ impl Cusum {
             zero_t: vec![f64::NEG_INFINITY; p],
             nu: vec![1.0; p],
             seen: 0,
+            armed: false,
             last_alarm_t: f64::NEG_INFINITY,
         }
     }
@@ -201,13 +229,31 @@ impl Cusum {
         self.zero_t.fill(f64::NEG_INFINITY);
         self.nu.fill(1.0);
         self.seen = 0;
+        self.armed = false;
+    }
+
+    /// Starts afresh with the new model's normaliser measured while it was warmed
+    /// ([`WarmNormaliser`]): armed at once, without the warm-up. A value that is not finite
+    /// and positive falls back to [`Cusum::reset`]. Real-time.
+    pub fn reset_to(&mut self, nu: &[f64]) {
+        self.reset();
+        if nu.len() != self.nu.len() || !nu.iter().all(|v| v.is_finite() && *v > 0.0) {
+            return;
+        }
+        self.nu.copy_from_slice(nu);
+        self.armed = true;
+    }
+
+    /// Whether alarms can be raised (the warm-up is over, or ν came with the model).
+    pub fn armed(&self, params: &ChangeParams) -> bool {
+        self.armed || self.seen > params.warmup_samples
     }
 
     /// Adds the innovations `z` of a sample at `t`; returns (joint, onset) on an alarm.
     /// Real-time.
     pub fn push(&mut self, params: &ChangeParams, t: f64, z: &[f64]) -> Option<(usize, f64)> {
         self.seen += 1;
-        let warming = self.seen <= params.warmup_samples;
+        let warming = !self.armed && self.seen <= params.warmup_samples;
         let horizon = params.normalise_samples.max(1) as f64;
         let mut fired: Option<(usize, f64, f64)> = None;
         for (j, ((s, zero_t), nu)) in self
@@ -409,6 +455,45 @@ mod tests {
         cusum.reset();
         assert_eq!(cusum.normaliser(), &[1.0]);
         assert_eq!(cusum.statistics(), &[0.0]);
+    }
+
+    #[test]
+    fn a_normaliser_that_comes_with_the_model_arms_the_detector_at_once() {
+        let params = ChangeParams::default();
+        // The same step 100 samples after a new model: missed during the warm-up, found
+        // with the normaliser the model was warmed with.
+        let z = stream(3_000, 1.0, 100, 15.0, 8);
+        let run = |cusum: &mut Cusum| {
+            z.iter()
+                .enumerate()
+                .find_map(|(i, z)| cusum.push(&params, i as f64 * 1e-3, z).map(|_| i))
+        };
+        let mut warming = Cusum::new(2);
+        warming.reset();
+        assert!(!warming.armed(&params));
+        assert_eq!(run(&mut warming), None);
+        let mut armed = Cusum::new(2);
+        armed.reset_to(&[1.0, 1.0]);
+        assert!(armed.armed(&params));
+        let at = run(&mut armed).expect("detected");
+        assert!((100..120).contains(&at), "detected at sample {at}");
+        // A normaliser the detector cannot use leaves it warming up.
+        for bad in [&[1.0, f64::NAN][..], &[1.0, 0.0], &[1.0]] {
+            let mut c = Cusum::new(2);
+            c.reset_to(bad);
+            assert!(!c.armed(&params), "{bad:?}");
+            assert_eq!(c.normaliser(), &[1.0, 1.0]);
+        }
+        // A stationary stream with the measured normaliser raises nothing.
+        let quiet = stream(300_000, 2.0, usize::MAX, 0.0, 9);
+        let mut c = Cusum::new(2);
+        c.reset_to(&[4.0, 4.0]);
+        let alarms = quiet
+            .iter()
+            .enumerate()
+            .filter(|(i, z)| c.push(&params, *i as f64 * 1e-3, *z).is_some())
+            .count();
+        assert_eq!(alarms, 0);
     }
 
     #[test]

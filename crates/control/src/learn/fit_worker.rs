@@ -14,6 +14,8 @@ use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
 use super::branches::{Part, create_model, parse_parts, parts_hyper};
+use super::change::WarmNormaliser;
+use super::gate::InnovationGate;
 use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
 use super::sample_noise::base_noise_var;
@@ -106,6 +108,8 @@ pub(super) struct FitJob {
     pub sharing: HyperSharing,
     /// Most groups of `HyperSharing::Grouped`.
     pub max_noise_groups: usize,
+    /// Measure the change detector's normaliser while warming the model (None: detection off).
+    pub normaliser: Option<WarmNormaliser>,
 }
 
 /// A model ready for adoption.
@@ -120,6 +124,9 @@ pub struct FitOutcome {
     pub fit_secs: f64,
     /// A loaded model's q̈ range per joint (empty: the samples the learner formed say it).
     pub accel_range: Vec<(f64, f64)>,
+    /// The change detector's normaliser ν per output, measured while warming
+    /// ([`WarmNormaliser`]); None: the detector warms up on the live samples.
+    pub normaliser: Option<Vec<f64>>,
 }
 
 /// What a reply answers.
@@ -277,6 +284,7 @@ pub(super) struct Retired {
     pub hyper: Option<serde_json::Value>,
     pub message: Option<String>,
     pub factory: Option<ModelFactory>,
+    pub normaliser: Option<Vec<f64>>,
 }
 
 /// A model built elsewhere (a loaded file), to be adopted as it is.
@@ -301,6 +309,7 @@ pub(super) enum Job {
         change: ModelChange,
         id: u64,
         injection: Option<Injection>,
+        normaliser: Option<WarmNormaliser>,
     },
     Adopt(Box<ReadyModel>, u64),
     SetFactory(ModelFactory, u64),
@@ -379,7 +388,8 @@ impl WorkerState {
                 change,
                 id,
                 injection,
-            } => Some(self.handle_warm(factory, samples, change, id, injection)),
+                normaliser,
+            } => Some(self.handle_warm(factory, samples, (change, id), injection, normaliser)),
             Job::Adopt(ready, id) => Some(self.handle_adopt(*ready, id)),
             Job::SetProber(prober) => {
                 self.prober = Some(prober);
@@ -434,9 +444,9 @@ impl WorkerState {
         &mut self,
         factory: Option<ModelFactory>,
         mut samples: FitBuffers,
-        change: ModelChange,
-        id: u64,
+        (change, id): (ModelChange, u64),
         injection: Option<Injection>,
+        normaliser: Option<WarmNormaliser>,
     ) -> Reply {
         let Some((hyper, standardizer)) = self.current.clone() else {
             return Reply::Failed(
@@ -457,9 +467,19 @@ impl WorkerState {
                 }
             }
         }
-        let built = self.warm_with(factory, id, &hyper, &standardizer, &samples);
+        let built = self.warm_with(
+            factory,
+            id,
+            (&hyper, &standardizer),
+            &samples,
+            normaliser.as_ref(),
+        );
         match built {
-            Ok((mut model, secs)) => {
+            Ok(Warmed {
+                mut model,
+                secs,
+                normaliser,
+            }) => {
                 if let (Some(prober), Some(input)) = (&self.prober, probe_input) {
                     prober.offer(input, model.as_mut(), &standardizer);
                 }
@@ -470,6 +490,7 @@ impl WorkerState {
                         hyper,
                         fit_secs: secs,
                         accel_range: Vec::new(),
+                        normaliser,
                     },
                     Some(samples),
                     ReplyMeta {
@@ -488,18 +509,18 @@ impl WorkerState {
         &mut self,
         factory: Option<ModelFactory>,
         id: u64,
-        hyper: &serde_json::Value,
-        standardizer: &Standardizer,
+        (hyper, standardizer): (&serde_json::Value, &Standardizer),
         samples: &FitBuffers,
-    ) -> Result<(Box<dyn OnlineModel>, f64), String> {
+        normaliser: Option<&WarmNormaliser>,
+    ) -> Result<Warmed, String> {
         match factory {
             Some(mut new) => {
                 let built = warm(
                     &mut new,
-                    hyper,
+                    (hyper, standardizer),
                     (self.dims, self.noise_fallback),
-                    standardizer,
                     samples,
+                    normaliser,
                 );
                 if built.is_ok() {
                     // The old factory is kept until a cancel or the next change
@@ -511,10 +532,10 @@ impl WorkerState {
             }
             None => warm(
                 &mut self.factory,
-                hyper,
+                (hyper, standardizer),
                 (self.dims, self.noise_fallback),
-                standardizer,
                 samples,
+                normaliser,
             ),
         }
     }
@@ -536,6 +557,7 @@ impl WorkerState {
                 hyper,
                 fit_secs: 0.0,
                 accel_range,
+                normaliser: None,
             },
             None,
             meta(ModelChange::Load, id),
@@ -771,18 +793,33 @@ fn retain(samples: &mut FitBuffers, keep: impl Fn(f64) -> bool) {
 
 /// Creates a model with `factory` and `hyper`, and warms it on `samples` (raw targets, mapped
 /// through `standardizer`). Returns the model and the seconds it took.
+/// A model warmed on samples.
+struct Warmed {
+    model: Box<dyn OnlineModel>,
+    /// Wall time of create + warm, s.
+    secs: f64,
+    /// The change detector's normaliser measured on the way, if asked for and measurable.
+    normaliser: Option<Vec<f64>>,
+}
+
+/// Creates a model and teaches it `samples` in order; with `normaliser`, the last of them
+/// are predicted before they are learned, as the learner does, to measure ν
+/// ([`WarmNormaliser`]).
 fn warm(
     factory: &mut ModelFactory,
-    hyper: &serde_json::Value,
+    (hyper, standardizer): (&serde_json::Value, &Standardizer),
     ((d, p), noise_fallback): ((usize, usize), f64),
-    standardizer: &Standardizer,
     samples: &FitBuffers,
-) -> Result<(Box<dyn OnlineModel>, f64), String> {
+    normaliser: Option<&WarmNormaliser>,
+) -> Result<Warmed, String> {
     let start = Instant::now();
     let mut model = create_model(hyper, d, p, |h, d, p| factory(h, d, p))?;
     let (mut y, mut var, mut base) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
     base_noise_var(Some(hyper), standardizer.std(), noise_fallback, &mut base);
-    for i in 0..samples.len() {
+    let n = samples.len();
+    let measured_from = normaliser.and_then(|m| m.first_measured(n).map(|i| (m, i)));
+    let mut innovations = measured_from.map(|(m, _)| InnovationMeans::new(p, m));
+    for i in 0..n {
         let (Some(x), Some(y_raw), Some(nv)) = (
             samples.x.get(i * d..(i + 1) * d),
             samples.y.get(i * p..(i + 1) * p),
@@ -799,11 +836,91 @@ fn warm(
         for (v, b) in var.iter_mut().zip(&base) {
             *v += b;
         }
+        if let (Some(means), Some((_, from))) = (innovations.as_mut(), measured_from)
+            && i >= from
+        {
+            means.observe(model.as_mut(), x, (&y, &var), standardizer.std());
+        }
         model
             .update(x, &y, samples.t_secs[i], &var)
             .map_err(|e| format!("warming the new model failed at sample {i}: {e}"))?;
     }
-    Ok((model, start.elapsed().as_secs_f64()))
+    Ok(Warmed {
+        model,
+        secs: start.elapsed().as_secs_f64(),
+        normaliser: innovations.and_then(InnovationMeans::finish),
+    })
+}
+
+/// Mean z² per output of the samples a model predicts before learning them, those the
+/// learner's innovation gate would refuse left out.
+struct InnovationMeans<'a> {
+    spec: &'a WarmNormaliser,
+    gate: InnovationGate,
+    sum: Vec<f64>,
+    count: Vec<usize>,
+    mu: Vec<f64>,
+    var: Vec<f64>,
+}
+
+impl<'a> InnovationMeans<'a> {
+    fn new(p: usize, spec: &'a WarmNormaliser) -> Self {
+        Self {
+            spec,
+            gate: InnovationGate::default(),
+            sum: vec![0.0; p],
+            count: vec![0; p],
+            mu: vec![0.0; p],
+            var: vec![0.0; p],
+        }
+    }
+
+    /// Predicts the sample (standardised target and noise variance) and adds its z².
+    fn observe(
+        &mut self,
+        model: &mut dyn OnlineModel,
+        x: &[f64],
+        (y, noise_var): (&[f64], &[f64]),
+        scale: &[f64],
+    ) {
+        let predicted = model.predict(x, &mut self.mu, &mut self.var);
+        if predicted.is_err() || !self.mu.iter().chain(&self.var).all(|v| v.is_finite()) {
+            return;
+        }
+        let (mu, var) = (&self.mu, &self.var);
+        if self
+            .gate
+            .refuses(&self.spec.gate, scale, (y, mu), (var, noise_var))
+        {
+            return;
+        }
+        for j in 0..y.len() {
+            let sd2 = var[j].max(0.0) + noise_var[j];
+            let z2 = if sd2 > 0.0 {
+                (y[j] - mu[j]).powi(2) / sd2
+            } else {
+                0.0
+            };
+            if z2.is_finite() {
+                self.sum[j] += z2;
+                self.count[j] += 1;
+            }
+        }
+    }
+
+    /// ν per output, if every output has samples.
+    fn finish(self) -> Option<Vec<f64>> {
+        if self.count.contains(&0) {
+            return None;
+        }
+        Some(
+            self.sum
+                .iter()
+                .zip(&self.count)
+                .map(|(s, &c)| s / c as f64)
+                .collect(),
+        )
+    }
 }
 
 fn per_output_json(outputs: &[OutputHyper]) -> serde_json::Value {
@@ -842,13 +959,20 @@ fn run_fit(
         FitChoice::Kept(nlpd) => return Ok(FitRun::Kept(nlpd)),
     };
     let dims = ((job.d, job.p), noise_fallback);
-    let (model, _) = warm(factory, &hyper, dims, &standardizer, &job.samples)?;
+    let warmed = warm(
+        factory,
+        (&hyper, &standardizer),
+        dims,
+        &job.samples,
+        job.normaliser.as_ref(),
+    )?;
     Ok(FitRun::New(FitOutcome {
-        model,
+        model: warmed.model,
         standardizer,
         hyper,
         fit_secs: start.elapsed().as_secs_f64(),
         accel_range: Vec::new(),
+        normaliser: warmed.normaliser,
     }))
 }
 
@@ -1179,6 +1303,7 @@ mod tests {
             max_points,
             sharing: HyperSharing::SharedLengthscales,
             max_noise_groups: 4,
+            normaliser: None,
         };
         let map = Standardizer::fit(&samples().y, 2);
         // Values in use that predict nothing (lengthscales far below the data's spacing):
@@ -1218,5 +1343,129 @@ mod tests {
         assert_eq!(before, score(&good, &good_map));
         assert!(after > before + 1.0, "{after} vs {before}");
         assert!(score(&fitted, &fitted_map).is_finite());
+    }
+
+    /// Predicts the last target it learned, with latent variance 0.25 (a persistence model:
+    /// its innovations are the targets' increments).
+    struct Persistence {
+        last: Vec<f64>,
+    }
+
+    impl OnlineModel for Persistence {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn output_dim(&self) -> usize {
+            self.last.len()
+        }
+        fn predict(
+            &mut self,
+            _: &[f64],
+            mean: &mut [f64],
+            var: &mut [f64],
+        ) -> Result<(), gpn_gp_core::model::ModelError> {
+            mean.copy_from_slice(&self.last);
+            var.fill(0.25);
+            Ok(())
+        }
+        fn update(
+            &mut self,
+            _: &[f64],
+            y: &[f64],
+            _: f64,
+            _: &[f64],
+        ) -> Result<(), gpn_gp_core::model::ModelError> {
+            self.last.copy_from_slice(y);
+            Ok(())
+        }
+        fn stats(&self) -> gpn_gp_core::model::ModelStats {
+            gpn_gp_core::model::ModelStats {
+                samples_seen: 0,
+                samples_stored: 0,
+                experts: 1,
+                memory_bytes: 0,
+            }
+        }
+        fn state_bytes(&self) -> Result<Vec<u8>, gpn_gp_core::model::ModelError> {
+            Ok(Vec::new())
+        }
+        fn restore_state_bytes(&mut self, _: &[u8]) -> Result<(), gpn_gp_core::model::ModelError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn warming_measures_the_detectors_normaliser_on_the_last_samples_without_the_gated_ones() {
+        // Targets whose increments vary, each sample with its own noise, one torque spike
+        // (refused by the innovation gate going in and coming out) in the measured window.
+        let n = 400;
+        let mut s = FitBuffers::with_capacity(n, 1, 2);
+        let target = |i: usize| {
+            let t = i as f64;
+            let spike = if i == 350 { 50.0 } else { 0.0 };
+            [(0.3 * t).sin() + spike, 0.5 * (0.11 * t).cos()]
+        };
+        let noise = |i: usize| [0.01 * (i % 7) as f64, 0.02];
+        for i in 0..n {
+            s.push(
+                &[0.0],
+                &target(i),
+                &noise(i),
+                &[f64::NAN; 2],
+                i as f64 * 1e-3,
+            );
+        }
+        let fallback = 0.04; // the base noise variance (no σ_n in the hyperparameters)
+        let mut factory: ModelFactory = Box::new(|_, _, p| {
+            Ok(Box::new(Persistence { last: vec![0.0; p] }) as Box<dyn OnlineModel>)
+        });
+        let map = Standardizer::identity(2);
+        let spec = WarmNormaliser {
+            window: 100,
+            gate: super::super::gate::GateParams::default(),
+        };
+        let hyper = serde_json::Value::Null;
+        let warmed = warm(
+            &mut factory,
+            (&hyper, &map),
+            ((1, 2), fallback),
+            &s,
+            Some(&spec),
+        )
+        .unwrap();
+        let nu = warmed.normaliser.expect("measured");
+        // Independently: z² = (y_i − y_{i−1})² / (0.25 + v_i + base) over samples 300..400,
+        // without 350 and 351.
+        for (j, got) in nu.iter().enumerate() {
+            let kept: Vec<f64> = (300..n)
+                .filter(|i| *i != 350 && *i != 351)
+                .map(|i| {
+                    let e = target(i)[j] - target(i - 1)[j];
+                    e * e / (0.25 + noise(i)[j] + fallback)
+                })
+                .collect();
+            let want = kept.iter().sum::<f64>() / kept.len() as f64;
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "output {j}: {got} vs {want}"
+            );
+        }
+        // Too few samples before the window (a model still learning), or no detector:
+        // nothing measured.
+        let spec_long = WarmNormaliser {
+            window: 201,
+            ..spec.clone()
+        };
+        let warmed = warm(
+            &mut factory,
+            (&hyper, &map),
+            ((1, 2), fallback),
+            &s,
+            Some(&spec_long),
+        )
+        .unwrap();
+        assert!(warmed.normaliser.is_none());
+        let warmed = warm(&mut factory, (&hyper, &map), ((1, 2), fallback), &s, None).unwrap();
+        assert!(warmed.normaliser.is_none());
     }
 }

@@ -43,6 +43,47 @@ pub struct GateParams {
     pub max_consecutive_outliers: u32,
 }
 
+/// The check of [`GateParams::check_innovation`], with its run of consecutive outliers. The
+/// learner applies it to every sample; a model warmed off the control thread applies it to
+/// its warm-up samples, to leave out what the learner's change detector would not see.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct InnovationGate {
+    consecutive: u32,
+}
+
+impl InnovationGate {
+    /// Whether this sample is an isolated outlier to refuse: standardised target `y`,
+    /// prediction `mu`, latent variance `var` and noise variance `noise_var` (standardised),
+    /// `scale` the output map's standard deviations (to N·m). Real-time.
+    pub fn refuses(
+        &mut self,
+        g: &GateParams,
+        scale: &[f64],
+        (y, mu): (&[f64], &[f64]),
+        (var, noise_var): (&[f64], &[f64]),
+    ) -> bool {
+        if !g.check_innovation {
+            return false;
+        }
+        let outlier = (0..y.len()).any(|j| {
+            let sigma_nm = (var[j].max(0.0) + noise_var[j]).sqrt() * scale[j];
+            let innovation_nm = (y[j] - mu[j]).abs() * scale[j];
+            innovation_nm > (g.innovation_sigmas * sigma_nm).max(g.innovation_limit_nm)
+        });
+        if outlier && self.consecutive < g.max_consecutive_outliers {
+            self.consecutive += 1;
+            return true;
+        }
+        self.consecutive = 0;
+        false
+    }
+
+    /// Forgets the run of outliers (a new model).
+    pub fn reset(&mut self) {
+        self.consecutive = 0;
+    }
+}
+
 impl Default for GateParams {
     fn default() -> Self {
         Self {

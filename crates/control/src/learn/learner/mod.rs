@@ -32,7 +32,7 @@ use super::fit_worker::{
     FitBuffers, FitWorker, HyperSharing, Injection, Job, ModelFactory, Reidentifier, Reply,
     ReplyMeta,
 };
-use super::gate::{Gate, GateCounts, GateParams, Rejection};
+use super::gate::{Gate, GateCounts, GateParams, InnovationGate, Rejection};
 use super::replay::ReplayBuffer;
 use super::sample_noise::base_noise_var;
 use super::standardize::Standardizer;
@@ -285,8 +285,8 @@ pub struct Learner {
     query: Vec<f64>,
     /// A reply taken by `wait_for_model`, adopted by the next `poll`.
     pending: Option<Reply>,
-    /// Outliers in a row (see [`GateParams::check_innovation`]).
-    consecutive_outliers: u32,
+    /// The innovation check with its run of outliers (see [`GateParams::check_innovation`]).
+    innovation_gate: InnovationGate,
     /// The replay buffer being copied into the fit buffers, a chunk per tick.
     export: Option<Export>,
     /// Results of model changes for the caller (preallocated; drained by the loop).
@@ -558,7 +558,7 @@ impl Learner {
             accel_seen: vec![(f64::INFINITY, f64::NEG_INFINITY); p],
             query: vec![0.0; d],
             pending: None,
-            consecutive_outliers: 0,
+            innovation_gate: InnovationGate::default(),
             export: None,
             events: Vec::with_capacity(EVENT_CAPACITY),
             last_adoption: None,
@@ -746,22 +746,12 @@ impl Learner {
     /// Whether the current sample is an isolated outlier against the prediction in `mu`,
     /// `var` (standardised units); see [`GateParams::check_innovation`].
     fn is_isolated_outlier(&mut self) -> bool {
-        let g = self.gate.params();
-        if !g.check_innovation {
-            return false;
-        }
-        let scale = self.standardizer.std();
-        let outlier = (0..self.nv).any(|j| {
-            let sigma_nm = (self.var[j].max(0.0) + self.noise_var_std[j]).sqrt() * scale[j];
-            let innovation_nm = (self.y_std[j] - self.mu[j]).abs() * scale[j];
-            innovation_nm > (g.innovation_sigmas * sigma_nm).max(g.innovation_limit_nm)
-        });
-        if outlier && self.consecutive_outliers < g.max_consecutive_outliers {
-            self.consecutive_outliers += 1;
-            return true;
-        }
-        self.consecutive_outliers = 0;
-        false
+        self.innovation_gate.refuses(
+            self.gate.params(),
+            self.standardizer.std(),
+            (&self.y_std, &self.mu),
+            (&self.var, &self.noise_var_std),
+        )
     }
 
     /// Posterior mean (N·m) and latent variance ((N·m)²) of the residual at `x` =

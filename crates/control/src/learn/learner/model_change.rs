@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use gpn_gp_core::bound::CalibratedBound;
 
+use super::super::change::WarmNormaliser;
 use super::super::fit_worker::{
     FitJob, FitWorker, Job, ModelChange, ReadyModel, Reply, ReplyMeta, Retired,
 };
@@ -37,6 +38,7 @@ impl Learner {
             max_points: self.params.fit_max_points,
             sharing: self.params.hyper_sharing,
             max_noise_groups: self.params.max_noise_groups,
+            normaliser: self.warm_normaliser(),
         };
         match worker.try_send(Job::Fit(job, ModelChange::Fit)) {
             Ok(()) => true,
@@ -104,6 +106,7 @@ impl Learner {
                     max_points: self.params.fit_max_points,
                     sharing: self.params.hyper_sharing,
                     max_noise_groups: self.params.max_noise_groups,
+                    normaliser: self.warm_normaliser(),
                 },
                 ModelChange::Refit,
             ),
@@ -113,6 +116,7 @@ impl Learner {
                 change: ModelChange::Swap,
                 id,
                 injection: None,
+                normaliser: self.warm_normaliser(),
             },
             ExportPurpose::Fresh { id } => Job::Warm {
                 factory: None,
@@ -120,6 +124,7 @@ impl Learner {
                 change: ModelChange::Fresh,
                 id,
                 injection: None,
+                normaliser: self.warm_normaliser(),
             },
             ExportPurpose::Rebuild { injection } => Job::Warm {
                 factory: None,
@@ -127,6 +132,7 @@ impl Learner {
                 change: ModelChange::Rebuild,
                 id: 0,
                 injection: Some(injection),
+                normaliser: self.warm_normaliser(),
             },
         };
         if let Err(job) = worker.try_send(job) {
@@ -149,6 +155,15 @@ impl Learner {
                 outcome: SwapOutcome::Failed(String::new()),
             });
         }
+    }
+
+    /// What a model warmed on the worker measures for the change detector (None when
+    /// detection is off). Real-time: the settings hold no heap data.
+    fn warm_normaliser(&self) -> Option<WarmNormaliser> {
+        self.params.change.detect.then(|| WarmNormaliser {
+            window: self.params.change.normalise_samples,
+            gate: self.params.gate.clone(),
+        })
     }
 
     pub(super) fn push_event(&mut self, event: SwapEvent) {
@@ -300,7 +315,7 @@ impl Learner {
         self.previous.valid = false;
         self.learned_by_model = 0;
         self.refits_done = 0;
-        self.consecutive_outliers = 0;
+        self.innovation_gate.reset();
         if keep {
             self.phase = LearnPhase::Fitting;
             self.start_export(ExportPurpose::Fresh { id });
@@ -381,6 +396,7 @@ impl Learner {
                             model: Some(outcome.model),
                             standardizer: Some(outcome.standardizer),
                             hyper: Some(outcome.hyper),
+                            normaliser: outcome.normaliser,
                             ..Retired::default()
                         },
                     );
@@ -405,10 +421,17 @@ impl Learner {
                     self.params.torque_noise_std_nm.powi(2),
                     &mut self.noise_base_std,
                 );
+                // The detector starts afresh with the new model: armed at once when the
+                // worker measured its normaliser while warming it.
+                match &outcome.normaliser {
+                    Some(nu) => self.cusum.reset_to(nu),
+                    None => self.cusum.reset(),
+                }
                 self.retire(Retired {
                     model: old_model,
                     standardizer: Some(old_standardizer),
                     hyper: old_hyper,
+                    normaliser: outcome.normaliser,
                     ..Retired::default()
                 });
                 if matches!(meta.change, ModelChange::Fit | ModelChange::Refit) {
@@ -419,7 +442,6 @@ impl Learner {
                 }
                 self.phase = LearnPhase::Active;
                 self.last_adoption = Some(meta);
-                self.cusum.reset();
                 if meta.reidentified_mass_kg.is_finite() {
                     self.reidentified_mass_kg = meta.reidentified_mass_kg;
                 }
