@@ -58,7 +58,7 @@ pub enum Layout {
     /// The computation-aware block window (the paper's model, spec §6).
     Window,
     /// SkyGP's local experts, each sample weighted before it is learned
-    /// (`crate::experts`; ADR 0018). The default: on the robot it tracks within 1.33× of
+    /// (`crate::experts`; ADR 0018). The default: on the robot it tracks within 1.2× of
     /// SkyGP-Dense at its cost, where the window misses (`docs/results/models-in-the-loop.md`).
     #[default]
     Experts,
