@@ -853,7 +853,9 @@ fn warm(
 }
 
 /// Mean z² per output of the samples a model predicts before learning them, those the
-/// learner's innovation gate would refuse left out.
+/// learner's innovation gate would refuse left out, and those predicted while the model is
+/// not ready (an output answering from the prior, or samples its background has not taken
+/// in: its predictions will change when it has, as VBKS's do after its offline phase).
 struct InnovationMeans<'a> {
     spec: &'a WarmNormaliser,
     gate: InnovationGate,
@@ -861,6 +863,7 @@ struct InnovationMeans<'a> {
     count: Vec<usize>,
     mu: Vec<f64>,
     var: Vec<f64>,
+    from_prior: Vec<bool>,
 }
 
 impl<'a> InnovationMeans<'a> {
@@ -872,6 +875,7 @@ impl<'a> InnovationMeans<'a> {
             count: vec![0; p],
             mu: vec![0.0; p],
             var: vec![0.0; p],
+            from_prior: vec![false; p],
         }
     }
 
@@ -883,6 +887,13 @@ impl<'a> InnovationMeans<'a> {
         (y, noise_var): (&[f64], &[f64]),
         scale: &[f64],
     ) {
+        self.from_prior.fill(false);
+        let behind = model
+            .readiness(&mut self.from_prior)
+            .is_some_and(|r| r.samples_behind > 0);
+        if behind || self.from_prior.contains(&true) {
+            return;
+        }
         let predicted = model.predict(x, &mut self.mu, &mut self.var);
         if predicted.is_err() || !self.mu.iter().chain(&self.var).all(|v| v.is_finite()) {
             return;
@@ -908,9 +919,13 @@ impl<'a> InnovationMeans<'a> {
         }
     }
 
-    /// ν per output, if every output has samples.
+    /// ν per output, if at least half the window was measured for every output.
     fn finish(self) -> Option<Vec<f64>> {
-        if self.count.contains(&0) {
+        if self
+            .count
+            .iter()
+            .any(|&c| c == 0 || 2 * c < self.spec.window)
+        {
             return None;
         }
         Some(
@@ -1349,6 +1364,9 @@ mod tests {
     /// its innovations are the targets' increments).
     struct Persistence {
         last: Vec<f64>,
+        /// What `readiness` reports as behind from this many updates on (None: never).
+        behind_after: Option<usize>,
+        seen: usize,
     }
 
     impl OnlineModel for Persistence {
@@ -1376,7 +1394,14 @@ mod tests {
             _: &[f64],
         ) -> Result<(), gpn_gp_core::model::ModelError> {
             self.last.copy_from_slice(y);
+            self.seen += 1;
             Ok(())
+        }
+        fn readiness(&self, _: &mut [bool]) -> Option<gpn_gp_core::model::Readiness> {
+            let behind = self.behind_after.is_some_and(|b| self.seen >= b);
+            Some(gpn_gp_core::model::Readiness {
+                samples_behind: u64::from(behind),
+            })
         }
         fn stats(&self) -> gpn_gp_core::model::ModelStats {
             gpn_gp_core::model::ModelStats {
@@ -1416,9 +1441,17 @@ mod tests {
             );
         }
         let fallback = 0.04; // the base noise variance (no σ_n in the hyperparameters)
-        let mut factory: ModelFactory = Box::new(|_, _, p| {
-            Ok(Box::new(Persistence { last: vec![0.0; p] }) as Box<dyn OnlineModel>)
-        });
+        let persistence = |behind_after| {
+            let factory: ModelFactory = Box::new(move |_, _, p| {
+                Ok(Box::new(Persistence {
+                    last: vec![0.0; p],
+                    behind_after,
+                    seen: 0,
+                }) as Box<dyn OnlineModel>)
+            });
+            factory
+        };
+        let mut factory = persistence(None);
         let map = Standardizer::identity(2);
         let spec = WarmNormaliser {
             window: 100,
@@ -1467,5 +1500,26 @@ mod tests {
         assert!(warmed.normaliser.is_none());
         let warmed = warm(&mut factory, (&hyper, &map), ((1, 2), fallback), &s, None).unwrap();
         assert!(warmed.normaliser.is_none());
+        // A model whose background is behind predicts what it will not predict later: its
+        // samples are not measured, and with fewer than half the window nothing is.
+        let warmed = warm(
+            &mut persistence(Some(340)),
+            (&hyper, &map),
+            ((1, 2), fallback),
+            &s,
+            Some(&spec),
+        )
+        .unwrap();
+        assert!(warmed.normaliser.is_none());
+        let warmed = warm(
+            &mut persistence(Some(380)),
+            (&hyper, &map),
+            ((1, 2), fallback),
+            &s,
+            Some(&spec),
+        )
+        .unwrap();
+        let nu = warmed.normaliser.expect("78 of 100 measured");
+        assert!(nu.iter().all(|v| v.is_finite() && *v > 0.0));
     }
 }

@@ -139,6 +139,12 @@ impl Learner {
         self.coverage.coverage()
     }
 
+    /// Whether the change detector can raise an alarm now: its warm-up after the last new
+    /// model is over, or that model came with its normaliser (`learn.change.warmup_samples`).
+    pub fn change_detector_armed(&self) -> bool {
+        self.params.change.detect && self.cusum.armed(&self.params.change)
+    }
+
     /// Changes detected or announced so far.
     pub fn changes(&self) -> u64 {
         self.changes
