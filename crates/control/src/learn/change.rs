@@ -164,9 +164,12 @@ pub fn describe_change(c: &ChangeNotice) -> String {
 /// warm-up samples, so that the detector is armed from the model's first tick instead of
 /// after `warmup_samples` live samples: the plain mean of z² over the last `window` samples,
 /// each predicted before it is learned (the innovations the learner sees), the samples the
-/// innovation gate refuses left out. Measured only when at least `window` samples were
-/// learned before those: a model built from fewer (the first fit, a rebuild after a change)
-/// is still learning, and its detector warms up on the live samples.
+/// innovation gate refuses left out, and so are samples predicted while the model is not
+/// ready (`OnlineModel::readiness`: an output from the prior, or its background behind).
+/// Measured only when at least `window` samples were learned before those, and at least
+/// half of the window was measured: a model built from fewer (the first fit, a rebuild
+/// after `drop`) or one whose background has not caught up (VBKS's offline phase) is still
+/// learning, and its detector warms up on the live samples.
 #[derive(Debug, Clone)]
 pub(super) struct WarmNormaliser {
     /// Samples measured (`learn.change.normalise_samples`).
