@@ -160,6 +160,14 @@ pub fn describe_change(c: &ChangeNotice) -> String {
     )
 }
 
+/// The standardised innovation z = e / sqrt(σ² + σ_n²) of an error `e` against a prediction
+/// of latent variance `var` and noise variance `noise_var` (0 when both vanish): what the
+/// CUSUM sees, live and while a model is warmed. Real-time.
+pub(super) fn standardised_innovation(e: f64, var: f64, noise_var: f64) -> f64 {
+    let sd = (var.max(0.0) + noise_var).sqrt();
+    if sd > 0.0 { e / sd } else { 0.0 }
+}
+
 /// How a model warmed off the control thread measures the CUSUM's normaliser ν on its
 /// warm-up samples, so that the detector is armed from the model's first tick instead of
 /// after `warmup_samples` live samples: the plain mean of z² over the last `window` samples,

@@ -14,7 +14,7 @@ use gpn_gp_core::kernel::ArdKernel;
 use gpn_gp_core::model::OnlineModel;
 
 use super::branches::{Part, create_model, parse_parts, parts_hyper};
-use super::change::WarmNormaliser;
+use super::change::{WarmNormaliser, standardised_innovation};
 use super::gate::InnovationGate;
 use super::noise_groups;
 use super::probe::{ProbeOffer, ProbeParams, ProbeStart, plan_probe, stale_poses};
@@ -791,8 +791,6 @@ fn retain(samples: &mut FitBuffers, keep: impl Fn(f64) -> bool) {
     samples.t_secs.truncate(w);
 }
 
-/// Creates a model with `factory` and `hyper`, and warms it on `samples` (raw targets, mapped
-/// through `standardizer`). Returns the model and the seconds it took.
 /// A model warmed on samples.
 struct Warmed {
     model: Box<dyn OnlineModel>,
@@ -802,8 +800,9 @@ struct Warmed {
     normaliser: Option<Vec<f64>>,
 }
 
-/// Creates a model and teaches it `samples` in order; with `normaliser`, the last of them
-/// are predicted before they are learned, as the learner does, to measure ν
+/// Creates a model with `factory` and `hyper` and teaches it `samples` in order (raw
+/// targets, mapped through `standardizer`); with `normaliser`, the last of them are
+/// predicted before they are learned, as the learner does, to measure ν
 /// ([`WarmNormaliser`]).
 fn warm(
     factory: &mut ModelFactory,
@@ -817,8 +816,10 @@ fn warm(
     let (mut y, mut var, mut base) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
     base_noise_var(Some(hyper), standardizer.std(), noise_fallback, &mut base);
     let n = samples.len();
-    let measured_from = normaliser.and_then(|m| m.first_measured(n).map(|i| (m, i)));
-    let mut innovations = measured_from.map(|(m, _)| InnovationMeans::new(p, m));
+    let mut innovations = normaliser.and_then(|m| {
+        m.first_measured(n)
+            .map(|from| InnovationMeans::new(p, m, from))
+    });
     for i in 0..n {
         let (Some(x), Some(y_raw), Some(nv)) = (
             samples.x.get(i * d..(i + 1) * d),
@@ -836,8 +837,8 @@ fn warm(
         for (v, b) in var.iter_mut().zip(&base) {
             *v += b;
         }
-        if let (Some(means), Some((_, from))) = (innovations.as_mut(), measured_from)
-            && i >= from
+        if let Some(means) = innovations.as_mut()
+            && i >= means.from
         {
             means.observe(model.as_mut(), x, (&y, &var), standardizer.std());
         }
@@ -858,6 +859,8 @@ fn warm(
 /// in: its predictions will change when it has, as VBKS's do after its offline phase).
 struct InnovationMeans<'a> {
     spec: &'a WarmNormaliser,
+    /// The first sample measured.
+    from: usize,
     gate: InnovationGate,
     sum: Vec<f64>,
     count: Vec<usize>,
@@ -867,9 +870,10 @@ struct InnovationMeans<'a> {
 }
 
 impl<'a> InnovationMeans<'a> {
-    fn new(p: usize, spec: &'a WarmNormaliser) -> Self {
+    fn new(p: usize, spec: &'a WarmNormaliser, from: usize) -> Self {
         Self {
             spec,
+            from,
             gate: InnovationGate::default(),
             sum: vec![0.0; p],
             count: vec![0; p],
@@ -906,12 +910,7 @@ impl<'a> InnovationMeans<'a> {
             return;
         }
         for j in 0..y.len() {
-            let sd2 = var[j].max(0.0) + noise_var[j];
-            let z2 = if sd2 > 0.0 {
-                (y[j] - mu[j]).powi(2) / sd2
-            } else {
-                0.0
-            };
+            let z2 = standardised_innovation(y[j] - mu[j], var[j], noise_var[j]).powi(2);
             if z2.is_finite() {
                 self.sum[j] += z2;
                 self.count[j] += 1;

@@ -2,7 +2,7 @@
 //! coverage), announced changes, the configured reaction through the worker, and the
 //! probe offers.
 
-use super::super::change::{ChangeAction, ChangeNotice, ChangeSource};
+use super::super::change::{ChangeAction, ChangeNotice, ChangeSource, standardised_innovation};
 use super::super::fit_worker::{Injection, Job, Prober};
 
 use super::*;
@@ -19,8 +19,7 @@ impl Learner {
         for j in 0..self.nv {
             let e = self.y_std[j] - self.mu[j];
             self.innovation[j] = e * scale[j];
-            let sd = (self.var[j].max(0.0) + self.noise_var_std[j]).sqrt();
-            self.z[j] = if sd > 0.0 { e / sd } else { 0.0 };
+            self.z[j] = standardised_innovation(e, self.var[j], self.noise_var_std[j]);
             match self.calibration[j].eta(self.var[j].max(0.0).sqrt()) {
                 Some(eta) => inside &= e.abs() <= eta,
                 None => calibrated = false,
