@@ -5,13 +5,13 @@
 
 use std::sync::Mutex;
 
-use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput, TickResult};
+use gp_node::control::TickResult;
 use std::sync::mpsc::Receiver;
 
-use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{ChangeAction, Learner, ModelChange, ProbeOffer, ProbeRefusal};
 
 mod alloc_support;
+mod loop_support;
 
 #[global_allocator]
 static GLOBAL: alloc_support::Counting = alloc_support::Counting;
@@ -43,22 +43,9 @@ fn run_counted(
         params.learn.change.action = action;
         params.learn.probe.enabled = probe;
     });
-    let nv = robot.nv();
     let probe_offers = learner.offer_probes();
     assert_eq!(probe_offers.is_some(), probe);
-    // The simulated robot waits for the model: no overrun, however loaded the machine.
-    let mut tick = Tick::new(&robot, &params.control, BudgetClock::Simulated).expect("tick");
-    let mut sim = Simulator::new(&robot, &params.sim).expect("sim");
-    let reference = &params.run.reference;
-    let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
-    reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
-    let mut state = SimState {
-        t_secs: 0.0,
-        q: q_d.clone(),
-        v: qd_d.clone(),
-    };
-    let mut out = TickOutput::new(nv);
-    let mut tau = vec![0.0; nv];
+    let mut closed_loop = loop_support::SimulatedLoop::new(&robot, &params);
     let mut learned = 0;
     alloc_support::reset();
     for k in 0..warm + counted {
@@ -68,25 +55,10 @@ fn run_counted(
         if k >= warm {
             during(k - warm, &mut learner);
         }
-        let t = k as f64 * 1e-3;
-        state.t_secs = t;
-        reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
-        let m = sim.measure(&state, &tau).expect("measure");
-        let input = TickInput {
-            t_secs: t,
-            q: &m.q,
-            v: &m.v,
-            tau: &m.tau,
-            q_d: &q_d,
-            qd_d: &qd_d,
-            qdd_d: &qdd_d,
-        };
-        let status = tick.step(&input, &mut learner, &mut out);
+        let status = closed_loop.step(k, &mut learner);
         if k >= warm && status.result == TickResult::Learned {
             learned += 1;
         }
-        sim.step(&mut state, &out.u).expect("step");
-        tau.copy_from_slice(&out.u);
     }
     alloc_support::arm(false);
     Counted {

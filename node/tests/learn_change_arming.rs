@@ -5,9 +5,9 @@
 //! worker's fits (build the plugin first: `cargo build -p gpn_skygp`).
 
 use gp_node::app;
-use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
-use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{Learner, ModelChange};
+
+mod loop_support;
 
 #[test]
 fn a_refit_arms_the_change_detector_at_once_and_the_first_fit_warms_it_up() {
@@ -24,38 +24,11 @@ fn a_refit_arms_the_change_detector_at_once_and_the_first_fit_warms_it_up() {
         &params.model.config,
     );
     let mut learner = Learner::new(&robot, params.learn.clone(), None, factory).expect("learner");
-    let nv = robot.nv();
-    let mut tick = Tick::new(&robot, &params.control, BudgetClock::Simulated).expect("tick");
-    let mut sim = Simulator::new(&robot, &params.sim).expect("sim");
-    let reference = &params.run.reference;
-    let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
-    reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
-    let mut state = SimState {
-        t_secs: 0.0,
-        q: q_d.clone(),
-        v: qd_d.clone(),
-    };
-    let mut out = TickOutput::new(nv);
-    let mut tau = vec![0.0; nv];
+    let mut closed_loop = loop_support::SimulatedLoop::new(&robot, &params);
     // (change, samples learned since it when first seen, armed then)
     let mut adoptions: Vec<(ModelChange, u64, bool)> = Vec::new();
     for k in 0..8000 {
-        let t = k as f64 * 1e-3;
-        state.t_secs = t;
-        reference.sample(t, &mut q_d, &mut qd_d, &mut qdd_d);
-        let m = sim.measure(&state, &tau).expect("measure");
-        let input = TickInput {
-            t_secs: t,
-            q: &m.q,
-            v: &m.v,
-            tau: &m.tau,
-            q_d: &q_d,
-            qd_d: &qd_d,
-            qdd_d: &qdd_d,
-        };
-        tick.step(&input, &mut learner, &mut out);
-        sim.step(&mut state, &out.u).expect("step");
-        tau.copy_from_slice(&out.u);
+        closed_loop.step(k, &mut learner);
         let latest = learner.last_adoption().map(|a| (a.change, a.ready_at));
         if let Some((change, _)) = latest
             && adoptions.last().is_none_or(|(c, _, _)| *c != change)

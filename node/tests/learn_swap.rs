@@ -11,8 +11,6 @@ use std::time::Instant;
 
 use gp_node::app;
 use gp_node::app::NodeParams;
-use gp_node::control::{BudgetClock, Tick, TickInput, TickOutput};
-use gp_node::embedded_sim::{SimState, Simulator};
 use gp_node::learn::{
     CancelOutcome, Finished, InputLayout, Learner, ModelChange, ModelFactory, SwapEvent,
     SwapOutcome, SwapRefusal, SwapRequest, SwapSource,
@@ -24,7 +22,7 @@ mod alloc_support;
 mod loop_support;
 mod model_support;
 
-use loop_support::{Constant, Script, scripted_factory};
+use loop_support::{Constant, Script, SimulatedLoop, scripted_factory};
 
 #[global_allocator]
 static GLOBAL: alloc_support::Counting = alloc_support::Counting;
@@ -59,16 +57,8 @@ fn probe_factory(id: u64, drops: &Arc<Mutex<Vec<(u64, ThreadId)>>>) -> ModelFact
 
 /// A loop over the embedded simulator: tick k at simulated time k ms.
 struct Rig {
-    params: NodeParams,
     learner: Learner,
-    tick: Tick,
-    sim: Simulator,
-    state: SimState,
-    out: TickOutput,
-    tau: Vec<f64>,
-    ref_q: Vec<f64>,
-    ref_qd: Vec<f64>,
-    ref_qdd: Vec<f64>,
+    closed_loop: SimulatedLoop,
     k: usize,
 }
 
@@ -90,51 +80,18 @@ impl Rig {
         params.learn.friction_feature_velocity_rad_s = 0.0;
         edit(&mut params);
         let robot = app::load_robot(&params).expect("robot");
-        let nv = robot.nv();
         let learner =
             Learner::new(&robot, params.learn.clone(), Some(hyper), factory).expect("learner");
-        let (mut q, mut qd, mut qdd) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
-        params.run.reference.sample(0.0, &mut q, &mut qd, &mut qdd);
         Self {
-            tick: Tick::new(&robot, &params.control, BudgetClock::Simulated).expect("tick"),
-            sim: Simulator::new(&robot, &params.sim).expect("sim"),
-            state: SimState {
-                t_secs: 0.0,
-                q: q.clone(),
-                v: qd.clone(),
-            },
-            out: TickOutput::new(nv),
-            tau: vec![0.0; nv],
-            ref_q: q,
-            ref_qd: qd,
-            ref_qdd: qdd,
-            params,
             learner,
+            closed_loop: SimulatedLoop::new(&robot, &params),
             k: 0,
         }
     }
 
     /// One tick; returns whether a model was adopted in it.
     fn step(&mut self) -> bool {
-        let t = self.k as f64 * 1e-3;
-        self.state.t_secs = t;
-        self.params
-            .run
-            .reference
-            .sample(t, &mut self.ref_q, &mut self.ref_qd, &mut self.ref_qdd);
-        let m = self.sim.measure(&self.state, &self.tau).expect("measure");
-        let input = TickInput {
-            t_secs: t,
-            q: &m.q,
-            v: &m.v,
-            tau: &m.tau,
-            q_d: &self.ref_q,
-            qd_d: &self.ref_qd,
-            qdd_d: &self.ref_qdd,
-        };
-        let status = self.tick.step(&input, &mut self.learner, &mut self.out);
-        self.sim.step(&mut self.state, &self.out.u).expect("step");
-        self.tau.copy_from_slice(&self.out.u);
+        let status = self.closed_loop.step(self.k, &mut self.learner);
         self.k += 1;
         status.adopted_model
     }

@@ -113,3 +113,78 @@ pub fn ready_pose_reference(reference: &mut gp_node::app::ReferenceParams) {
     reference.amplitude_rad = gp_node::robot::JointValues::All(0.3);
     reference.frequencies_hz = vec![0.21, 0.29, 0.37, 0.43, 0.53, 0.59, 0.67];
 }
+
+/// The scenario's closed loop on the embedded simulator at 1 kHz with a simulated clock
+/// (the robot waits for the model, so no tick overruns however loaded the machine): each
+/// [`SimulatedLoop::step`] samples the reference, measures, runs one tick and steps the
+/// simulator with the command. Allocates nothing once built.
+pub struct SimulatedLoop {
+    tick: gp_node::control::Tick,
+    sim: Simulator,
+    reference: gp_node::app::ReferenceParams,
+    state: SimState,
+    q_d: Vec<f64>,
+    qd_d: Vec<f64>,
+    qdd_d: Vec<f64>,
+    out: gp_node::control::TickOutput,
+    tau: Vec<f64>,
+}
+
+impl SimulatedLoop {
+    /// Starts at the reference's t = 0 sample, at rest in no other sense.
+    pub fn new(robot: &Model, params: &gp_node::app::NodeParams) -> SimulatedLoop {
+        let nv = robot.nv();
+        let tick = gp_node::control::Tick::new(
+            robot,
+            &params.control,
+            gp_node::control::BudgetClock::Simulated,
+        )
+        .expect("tick");
+        let sim = Simulator::new(robot, &params.sim).expect("sim");
+        let reference = params.run.reference.clone();
+        let (mut q_d, mut qd_d, mut qdd_d) = (vec![0.0; nv], vec![0.0; nv], vec![0.0; nv]);
+        reference.sample(0.0, &mut q_d, &mut qd_d, &mut qdd_d);
+        let state = SimState {
+            t_secs: 0.0,
+            q: q_d.clone(),
+            v: qd_d.clone(),
+        };
+        SimulatedLoop {
+            tick,
+            sim,
+            reference,
+            state,
+            q_d,
+            qd_d,
+            qdd_d,
+            out: gp_node::control::TickOutput::new(nv),
+            tau: vec![0.0; nv],
+        }
+    }
+
+    /// Tick `k` (t = k ms).
+    pub fn step(
+        &mut self,
+        k: usize,
+        learner: &mut gp_node::learn::Learner,
+    ) -> gp_node::control::TickStatus {
+        let t = k as f64 * 1e-3;
+        self.state.t_secs = t;
+        self.reference
+            .sample(t, &mut self.q_d, &mut self.qd_d, &mut self.qdd_d);
+        let m = self.sim.measure(&self.state, &self.tau).expect("measure");
+        let input = TickInput {
+            t_secs: t,
+            q: &m.q,
+            v: &m.v,
+            tau: &m.tau,
+            q_d: &self.q_d,
+            qd_d: &self.qd_d,
+            qdd_d: &self.qdd_d,
+        };
+        let status = self.tick.step(&input, learner, &mut self.out);
+        self.sim.step(&mut self.state, &self.out.u).expect("step");
+        self.tau.copy_from_slice(&self.out.u);
+        status
+    }
+}
