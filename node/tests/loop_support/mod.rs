@@ -131,7 +131,7 @@ pub struct SimulatedLoop {
 }
 
 impl SimulatedLoop {
-    /// Starts at the reference's t = 0 sample, at rest in no other sense.
+    /// Starts on the reference: the robot at q and q̇ of its t = 0 sample.
     pub fn new(robot: &Model, params: &gp_node::app::NodeParams) -> SimulatedLoop {
         let nv = robot.nv();
         let tick = gp_node::control::Tick::new(
